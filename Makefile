@@ -1,0 +1,46 @@
+# tierd - the top-level driver of the Meson build.
+#   make          build everything into build/ (installs missing Debian packages)
+#   make test     unit, simulator, CLI and system (guest) tests, plus the
+#                 unit and simulator tests again under ASan+UBSan
+#   make run      the main job: tierd on this host's tiers, or on a simulated
+#                 tiered machine when this host has one tier
+#   make bench    benchmarks, figures into bench/results/
+#   make install  PREFIX=/usr/local (DESTDIR honoured)
+
+BUILD      := build
+ASAN_BUILD := build-asan
+PREFIX     ?= /usr/local
+
+.PHONY: all deps asan test run bench install clean
+
+all: deps $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD) --prefix=$(PREFIX)
+
+$(ASAN_BUILD)/build.ninja: | deps
+	meson setup $(ASAN_BUILD) --buildtype=debug \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+asan: deps $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+
+test: all asan
+	tests/run
+
+run: all
+	scripts/run
+
+bench: all
+	bench/run
+
+install: all
+	meson configure $(BUILD) -Dprefix=$(PREFIX)
+	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

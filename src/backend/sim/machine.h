@@ -1,0 +1,64 @@
+/* machine.h - the simulated tiered machine: presets and its topology source.
+ *
+ * A machine is a list of memory tiers, one NUMA node each, described by
+ * latency, read/write bandwidth and capacity. Node 0 of a preset carries the
+ * CPUs (the DRAM next to them); other nodes are CPU-less, as CXL expanders,
+ * persistent memory and HBM in flat mode appear on Linux. The topology
+ * source publishes the figures as HMAT would, so the core ranks simulated
+ * and real machines with the same code.
+ */
+#ifndef TIER_SIM_MACHINE_H
+#define TIER_SIM_MACHINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ops.h"
+
+struct tier_sim_node_spec {
+	const char *kind;		/* "dram", "cxl", "hbm", ... */
+	uint32_t latency_ns;		/* idle load-to-use latency */
+	uint32_t read_bw_mbps;
+	uint32_t write_bw_mbps;
+	unsigned ratio;			/* capacity share, e.g. 1 of 1:4 */
+	int nr_cpus;			/* CPUs on this node */
+};
+
+enum { TIER_SIM_MAX_NODES = 8 };
+
+struct tier_sim_preset {
+	const char *name;
+	const char *description;
+	size_t nr_nodes;
+	struct tier_sim_node_spec nodes[TIER_SIM_MAX_NODES];
+};
+
+/* A machine built from a preset and a capacity ratio. */
+struct tier_sim_machine {
+	const struct tier_sim_preset *preset;
+	size_t nr_nodes;
+	struct tier_sim_node_spec nodes[TIER_SIM_MAX_NODES];
+	uint64_t node_bytes[TIER_SIM_MAX_NODES];
+};
+
+/* Capacity of one ratio unit when none is given: 1 GiB. */
+#define TIER_SIM_UNIT_BYTES_DEFAULT (UINT64_C(1) << 30)
+
+/* The presets, terminated by an entry with name == NULL. */
+extern const struct tier_sim_preset tier_sim_presets[];
+
+const struct tier_sim_preset *tier_sim_preset_find(const char *name);
+
+/* Builds machine m from preset `name`. ratio is NULL (the preset's own) or
+ * "A:B[:C...]" with one positive integer per node, fastest first as the
+ * preset lists them; unit_bytes is the capacity of one ratio unit.
+ * Returns 0, -ENOENT (unknown preset) or -EINVAL (bad ratio), err says why. */
+int tier_sim_machine_init(struct tier_sim_machine *m, const char *name,
+			  const char *ratio, uint64_t unit_bytes,
+			  struct tier_err *err);
+
+/* Topology source over a simulated machine; priv is a
+ * const struct tier_sim_machine *. */
+extern const struct tier_topology_ops tier_sim_topology_ops;
+
+#endif

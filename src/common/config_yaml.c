@@ -1,0 +1,235 @@
+/* config_yaml.c - load tierd's YAML configuration file with libcyaml. */
+#include "common/config_yaml.h"
+
+#include <cyaml/cyaml.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The file's shape, as libcyaml loads it; converted to struct tier_config. */
+struct yaml_tier {
+	int *nodes;
+	unsigned nodes_count;
+};
+
+struct yaml_topology {
+	char *sysfs_root;
+	struct yaml_tier *tiers;
+	unsigned tiers_count;
+};
+
+struct yaml_config {
+	struct yaml_topology *topology;
+};
+
+static const cyaml_schema_value_t node_id_schema = {
+	CYAML_VALUE_INT(CYAML_FLAG_DEFAULT, int),
+};
+
+static const cyaml_schema_field_t tier_fields[] = {
+	CYAML_FIELD_SEQUENCE("nodes", CYAML_FLAG_POINTER, struct yaml_tier, nodes,
+			     &node_id_schema, 1, CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t tier_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_tier, tier_fields),
+};
+
+static const cyaml_schema_field_t topology_fields[] = {
+	CYAML_FIELD_STRING_PTR("sysfs_root", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+			       struct yaml_topology, sysfs_root, 1, 4095),
+	CYAML_FIELD_SEQUENCE("tiers", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+			     struct yaml_topology, tiers, &tier_schema, 1,
+			     CYAML_UNLIMITED),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t config_fields[] = {
+	CYAML_FIELD_MAPPING_PTR("topology", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+				struct yaml_config, topology, topology_fields),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t config_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct yaml_config, config_fields),
+};
+
+/* libcyaml reports an error as a message followed by a backtrace, innermost
+ * first: "in mapping field 'x' (line: 4, column: 5)". We keep the message,
+ * the innermost position and the field path. */
+struct log_capture {
+	char reason[256];
+	char path[256];		/* "topology.tiers[1].nodes" */
+	unsigned line, column;
+	int in_backtrace;
+};
+
+static void path_prepend(struct log_capture *lc, const char *part, int is_index)
+{
+	char tmp[sizeof(lc->path)];
+
+	if (is_index || !lc->path[0] || lc->path[0] == '[')
+		snprintf(tmp, sizeof(tmp), "%s%s", part, lc->path);
+	else
+		snprintf(tmp, sizeof(tmp), "%s.%s", part, lc->path);
+	memcpy(lc->path, tmp, sizeof(tmp));
+}
+
+static void log_capture_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+{
+	struct log_capture *lc = ctx;
+	char msg[512], name[200];
+	const char *m = msg;
+	unsigned line, col;
+	int idx;
+
+	if (level < CYAML_LOG_ERROR)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, args);
+	msg[strcspn(msg, "\n")] = '\0';
+	if (!strncmp(m, "Load: ", 6))
+		m += 6;
+	if (!strcmp(m, "Backtrace:")) {
+		lc->in_backtrace = 1;
+		return;
+	}
+	if (lc->in_backtrace) {
+		while (*m == ' ')
+			m++;
+		if (sscanf(m, "in mapping field '%199[^']' (line: %u, column: %u)",
+			   name, &line, &col) == 3) {
+			path_prepend(lc, name, 0);
+		} else if (sscanf(m, "in sequence entry '%d' (line: %u, column: %u)",
+				  &idx, &line, &col) == 3) {
+			/* libcyaml counts entries from 1; the docs count from 0. */
+			snprintf(name, sizeof(name), "[%d]", idx - 1);
+			path_prepend(lc, name, 1);
+		} else if (sscanf(m, "in mapping (line: %u, column: %u)", &line, &col) != 2 &&
+			   sscanf(m, "in sequence (line: %u, column: %u)", &line, &col) != 2) {
+			return;
+		}
+		if (!lc->line) {
+			lc->line = line;
+			lc->column = col;
+		}
+		return;
+	}
+	if (lc->reason[0])
+		return;		/* keep the first, most specific message */
+	if (sscanf(m, "Unexpected key: %199s", name) == 1)
+		snprintf(lc->reason, sizeof(lc->reason), "unknown field '%s'", name);
+	else
+		snprintf(lc->reason, sizeof(lc->reason), "%s", m);
+	if (lc->reason[0] >= 'A' && lc->reason[0] <= 'Z' &&
+	    !(lc->reason[1] >= 'A' && lc->reason[1] <= 'Z'))
+		lc->reason[0] = (char)(lc->reason[0] - 'A' + 'a');
+}
+
+static int convert(const struct yaml_config *y, struct tier_config *cfg,
+		   struct tier_err *err)
+{
+	const struct yaml_topology *t = y ? y->topology : NULL;
+	size_t i;
+	int ret;
+
+	if (!t)
+		return 0;
+	if (t->sysfs_root) {
+		ret = tier_config_set_sysfs_root(cfg, t->sysfs_root);
+		if (ret)
+			return tier_err_set(err, ret, "out of memory");
+	}
+	if (t->tiers_count) {
+		cfg->tiers = calloc(t->tiers_count, sizeof(*cfg->tiers));
+		if (!cfg->tiers)
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		cfg->nr_tiers = t->tiers_count;
+		for (i = 0; i < t->tiers_count; i++) {
+			size_t n = t->tiers[i].nodes_count;
+
+			cfg->tiers[i].nodes = malloc(n * sizeof(int));
+			if (!cfg->tiers[i].nodes)
+				return tier_err_set(err, -ENOMEM, "out of memory");
+			memcpy(cfg->tiers[i].nodes, t->tiers[i].nodes, n * sizeof(int));
+			cfg->tiers[i].nr_nodes = n;
+		}
+	}
+	return 0;
+}
+
+static int load(const char *yaml, size_t len, const char *file,
+		const char *name, struct tier_config *cfg, struct tier_err *err)
+{
+	struct log_capture lc = { 0 };
+	cyaml_config_t cc = {
+		.log_fn = log_capture_fn,
+		.log_ctx = &lc,
+		.mem_fn = cyaml_mem,
+		.log_level = CYAML_LOG_ERROR,
+		.flags = CYAML_CFG_DEFAULT,
+	};
+	struct yaml_config *y = NULL;
+	cyaml_err_t cerr;
+	int ret;
+
+	ret = tier_config_init(cfg);
+	if (ret)
+		return tier_err_set(err, ret, "out of memory");
+	if (file)
+		cerr = cyaml_load_file(file, &cc, &config_schema, (cyaml_data_t **)&y, NULL);
+	else
+		cerr = cyaml_load_data((const uint8_t *)yaml, len, &cc, &config_schema,
+				       (cyaml_data_t **)&y, NULL);
+	if (cerr != CYAML_OK) {
+		const char *reason = lc.reason[0] ? lc.reason : cyaml_strerror(cerr);
+
+		if (lc.line && lc.path[0])
+			ret = tier_err_set(err, -EINVAL, "%s:%u:%u: %s: %s", name,
+					   lc.line, lc.column, lc.path, reason);
+		else if (lc.line)
+			ret = tier_err_set(err, -EINVAL, "%s:%u:%u: %s", name,
+					   lc.line, lc.column, reason);
+		else
+			ret = tier_err_set(err, -EINVAL, "%s: %s", name, reason);
+		goto out_defaults;
+	}
+	ret = convert(y, cfg, err);
+	cyaml_free(&cc, &config_schema, y, 0);
+	if (ret)
+		goto out_defaults;
+	ret = tier_config_validate(cfg, err);
+	if (ret) {
+		tier_err_prefix(err, "%s", name);
+		goto out_defaults;
+	}
+	return 0;
+out_defaults:
+	tier_config_release(cfg);
+	if (tier_config_init(cfg))
+		memset(cfg, 0, sizeof(*cfg));
+	return ret;
+}
+
+int tier_config_load_file(const char *path, struct tier_config *cfg,
+			  struct tier_err *err)
+{
+	if (access(path, R_OK)) {
+		int e = errno;
+		int ret = tier_config_init(cfg);
+
+		if (ret)
+			return tier_err_set(err, ret, "out of memory");
+		return tier_err_set(err, -e, "%s: %s", path, strerror(e));
+	}
+	return load(NULL, 0, path, path, cfg, err);
+}
+
+int tier_config_load_string(const char *yaml, size_t len, const char *name,
+			    struct tier_config *cfg, struct tier_err *err)
+{
+	return load(yaml, len, NULL, name, cfg, err);
+}

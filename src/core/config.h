@@ -1,0 +1,52 @@
+/* config.h - tierd's configuration: one typed struct, defaults in one place.
+ *
+ * The file format (YAML) is parsed by src/common/config_yaml.c with libcyaml
+ * into this struct; the core validates it (tier_config_validate) and the
+ * daemon applies it at a safe point of its loop. docs/config.md documents
+ * every field; keep the two in step.
+ *
+ * Ownership: caller-owned storage (tier_config_init / tier_config_release);
+ * the struct owns its strings and arrays.
+ */
+#ifndef TIER_CORE_CONFIG_H
+#define TIER_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#include "core/err.h"
+#include "core/topology.h"
+
+/* One tier of the operator's override: the node ids in it. */
+struct tier_config_tier {
+	int *nodes;
+	size_t nr_nodes;
+};
+
+struct tier_config {
+	/* Where sysfs is mounted; read by the Linux topology source.
+	 * Default "/sys". */
+	char *sysfs_root;
+	/* Operator tier override, fastest first; nr_tiers == 0 means ranking
+	 * comes from the kernel's memory tiers, else HMAT, else SLIT. */
+	struct tier_config_tier *tiers;
+	size_t nr_tiers;
+};
+
+/* Fills cfg with the defaults. Returns 0 or -ENOMEM. */
+int tier_config_init(struct tier_config *cfg);
+void tier_config_release(struct tier_config *cfg);
+
+/* Checks values that the file format cannot: no empty tier, no node listed
+ * twice, paths absolute. Returns 0 or -EINVAL with err naming the field
+ * (e.g. "topology.tiers[1].nodes: node 2 listed twice"). */
+int tier_config_validate(const struct tier_config *cfg, struct tier_err *err);
+
+/* The tier override as the topology ranking takes it. *out is malloc'd
+ * (NULL when no override; caller frees); entries point into cfg. */
+int tier_config_override(const struct tier_config *cfg,
+			 struct tier_tier_override **out, size_t *nr_out);
+
+/* Replaces cfg->sysfs_root by a copy of root. Returns 0 or -ENOMEM. */
+int tier_config_set_sysfs_root(struct tier_config *cfg, const char *root);
+
+#endif

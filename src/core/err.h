@@ -1,0 +1,28 @@
+/* err.h - error detail carried next to a -errno return.
+ *
+ * Functions that can fail for a reason a user must read (a malformed file, an
+ * unknown node in a config) return -errno and fill a struct tier_err with one
+ * line saying what and where. Callers that do not care pass NULL.
+ */
+#ifndef TIER_CORE_ERR_H
+#define TIER_CORE_ERR_H
+
+#include <stddef.h>
+
+struct tier_err {
+	char msg[512];		/* one line, no trailing newline; "" = none */
+};
+
+/* Sets err->msg from a printf-style format; no-op when err is NULL.
+ * Returns -code_errno so callers can write `return tier_err_set(err, -EINVAL, ...)`.
+ * code_errno must be negative (a -errno value). */
+int tier_err_set(struct tier_err *err, int code_errno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prepends "prefix: " to an error already set (context from an outer layer). */
+void tier_err_prefix(struct tier_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+void tier_err_clear(struct tier_err *err);
+
+#endif

@@ -1,0 +1,42 @@
+/* main.c - tierctl: the tierd command line. Dispatches to one verb. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tierctl/tierctl.h"
+
+static const struct verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+} verbs[] = {
+	{ "topology", tierctl_topology, "nodes, tiers and firmware figures" },
+	{ NULL, NULL, NULL },
+};
+
+static void usage(FILE *out)
+{
+	const struct verb *v;
+
+	fprintf(out, "usage: tierctl VERB [OPTIONS]   (tierctl VERB --help for a verb's options)\n\nverbs:\n");
+	for (v = verbs; v->name; v++)
+		fprintf(out, "  %-10s %s\n", v->name, v->summary);
+}
+
+int main(int argc, char **argv)
+{
+	const struct verb *v;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (v = verbs; v->name; v++)
+		if (!strcmp(argv[1], v->name))
+			return v->fn(argc - 1, argv + 1);
+	fprintf(stderr, "tierctl: unknown verb '%s' (see tierctl --help)\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,11 @@
+/* tierctl.h - verbs of the tierctl command line. Each takes the arguments
+ * after the verb (argv[0] is the verb) and returns the exit status:
+ * 0 success, 1 failure (one line on stderr), 2 usage error. */
+#ifndef TIERCTL_H
+#define TIERCTL_H
+
+#define TIERCTL_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
+
+int tierctl_topology(int argc, char **argv);
+
+#endif

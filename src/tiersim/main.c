@@ -1,0 +1,147 @@
+/* main.c - tiersim: the simulated tiered machine's command line. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/sim/machine.h"
+#include "common/topology_out.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tiersim VERB [OPTIONS]\n\n"
+		"verbs:\n"
+		"  list [--json]                                 machine presets\n"
+		"  topology --machine M [--ratio R] [--json]     a preset's nodes and tiers\n");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	const struct tier_sim_preset *p;
+	bool json = argc > 1 && !strcmp(argv[1], "--json");
+	struct json_object *root, *arr;
+	size_t i;
+
+	if (argc > 2 || (argc == 2 && !json)) {
+		fprintf(stderr, "tiersim list: unexpected argument '%s'\n", argv[json ? 2 : 1]);
+		return 2;
+	}
+	if (!json) {
+		printf("machine presets (tiers fastest first; latency ns, read/write MB/s, capacity share):\n");
+		for (p = tier_sim_presets; p->name; p++) {
+			printf("  %-14s %s\n", p->name, p->description);
+			for (i = 0; i < p->nr_nodes; i++)
+				printf("  %-14s   node %zu %-5s %4u ns %7u/%-7u x%u%s\n", "", i,
+				       p->nodes[i].kind, p->nodes[i].latency_ns,
+				       p->nodes[i].read_bw_mbps, p->nodes[i].write_bw_mbps,
+				       p->nodes[i].ratio, p->nodes[i].nr_cpus ? " cpus" : "");
+		}
+		return 0;
+	}
+	root = json_object_new_object();
+	arr = json_object_new_array();
+	for (p = tier_sim_presets; p->name; p++) {
+		struct json_object *o = json_object_new_object(), *nodes = json_object_new_array();
+
+		json_object_object_add(o, "name", json_object_new_string(p->name));
+		json_object_object_add(o, "description", json_object_new_string(p->description));
+		for (i = 0; i < p->nr_nodes; i++) {
+			struct json_object *n = json_object_new_object();
+
+			json_object_object_add(n, "kind", json_object_new_string(p->nodes[i].kind));
+			json_object_object_add(n, "latency_ns", json_object_new_int64(p->nodes[i].latency_ns));
+			json_object_object_add(n, "read_bandwidth_mbps", json_object_new_int64(p->nodes[i].read_bw_mbps));
+			json_object_object_add(n, "write_bandwidth_mbps", json_object_new_int64(p->nodes[i].write_bw_mbps));
+			json_object_object_add(n, "ratio", json_object_new_int64(p->nodes[i].ratio));
+			json_object_object_add(n, "cpus", json_object_new_int(p->nodes[i].nr_cpus));
+			json_object_array_add(nodes, n);
+		}
+		json_object_object_add(o, "nodes", nodes);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "machines", arr);
+	printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	json_object_put(root);
+	return 0;
+}
+
+static int cmd_topology(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "machine", required_argument, NULL, 'm' },
+		{ "ratio", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *machine = "dram-cxl", *ratio = NULL;
+	struct tier_sim_machine m;
+	struct tier_topology topo;
+	struct tier_err err = { "" };
+	bool json = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:r:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			machine = optarg;
+			break;
+		case 'r':
+			ratio = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tiersim topology: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (tier_sim_machine_init(&m, machine, ratio, TIER_SIM_UNIT_BYTES_DEFAULT, &err)) {
+		fprintf(stderr, "tiersim topology: %s\n", err.msg);
+		return 2;
+	}
+	if (tier_topology_discover(&tier_sim_topology_ops, &m, NULL, 0, &topo, &err)) {
+		fprintf(stderr, "tiersim topology: %s\n", err.msg);
+		return 1;
+	}
+	if (json) {
+		struct json_object *o = tier_topology_to_json(&topo);
+
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+	} else {
+		printf("machine %s (%s)\n\n", machine, m.preset->description);
+		tier_topology_print(&topo, stdout);
+	}
+	tier_topology_release(&topo);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "list"))
+		return cmd_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "topology"))
+		return cmd_topology(argc - 1, argv + 1);
+	fprintf(stderr, "tiersim: unknown verb '%s' (see tiersim --help)\n", argv[1]);
+	return 2;
+}
