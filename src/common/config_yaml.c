@@ -2,12 +2,12 @@
 #include "common/config_yaml.h"
 
 #include <cyaml/cyaml.h>
+#include <yaml.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The file's shape, as libcyaml loads it; converted to struct tier_config. */
 struct yaml_tier {
@@ -63,6 +63,7 @@ static const cyaml_schema_value_t config_schema = {
  * the innermost position and the field path. */
 struct log_capture {
 	char reason[256];
+	char unknown_key[200];	/* set for "Unexpected key" errors */
 	char path[256];		/* "topology.tiers[1].nodes" */
 	unsigned line, column;
 	int in_backtrace;
@@ -71,11 +72,13 @@ struct log_capture {
 static void path_prepend(struct log_capture *lc, const char *part, int is_index)
 {
 	char tmp[sizeof(lc->path)];
+	const char *sep = "";
 
-	if (is_index || !lc->path[0] || lc->path[0] == '[')
-		snprintf(tmp, sizeof(tmp), "%s%s", part, lc->path);
-	else
-		snprintf(tmp, sizeof(tmp), "%s.%s", part, lc->path);
+	/* "tiers" + "[1]" + "nodes" -> "tiers[1].nodes" */
+	if (lc->path[0] && lc->path[0] != '[')
+		sep = ".";
+	(void)is_index;
+	snprintf(tmp, sizeof(tmp), "%s%s%s", part, sep, lc->path);
 	memcpy(lc->path, tmp, sizeof(tmp));
 }
 
@@ -120,13 +123,46 @@ static void log_capture_fn(cyaml_log_t level, void *ctx, const char *fmt, va_lis
 	}
 	if (lc->reason[0])
 		return;		/* keep the first, most specific message */
-	if (sscanf(m, "Unexpected key: %199s", name) == 1)
+	if (sscanf(m, "Unexpected key: %199s", name) == 1) {
 		snprintf(lc->reason, sizeof(lc->reason), "unknown field '%s'", name);
+		snprintf(lc->unknown_key, sizeof(lc->unknown_key), "%s", name);
+	}
 	else
 		snprintf(lc->reason, sizeof(lc->reason), "%s", m);
 	if (lc->reason[0] >= 'A' && lc->reason[0] <= 'Z' &&
 	    !(lc->reason[1] >= 'A' && lc->reason[1] <= 'Z'))
 		lc->reason[0] = (char)(lc->reason[0] - 'A' + 'a');
+}
+
+/* libcyaml places an unknown key at the end of the previous value; find the
+ * key itself: the first scalar with that text at or after that position. */
+static void locate_key(const char *yaml, size_t len, const char *key,
+		       unsigned *line, unsigned *column)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int done = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+	while (!done && yaml_parser_parse(&parser, &ev)) {
+		unsigned l = (unsigned)ev.start_mark.line + 1;
+		unsigned c = (unsigned)ev.start_mark.column + 1;
+
+		if (ev.type == YAML_SCALAR_EVENT &&
+		    (l > *line || (l == *line && c >= *column)) &&
+		    ev.data.scalar.length == strlen(key) &&
+		    !memcmp(ev.data.scalar.value, key, ev.data.scalar.length)) {
+			*line = l;
+			*column = c;
+			done = 1;
+		}
+		if (ev.type == YAML_STREAM_END_EVENT)
+			done = 1;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
 }
 
 static int convert(const struct yaml_config *y, struct tier_config *cfg,
@@ -161,8 +197,8 @@ static int convert(const struct yaml_config *y, struct tier_config *cfg,
 	return 0;
 }
 
-static int load(const char *yaml, size_t len, const char *file,
-		const char *name, struct tier_config *cfg, struct tier_err *err)
+static int load(const char *yaml, size_t len, const char *name,
+		struct tier_config *cfg, struct tier_err *err)
 {
 	struct log_capture lc = { 0 };
 	cyaml_config_t cc = {
@@ -179,14 +215,13 @@ static int load(const char *yaml, size_t len, const char *file,
 	ret = tier_config_init(cfg);
 	if (ret)
 		return tier_err_set(err, ret, "out of memory");
-	if (file)
-		cerr = cyaml_load_file(file, &cc, &config_schema, (cyaml_data_t **)&y, NULL);
-	else
-		cerr = cyaml_load_data((const uint8_t *)yaml, len, &cc, &config_schema,
-				       (cyaml_data_t **)&y, NULL);
+	cerr = cyaml_load_data((const uint8_t *)yaml, len, &cc, &config_schema,
+			       (cyaml_data_t **)&y, NULL);
 	if (cerr != CYAML_OK) {
 		const char *reason = lc.reason[0] ? lc.reason : cyaml_strerror(cerr);
 
+		if (lc.unknown_key[0])
+			locate_key(yaml, len, lc.unknown_key, &lc.line, &lc.column);
 		if (lc.line && lc.path[0])
 			ret = tier_err_set(err, -EINVAL, "%s:%u:%u: %s: %s", name,
 					   lc.line, lc.column, lc.path, reason);
@@ -214,22 +249,45 @@ out_defaults:
 	return ret;
 }
 
+/* Configuration files are small; a larger one is a mistake. */
+enum { CONFIG_MAX_BYTES = 1 << 20 };
+
 int tier_config_load_file(const char *path, struct tier_config *cfg,
 			  struct tier_err *err)
 {
-	if (access(path, R_OK)) {
-		int e = errno;
-		int ret = tier_config_init(cfg);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
 
+	f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+
+		ret = tier_config_init(cfg);
 		if (ret)
 			return tier_err_set(err, ret, "out of memory");
 		return tier_err_set(err, -e, "%s: %s", path, strerror(e));
 	}
-	return load(NULL, 0, path, path, cfg, err);
+	buf = malloc(CONFIG_MAX_BYTES + 1);
+	if (buf)
+		len = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
+	ret = !buf ? -ENOMEM : ferror(f) ? -EIO : len > CONFIG_MAX_BYTES ? -EFBIG : 0;
+	fclose(f);
+	if (ret) {
+		free(buf);
+		if (tier_config_init(cfg))
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		return tier_err_set(err, ret, "%s: %s", path,
+				    ret == -EFBIG ? "larger than 1 MiB" : strerror(-ret));
+	}
+	ret = load(buf, len, path, cfg, err);
+	free(buf);
+	return ret;
 }
 
 int tier_config_load_string(const char *yaml, size_t len, const char *name,
 			    struct tier_config *cfg, struct tier_err *err)
 {
-	return load(yaml, len, NULL, name, cfg, err);
+	return load(yaml, len, name, cfg, err);
 }

@@ -1,1 +1,141 @@
-int main(void){return 0;}
+/* test_config.c - the YAML configuration loader: defaults, values, and one
+ * clear error line for each kind of bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config_yaml.h"
+
+static int load(const char *yaml, struct tier_config *cfg, struct tier_err *err)
+{
+	return tier_config_load_string(yaml, strlen(yaml), "tierd.yaml", cfg, err);
+}
+
+static void test_defaults(void **state)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+
+	(void)state;
+	assert_int_equal(load("", &cfg, &err), 0);
+	assert_string_equal(cfg.sysfs_root, "/sys");
+	assert_int_equal(cfg.nr_tiers, 0);
+	tier_config_release(&cfg);
+	assert_int_equal(load("# only a comment\n", &cfg, &err), 0);
+	assert_string_equal(cfg.sysfs_root, "/sys");
+	tier_config_release(&cfg);
+}
+
+static void test_values(void **state)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+	struct tier_tier_override *o;
+	size_t nr;
+
+	(void)state;
+	assert_int_equal(load("topology:\n"
+			      "  sysfs_root: /tmp/sys\n"
+			      "  tiers:\n"
+			      "    - nodes: [0]\n"
+			      "    - nodes: [2, 1]\n", &cfg, &err), 0);
+	assert_string_equal(cfg.sysfs_root, "/tmp/sys");
+	assert_int_equal(cfg.nr_tiers, 2);
+	assert_int_equal(cfg.tiers[1].nr_nodes, 2);
+	assert_int_equal(cfg.tiers[1].nodes[0], 2);
+	assert_int_equal(tier_config_override(&cfg, &o, &nr), 0);
+	assert_int_equal(nr, 2);
+	assert_int_equal(o[1].nodes[1], 1);
+	free(o);
+	tier_config_release(&cfg);
+}
+
+static void expect_error(const char *yaml, const char *want)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+
+	assert_int_equal(load(yaml, &cfg, &err), -EINVAL);
+	if (strcmp(err.msg, want))
+		fail_msg("error '%s', expected '%s'", err.msg, want);
+	/* On error the defaults stand, never half a file. */
+	assert_string_equal(cfg.sysfs_root, "/sys");
+	assert_int_equal(cfg.nr_tiers, 0);
+	tier_config_release(&cfg);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("topology:\n  sysfs_rot: /x\n",
+		     "tierd.yaml:2:3: topology: unknown field 'sysfs_rot'");
+	expect_error("topologie: {}\n",
+		     "tierd.yaml:1:1: unknown field 'topologie'");
+	expect_error("topology:\n  tiers:\n    - nodes: [0]\n    - nodes: [1, abc]\n",
+		     "tierd.yaml:4:18: topology.tiers[1].nodes[1]: invalid INT value: 'abc'");
+	expect_error("topology:\n  tiers: 3\n",
+		     "tierd.yaml:2:10: topology.tiers: expecting SEQUENCE, got event: SCALAR");
+	expect_error("topology:\n  tiers:\n    - nodes: [0, 1]\n    - nodes: [1]\n",
+		     "tierd.yaml: topology.tiers[1].nodes: node 1 is already in topology.tiers[0]");
+	expect_error("topology:\n  sysfs_root: relative/sys\n",
+		     "tierd.yaml: topology.sysfs_root: 'relative/sys' is not an absolute path");
+	expect_error("topology:\n  tiers:\n    - nodes: [-1]\n",
+		     "tierd.yaml: topology.tiers[0].nodes: node -1 is negative");
+}
+
+static void test_syntax_error(void **state)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+
+	(void)state;
+	assert_int_equal(load("topology: [\n", &cfg, &err), -EINVAL);
+	assert_true(strncmp(err.msg, "tierd.yaml", 10) == 0);
+	assert_null(strchr(err.msg, '\n'));
+	tier_config_release(&cfg);
+}
+
+static void test_file(void **state)
+{
+	char path[] = "/tmp/tierd-test-config-XXXXXX";
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+	int fd;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(tier_config_load_file("/nonexistent/tierd.yaml", &cfg, &err), -ENOENT);
+	assert_string_equal(err.msg, "/nonexistent/tierd.yaml: No such file or directory");
+	tier_config_release(&cfg);
+
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("topology:\n  sysfs_root: /x\n  bogus: 1\n", f);
+	fclose(f);
+	assert_int_equal(tier_config_load_file(path, &cfg, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, ":3:3: topology: unknown field 'bogus'"));
+	tier_config_release(&cfg);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_syntax_error),
+		cmocka_unit_test(test_file),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
