@@ -88,7 +88,8 @@ int tier_nodelist_parse(const char *s, int **ids_out, size_t *nr_out,
 		ret = -EINVAL;
 		goto out_bad;
 	}
-	qsort(ids, nr, sizeof(*ids), cmp_int);
+	if (nr)
+		qsort(ids, nr, sizeof(*ids), cmp_int);
 	for (i = 0, j = 0; i < nr; i++)
 		if (j == 0 || ids[j - 1] != ids[i])
 			ids[j++] = ids[i];
