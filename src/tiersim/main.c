@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/sim/engine.h"
 #include "backend/sim/machine.h"
+#include "backend/sim/workload.h"
+#include "core/policy.h"
+#include "tiersim/tiersim.h"
 #include "common/topology_out.h"
 
 static void usage(FILE *out)
@@ -13,8 +17,11 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: tiersim VERB [OPTIONS]\n\n"
 		"verbs:\n"
-		"  list [--json]                                 machine presets\n"
-		"  topology --machine M [--ratio R] [--json]     a preset's nodes and tiers\n");
+		"  list [--json]                                 machines, workloads, policies, trackers\n"
+		"  topology --machine M [--ratio R] [--json]     a machine's nodes and tiers\n"
+		"  run --machine M --workload W --policy P ...   one simulation (run --help)\n"
+		"  compare [--machine M] [--ratio R] ...         workloads x policies (compare --help)\n"
+		"  convert --from lackey IN OUT                  valgrind lackey trace -> trace file\n");
 }
 
 static int cmd_list(int argc, char **argv)
@@ -38,6 +45,20 @@ static int cmd_list(int argc, char **argv)
 				       p->nodes[i].read_bw_mbps, p->nodes[i].write_bw_mbps,
 				       p->nodes[i].ratio, p->nodes[i].nr_cpus ? " cpus" : "");
 		}
+		printf("\nworkloads (F = the fastest tier's capacity; also trace:FILE):\n");
+		for (i = 0; tier_sim_workloads[i]; i++)
+			printf("  %-22s %s\n", tier_sim_workloads[i]->name,
+			       tier_sim_workloads[i]->description);
+		printf("\npolicies:\n");
+		for (i = 0; tier_policies[i]; i++)
+			printf("  %-22s %s (tracker %s)\n", tier_policies[i]->name,
+			       tier_policies[i]->description, tier_policies[i]->default_tracker);
+		printf("  %-22s %s\n", "oracle",
+		       "lower bound: each epoch's hottest pages in the fastest tiers, moved for free");
+		printf("\ntrackers: none");
+		for (i = 0; tier_sim_trackers[i]; i++)
+			printf(", %s", tier_sim_trackers[i]);
+		printf("\n");
 		return 0;
 	}
 	root = json_object_new_object();
@@ -62,6 +83,36 @@ static int cmd_list(int argc, char **argv)
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "machines", arr);
+	arr = json_object_new_array();
+	for (i = 0; tier_sim_workloads[i]; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(tier_sim_workloads[i]->name));
+		json_object_object_add(o, "description",
+				       json_object_new_string(tier_sim_workloads[i]->description));
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "workloads", arr);
+	arr = json_object_new_array();
+	for (i = 0; tier_policies[i]; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(tier_policies[i]->name));
+		json_object_object_add(o, "description",
+				       json_object_new_string(tier_policies[i]->description));
+		json_object_object_add(o, "tracker",
+				       json_object_new_string(tier_policies[i]->default_tracker));
+		json_object_array_add(arr, o);
+	}
+	{
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string("oracle"));
+		json_object_object_add(o, "description", json_object_new_string("lower bound"));
+		json_object_object_add(o, "tracker", json_object_new_string("future"));
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(root, "policies", arr);
 	printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
 	json_object_put(root);
 	return 0;
@@ -142,6 +193,12 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "topology"))
 		return cmd_topology(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "run"))
+		return tiersim_run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "compare"))
+		return tiersim_compare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return tiersim_convert(argc - 1, argv + 1);
 	fprintf(stderr, "tiersim: unknown verb '%s' (see tiersim --help)\n", argv[1]);
 	return 2;
 }

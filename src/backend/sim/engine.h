@@ -1,0 +1,83 @@
+/* engine.h - tiersim's engine: replays a workload against the machine model
+ * and drives a placement policy through the same ops the daemon uses.
+ *
+ * Machine model (all in simulated time):
+ *  - Each simulated access stands for TIER_SIM_LINES_PER_ACCESS cache-line
+ *    misses issued by an application with as many misses in flight, so one
+ *    access advances the application's time by the loaded latency of the
+ *    node it hits. AMAT = application time / accesses, stalls included.
+ *  - Loaded latency: idle * (1 + 0.5 * r / (1 - r)), r = the node's
+ *    bandwidth utilisation in the last millisecond (reads over read
+ *    bandwidth plus writes over write bandwidth; application, migration and
+ *    antagonist traffic), capped at 0.95. Under load a full fast tier can be
+ *    slower than an idle slow one.
+ *  - Migration: per page a fixed CPU cost on the mover, 4 KiB read on the
+ *    source and written on the target (bandwidth), and a TLB shootdown per
+ *    batch that stalls the application.
+ *  - Trackers with their costs: DAMON-like adaptive regions, accessed-bit
+ *    scans, soft-dirty scans, 1-in-N sampled accesses, NUMA hint faults.
+ * Costs are the constants in engine.c, with their sources.
+ */
+#ifndef TIER_SIM_ENGINE_H
+#define TIER_SIM_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend/sim/machine.h"
+#include "core/err.h"
+
+enum { TIER_SIM_MAX_TIERS = 8 };
+
+struct tier_sim_params {
+	const char *machine;		/* preset name */
+	const char *ratio;		/* NULL: the preset's */
+	uint64_t unit_bytes;		/* capacity of one ratio unit */
+	const char *workload;		/* name or trace:FILE */
+	const char *policy;		/* core policy name, or "oracle" */
+	const char *tracker;		/* NULL: the policy's default */
+	uint64_t seed;
+	uint64_t duration_us;		/* simulated run length */
+	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
+	FILE *timeline;			/* per-epoch CSV, or NULL */
+	/* Progress callback (fraction done), or NULL. */
+	void (*progress)(void *ctx, double done);
+	void *progress_ctx;
+};
+
+/* Defaults the command line documents. */
+#define TIER_SIM_DEFAULT_UNIT_BYTES (UINT64_C(32) << 20)
+#define TIER_SIM_DEFAULT_DURATION_US UINT64_C(20000000)
+#define TIER_SIM_DEFAULT_BUDGET UINT64_C(256) << 20	/* bytes/s */
+
+struct tier_sim_result {
+	char machine[64];
+	char workload[128];
+	char policy[32];
+	char tracker[64];
+	double amat_ns;
+	double fast_access_ratio;	/* accesses served by tier 0 */
+	uint64_t accesses;
+	uint64_t migrated_bytes;
+	uint64_t promoted_bytes;
+	uint64_t demoted_bytes;
+	/* moved_bytes[from][to] by tier rank */
+	uint64_t moved_bytes[TIER_SIM_MAX_TIERS][TIER_SIM_MAX_TIERS];
+	size_t nr_tiers;
+	uint64_t pingpong_pages;	/* moved back within 2 s */
+	double policy_cpu_s;		/* policy + tracker + mover CPU */
+	double sim_time_s;		/* simulated application time */
+	size_t metadata_bytes;
+};
+
+/* Runs one simulation. Returns 0 or -errno with err set (unknown preset,
+ * workload or policy; bad ratio; a corrupt trace). */
+int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
+		 struct tier_err *err);
+
+/* Names of the trackers the simulator offers, NULL-terminated. */
+extern const char *const tier_sim_trackers[];
+
+#endif

@@ -1,0 +1,442 @@
+/* workload.c - built-in simulated workloads.
+ *
+ * One parametrised generator covers the synthetic workloads: a hot set
+ * (contiguous, optionally moving or changing by phase) taking a share of
+ * accesses, a sequential scan taking another share, and the rest spread
+ * uniformly or by a Zipf law over the remaining pages. Sizes are in units of
+ * F, the fastest tier's capacity; the footprint is 4F unless said otherwise.
+ *
+ *   gups-hotset          hot set 0.4F takes 90% of updates (GUPS with a hot set)
+ *   gups-moving-hotset   the same hot set shifts by its length every 5 s
+ *   zipf                 Zipf(0.99) over 4F, ranks scattered over the pages
+ *   uniform              uniform over 4F
+ *   phase-change         hot set A (0.4F, 90%) for the first half, then B (0.6F, 80%)
+ *   thrash               hot set 2F (larger than the fast tier) takes 90%
+ *   scan-plus-hotset     hot set 0.25F takes 50%, a sequential scan over the rest 50%
+ *   bandwidth-antagonist gups-hotset while another process streams 60% of the
+ *                        fast tier's bandwidth
+ *   multi-tenant         two processes: A (2F, hot 0.3F) issues 60% of accesses,
+ *                        B (2F, hot 0.9F) 40%; together their hot sets exceed F
+ */
+#include "backend/sim/workload.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/sim/rng.h"
+
+/* One tenant's address range and access pattern. */
+struct pattern {
+	uint64_t base, len;		/* pages [base, base + len) */
+	uint64_t hot_start, hot_len;	/* relative to base; hot_len 0 = none */
+	double hot_share;
+	double scan_share;		/* sequential scan over the non-hot pages */
+	double write_share;
+	int zipf;			/* cold part by the alias table */
+	/* moving hot set */
+	uint64_t move_period_us;
+	/* phase change at phase_at_us: hot set and share after */
+	uint64_t phase_at_us;
+	uint64_t hot_start2, hot_len2;
+	double hot_share2;
+	/* state */
+	uint64_t scan_pos;		/* in accesses; 64 per page */
+};
+
+struct gen {
+	struct tier_rng rng;
+	uint64_t footprint;
+	struct pattern pat[2];
+	unsigned nr_pat;
+	double tenant0_share;
+	double antagonist_share;	/* of the fast tier's bandwidth */
+	uint64_t antagonist_bw;		/* bytes/s, set by the engine's figure */
+	/* Zipf alias table over `len` ranks, ranks scattered by perm. */
+	uint32_t *alias;
+	float *prob;
+	uint32_t *perm;
+	double *zipf_p;
+};
+
+enum { LINES_PER_PAGE = 64 };
+
+static void pattern_now(const struct pattern *p, uint64_t now_us, uint64_t *hs,
+			uint64_t *hl, double *share)
+{
+	*hs = p->hot_start;
+	*hl = p->hot_len;
+	*share = p->hot_share;
+	if (p->phase_at_us && now_us >= p->phase_at_us) {
+		*hs = p->hot_start2;
+		*hl = p->hot_len2;
+		*share = p->hot_share2;
+	}
+	if (p->move_period_us && *hl && p->len > *hl) {
+		uint64_t step = now_us / p->move_period_us;
+
+		*hs = (p->hot_start + step * *hl) % (p->len - *hl + 1);
+	}
+}
+
+static int build_zipf(struct gen *g, uint64_t n, double alpha)
+{
+	double sum = 0, *scaled;
+	uint32_t *small, *large;
+	size_t ns = 0, nl = 0, i;
+
+	g->alias = calloc(n, sizeof(*g->alias));
+	g->prob = calloc(n, sizeof(*g->prob));
+	g->perm = calloc(n, sizeof(*g->perm));
+	g->zipf_p = calloc(n, sizeof(*g->zipf_p));
+	scaled = calloc(n, sizeof(*scaled));
+	small = calloc(n, sizeof(*small));
+	large = calloc(n, sizeof(*large));
+	if (!g->alias || !g->prob || !g->perm || !g->zipf_p || !scaled || !small || !large) {
+		free(scaled);
+		free(small);
+		free(large);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		g->zipf_p[i] = 1.0 / pow((double)(i + 1), alpha);
+		sum += g->zipf_p[i];
+	}
+	/* Walker/Vose alias method: O(1) per draw. */
+	for (i = 0; i < n; i++) {
+		g->zipf_p[i] /= sum;
+		scaled[i] = g->zipf_p[i] * (double)n;
+		if (scaled[i] < 1.0)
+			small[ns++] = (uint32_t)i;
+		else
+			large[nl++] = (uint32_t)i;
+	}
+	while (ns && nl) {
+		uint32_t s = small[--ns], l = large[--nl];
+
+		g->prob[s] = (float)scaled[s];
+		g->alias[s] = l;
+		scaled[l] = scaled[l] + scaled[s] - 1.0;
+		if (scaled[l] < 1.0)
+			small[ns++] = l;
+		else
+			large[nl++] = l;
+	}
+	while (nl)
+		g->prob[large[--nl]] = 1.0f;
+	while (ns)
+		g->prob[small[--ns]] = 1.0f;
+	/* Ranks scattered over the pages: a seeded permutation. */
+	for (i = 0; i < n; i++)
+		g->perm[i] = (uint32_t)i;
+	for (i = n - 1; i > 0; i--) {
+		uint64_t j = tier_rng_below(&g->rng, i + 1);
+		uint32_t t = g->perm[i];
+
+		g->perm[i] = g->perm[j];
+		g->perm[j] = t;
+	}
+	free(scaled);
+	free(small);
+	free(large);
+	return 0;
+}
+
+static uint64_t footprint_pages(void *priv)
+{
+	return ((struct gen *)priv)->footprint;
+}
+
+static unsigned nr_tenants(void *priv)
+{
+	return ((struct gen *)priv)->nr_pat;
+}
+
+static void gen_destroy(void *priv)
+{
+	struct gen *g = priv;
+
+	if (!g)
+		return;
+	free(g->alias);
+	free(g->prob);
+	free(g->perm);
+	free(g->zipf_p);
+	free(g);
+}
+
+static inline uint64_t draw_cold(struct gen *g, const struct pattern *p, uint64_t hs,
+				 uint64_t hl)
+{
+	uint64_t c;
+
+	if (p->zipf) {
+		uint64_t i = tier_rng_below(&g->rng, p->len);
+
+		if (tier_rng_double(&g->rng) >= g->prob[i])
+			i = g->alias[i];
+		return p->base + g->perm[i];
+	}
+	if (hl >= p->len)
+		return p->base + tier_rng_below(&g->rng, p->len);
+	c = tier_rng_below(&g->rng, p->len - hl);
+	return p->base + (c < hs ? c : c + hl);
+}
+
+static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, size_t n,
+		     struct tier_err *err)
+{
+	struct gen *g = priv;
+	uint64_t hs[2], hl[2];
+	double share[2];
+	uint64_t hot_thr[2], scan_thr[2], write_thr[2], tenant_thr;
+	unsigned k;
+	size_t i;
+
+	(void)err;
+	for (k = 0; k < g->nr_pat; k++) {
+		const struct pattern *p = &g->pat[k];
+
+		pattern_now(p, now_us, &hs[k], &hl[k], &share[k]);
+		/* Thresholds on 32-bit draws. */
+		scan_thr[k] = (uint64_t)(p->scan_share * 4294967296.0);
+		hot_thr[k] = scan_thr[k] + (uint64_t)(share[k] * 4294967296.0);
+		write_thr[k] = (uint64_t)(p->write_share * 4294967296.0);
+	}
+	tenant_thr = (uint64_t)(g->tenant0_share * 4294967296.0);
+	for (i = 0; i < n; i++) {
+		uint64_t r = tier_rng_next(&g->rng);
+		uint64_t u = r >> 32, w = r & 0xffffffffu;
+		struct pattern *p;
+
+		k = 0;
+		if (g->nr_pat > 1 && (tier_rng_next(&g->rng) >> 32) >= tenant_thr)
+			k = 1;
+		p = &g->pat[k];
+		if (u < scan_thr[k]) {
+			/* The scan walks the non-hot pages, 64 lines per page. */
+			uint64_t cold_len = p->len - hl[k];
+			uint64_t c = (p->scan_pos++ / LINES_PER_PAGE) % (cold_len ? cold_len : 1);
+
+			buf[i].page = p->base + (c < hs[k] ? c : c + hl[k]);
+			buf[i].write = 0;
+		} else {
+			if (u < hot_thr[k] && hl[k])
+				buf[i].page = p->base + hs[k] + tier_rng_below(&g->rng, hl[k]);
+			else
+				buf[i].page = draw_cold(g, p, hs[k], hl[k]);
+			buf[i].write = w < write_thr[k];
+		}
+		buf[i].tenant = (uint8_t)k;
+	}
+	return (long)n;
+}
+
+static int gen_weights(void *priv, uint64_t now_us, double *wt)
+{
+	struct gen *g = priv;
+	unsigned k;
+	uint64_t i;
+
+	for (k = 0; k < g->nr_pat; k++) {
+		const struct pattern *p = &g->pat[k];
+		double tshare = g->nr_pat > 1 ? (k == 0 ? g->tenant0_share : 1 - g->tenant0_share)
+					      : 1.0;
+		uint64_t hs, hl, cold_len;
+		double share, cold_share, scan_w;
+
+		pattern_now(p, now_us, &hs, &hl, &share);
+		cold_len = p->len - hl;
+		cold_share = 1.0 - share - p->scan_share;
+		scan_w = cold_len ? p->scan_share / (double)cold_len : 0;
+		for (i = 0; i < p->len; i++) {
+			double w;
+
+			if (i >= hs && i < hs + hl) {
+				w = share / (double)hl;
+			} else if (p->zipf) {
+				w = 0;	/* filled below */
+			} else {
+				w = (cold_len ? cold_share / (double)cold_len : 0) + scan_w;
+			}
+			wt[p->base + i] = w * tshare;
+		}
+		if (p->zipf) {
+			for (i = 0; i < p->len; i++)
+				wt[p->base + g->perm[i]] += g->zipf_p[i] * cold_share * tshare;
+		}
+	}
+	return 0;
+}
+
+static uint64_t gen_antagonist(void *priv, uint64_t now_us)
+{
+	(void)now_us;
+	return ((struct gen *)priv)->antagonist_bw;
+}
+
+/* Creates a generator with one pattern over 4F; setup() fills the rest. */
+static int gen_create(const struct tier_sim_workload_params *prm, void **priv,
+		      void (*setup)(struct gen *g, uint64_t F,
+				    const struct tier_sim_workload_params *prm),
+		      int zipf, struct tier_err *err)
+{
+	struct gen *g = calloc(1, sizeof(*g));
+	uint64_t F = prm->fast_pages;
+
+	if (!g)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	if (F < 16) {
+		free(g);
+		return tier_err_set(err, -EINVAL, "fast tier of %llu pages is too small",
+				    (unsigned long long)F);
+	}
+	tier_rng_seed(&g->rng, prm->seed);
+	g->nr_pat = 1;
+	g->footprint = 4 * F;
+	g->pat[0].len = 4 * F;
+	g->pat[0].write_share = 0.2;
+	setup(g, F, prm);
+	g->antagonist_bw = (uint64_t)(g->antagonist_share * (double)prm->fast_bw_bytes_per_s);
+	if (zipf) {
+		g->pat[0].zipf = 1;
+		if (build_zipf(g, g->pat[0].len, 0.99)) {
+			gen_destroy(g);
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		}
+	}
+	*priv = g;
+	return 0;
+}
+
+static void setup_hotset(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	(void)p;
+	g->pat[0].hot_len = F * 2 / 5;
+	g->pat[0].hot_start = g->pat[0].len / 3;
+	g->pat[0].hot_share = 0.9;
+	g->pat[0].write_share = 1.0;	/* GUPS updates are read-modify-write */
+}
+
+static void setup_moving(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	setup_hotset(g, F, p);
+	g->pat[0].hot_start = 0;
+	g->pat[0].move_period_us = 5000000;
+}
+
+static void setup_uniform(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	(void)g;
+	(void)F;
+	(void)p;
+}
+
+static void setup_phase(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	g->pat[0].hot_len = F * 2 / 5;
+	g->pat[0].hot_start = g->pat[0].len / 10;
+	g->pat[0].hot_share = 0.9;
+	g->pat[0].phase_at_us = p->duration_us / 2 ? p->duration_us / 2 : 1;
+	g->pat[0].hot_len2 = F * 3 / 5;
+	g->pat[0].hot_start2 = g->pat[0].len * 3 / 5;
+	g->pat[0].hot_share2 = 0.8;
+}
+
+static void setup_thrash(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	(void)p;
+	g->pat[0].hot_len = 2 * F;
+	g->pat[0].hot_start = F;
+	g->pat[0].hot_share = 0.9;
+}
+
+static void setup_scan(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	(void)p;
+	g->pat[0].hot_len = F / 4;
+	g->pat[0].hot_start = g->pat[0].len / 2;
+	g->pat[0].hot_share = 0.5;
+	g->pat[0].scan_share = 0.5;
+}
+
+static void setup_antagonist(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	setup_hotset(g, F, p);
+	g->antagonist_share = 0.6;
+}
+
+static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workload_params *p)
+{
+	(void)p;
+	g->nr_pat = 2;
+	g->tenant0_share = 0.6;
+	g->pat[0].base = 0;
+	g->pat[0].len = 2 * F;
+	g->pat[0].hot_start = F / 2;
+	g->pat[0].hot_len = F * 3 / 10;
+	g->pat[0].hot_share = 0.9;
+	g->pat[0].write_share = 0.3;
+	g->pat[1] = g->pat[0];
+	g->pat[1].base = 2 * F;
+	g->pat[1].hot_start = F / 4;
+	g->pat[1].hot_len = F * 9 / 10;
+	g->pat[1].hot_share = 0.9;
+}
+
+#define GEN_WORKLOAD(ident, wname, desc, setupfn, zipf)                                 \
+	static int ident##_create(const struct tier_sim_workload_params *p, void **priv, \
+				  struct tier_err *err)                                  \
+	{                                                                                \
+		return gen_create(p, priv, setupfn, zipf, err);                          \
+	}                                                                                \
+	static const struct tier_sim_workload_ops ident = {                              \
+		.name = wname,                                                           \
+		.description = desc,                                                     \
+		.create = ident##_create,                                                \
+		.destroy = gen_destroy,                                                  \
+		.footprint_pages = footprint_pages,                                      \
+		.next = gen_next,                                                        \
+		.weights = gen_weights,                                                  \
+		.antagonist_bytes_per_s = gen_antagonist,                                \
+		.nr_tenants = nr_tenants,                                                \
+	}
+
+GEN_WORKLOAD(wl_hotset, "gups-hotset", "hot set of 0.4F takes 90% of updates", setup_hotset, 0);
+GEN_WORKLOAD(wl_moving, "gups-moving-hotset", "the hot set shifts by its length every 5 s",
+	     setup_moving, 0);
+GEN_WORKLOAD(wl_zipf, "zipf", "Zipf(0.99) over 4F, ranks scattered", setup_uniform, 1);
+GEN_WORKLOAD(wl_uniform, "uniform", "uniform over 4F", setup_uniform, 0);
+GEN_WORKLOAD(wl_phase, "phase-change", "hot set A for the first half, then B", setup_phase, 0);
+GEN_WORKLOAD(wl_thrash, "thrash", "hot set of 2F (larger than the fast tier) takes 90%",
+	     setup_thrash, 0);
+GEN_WORKLOAD(wl_scan, "scan-plus-hotset", "hot set 0.25F takes 50%, a sequential scan 50%",
+	     setup_scan, 0);
+GEN_WORKLOAD(wl_antagonist, "bandwidth-antagonist",
+	     "gups-hotset while another process uses 60% of the fast tier's bandwidth",
+	     setup_antagonist, 0);
+GEN_WORKLOAD(wl_tenants, "multi-tenant", "two processes whose hot sets together exceed F",
+	     setup_tenants, 0);
+
+const struct tier_sim_workload_ops *const tier_sim_workloads[] = {
+	&wl_hotset, &wl_moving, &wl_zipf, &wl_uniform, &wl_phase,
+	&wl_thrash, &wl_scan, &wl_antagonist, &wl_tenants,
+	NULL,
+};
+
+const struct tier_sim_workload_ops *tier_sim_workload_find(const char *name,
+							   const char **arg)
+{
+	size_t i;
+
+	*arg = NULL;
+	if (!strncmp(name, "trace:", 6)) {
+		*arg = name + 6;
+		return tier_sim_workload_trace_ops();
+	}
+	for (i = 0; tier_sim_workloads[i]; i++)
+		if (!strcmp(tier_sim_workloads[i]->name, name))
+			return tier_sim_workloads[i];
+	return NULL;
+}

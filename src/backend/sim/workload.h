@@ -1,0 +1,66 @@
+/* workload.h - simulated workloads: deterministic, seeded access generators
+ * (and recorded traces) that the engine replays against the machine model.
+ *
+ * Sizes scale with the machine's fastest tier (fast_pages, F): most
+ * workloads have a footprint of 4F, so a 1:4 machine can hold them all and
+ * the policy decides which quarter sits in the fast tier. Phases are in
+ * simulated time, so a policy's reaction speed shows.
+ */
+#ifndef TIER_SIM_WORKLOAD_H
+#define TIER_SIM_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/sim/access.h"
+#include "core/err.h"
+
+struct tier_sim_workload_params {
+	uint64_t seed;
+	uint64_t fast_pages;		/* F: capacity of the fastest tier */
+	uint64_t total_pages;		/* capacity of the whole machine */
+	uint64_t duration_us;		/* planned run length (simulated) */
+	uint64_t fast_bw_bytes_per_s;	/* the fastest tier's bandwidth */
+	const char *arg;		/* "trace:FILE" -> "FILE"; else NULL */
+};
+
+struct tier_sim_workload_ops {
+	const char *name;
+	const char *description;
+	/* Required. */
+	int (*create)(const struct tier_sim_workload_params *p, void **priv,
+		      struct tier_err *err);
+	void (*destroy)(void *priv);
+	/* Required. Pages [0, footprint) the workload touches. */
+	uint64_t (*footprint_pages)(void *priv);
+	/* Required. Fills up to n accesses for simulated time now_us; returns
+	 * the number filled, 0 when a finite workload (a trace) has ended, or
+	 * -errno with err set (a corrupt trace). */
+	long (*next)(void *priv, uint64_t now_us, struct tier_sim_access *buf,
+		     size_t n, struct tier_err *err);
+	/* Optional. Each page's expected share of accesses at now_us (any
+	 * scale) into w[footprint]; the oracle uses it. Returns 0, or
+	 * -EOPNOTSUPP for workloads that cannot tell (traces). */
+	int (*weights)(void *priv, uint64_t now_us, double *w);
+	/* Optional. Background bandwidth another process puts on the fastest
+	 * tier at now_us, bytes/s (bandwidth-antagonist). */
+	uint64_t (*antagonist_bytes_per_s)(void *priv, uint64_t now_us);
+	/* Optional. Starts the workload over from its first access (finite
+	 * workloads; the oracle reads a trace twice). Returns 0 or -errno. */
+	int (*rewind)(void *priv, struct tier_err *err);
+	/* Optional. Number of tenants (processes); 1 when NULL. */
+	unsigned (*nr_tenants)(void *priv);
+};
+
+/* Built-in workloads, terminated by NULL. */
+extern const struct tier_sim_workload_ops *const tier_sim_workloads[];
+
+/* The trace replayer (trace:FILE), or NULL when this build has none. */
+const struct tier_sim_workload_ops *tier_sim_workload_trace_ops(void);
+
+/* Finds a workload by name; "trace:FILE" selects the trace replayer and
+ * sets *arg to FILE. Returns NULL for an unknown name. */
+const struct tier_sim_workload_ops *tier_sim_workload_find(const char *name,
+							   const char **arg);
+
+#endif

@@ -1,0 +1,386 @@
+/* tierd.c - tierd's placement policy.
+ *
+ * Hotness: every observation kind is turned into an estimate of accesses
+ * (a DAMON region accessed in k of m samples: -ln(1 - k/m) * m accesses per
+ * page, a sample: its period, a hint fault: one access plus a rate from its
+ * latency) and added to two exponentially decaying per-page scores:
+ *   long  - time constant 2 s: frequency, what deserves the fast tier;
+ *   short - time constant 0.25 s: momentum, what just became hot.
+ * Decay is in time (per tick, by the elapsed microseconds), not in counts.
+ *
+ * Thresholds are fitted to the tiers' capacities: a log histogram of
+ * scores (16 bins per octave) gives, for each tier, the score above which
+ * the hottest pages fill it (tier 0 keeps a headroom free for promotions).
+ * Each page's target tier follows from its score directly, so a cold page
+ * in tier 0 may go straight to the slowest tier and a hot page straight to
+ * the top.
+ *
+ * Moves: demotions of the coldest pages first, as far as needed to keep
+ * the headroom and make room for promotions; then promotions of the
+ * hottest. A move must pay for itself (expected latency saved over the
+ * long time constant > its cost), must clear the threshold by a margin
+ * (hysteresis), and a page that moved waits a cool-down before it may move
+ * back (ping-pong damping). Everything within the migration budget.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/budget.h"
+#include "core/mover.h"
+#include "core/policy.h"
+
+#define LONG_TAU_US 2000000.0
+#define SHORT_TAU_US 250000.0
+#define BINS_PER_OCTAVE 16
+#define NR_BINS 512
+#define HEADROOM_BP 200			/* 2% of tier 0 kept free */
+#define HYSTERESIS_BINS 4		/* a quarter octave */
+#define COOLDOWN_US 2000000		/* before a page may move back */
+/* A move costs the application about this much (TLB shootdown share,
+ * bandwidth); the gain is score * latency gap * LONG_TAU. */
+#define MOVE_COST_NS 3000.0
+
+struct tierd_page {
+	float lng;		/* accesses/s, long time constant */
+	float shrt;		/* accesses/s, short time constant */
+	uint32_t moved_ms;	/* when it last moved (ms), 0 = never */
+};
+
+struct tierd {
+	const struct tier_env *env;
+	struct tierd_page *pages;
+	struct tier_budget budget;
+	struct tier_mover mover;
+	int node_rank[256];
+	size_t nr_tiers;
+	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
+	uint64_t last_us;
+	uint32_t *hist;
+	int thr_bin[8];			/* score bin threshold per tier */
+	uint64_t *cand;
+	size_t nr_cand;
+};
+
+static double page_score(const struct tierd_page *p)
+{
+	return p->lng > p->shrt ? p->lng : p->shrt;
+}
+
+static int score_bin(double score)
+{
+	int b;
+
+	if (score <= 0)
+		return 0;
+	b = (int)(log2(score + 1.0) * BINS_PER_OCTAVE);
+	return b < NR_BINS ? b : NR_BINS - 1;
+}
+
+static int tierd_create(const struct tier_env *env, void **priv, struct tier_err *err)
+{
+	struct tierd *t = calloc(1, sizeof(*t));
+	size_t r;
+
+	if (!t)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	t->env = env;
+	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
+	t->pages = calloc(env->nr_pages, sizeof(*t->pages));
+	t->hist = calloc(NR_BINS, sizeof(*t->hist));
+	t->cand = calloc(env->nr_pages, sizeof(*t->cand));
+	if (!t->pages || !t->hist || !t->cand || tier_mover_init(&t->mover, env, &t->budget)) {
+		free(t->pages);
+		free(t->hist);
+		free(t->cand);
+		free(t);
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	}
+	tier_node_rank_map(env->topo, t->node_rank);
+	for (r = 0; r < t->nr_tiers; r++) {
+		const struct tier_node *n = tier_topology_node(env->topo, env->topo->tiers[r].nodes[0]);
+
+		t->tier_lat_ns[r] = n && n->has_hmat && n->hmat.read_latency_ns ?
+				    n->hmat.read_latency_ns : 100.0 * (double)(r + 1);
+	}
+	t->last_us = env->clock->now_us(env->clock_priv);
+	tier_budget_init(&t->budget, env->budget_bytes_per_s,
+			 env->budget_bytes_per_s * env->interval_us / 1000000 * 2, t->last_us);
+	*priv = t;
+	return 0;
+}
+
+static void tierd_destroy(void *priv)
+{
+	struct tierd *t = priv;
+
+	tier_mover_release(&t->mover);
+	free(t->pages);
+	free(t->hist);
+	free(t->cand);
+	free(t);
+}
+
+static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses)
+{
+	uint64_t end = page + nr;
+	float l = (float)(accesses * 1e6 / LONG_TAU_US);
+	float s = (float)(accesses * 1e6 / SHORT_TAU_US);
+
+	if (end > t->env->nr_pages)
+		end = t->env->nr_pages;
+	for (; page < end; page++) {
+		t->pages[page].lng += l;
+		t->pages[page].shrt += s;
+	}
+	*t->env->work_units += nr;
+}
+
+static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
+{
+	struct tierd *t = priv;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct tier_obs *o = &obs[i];
+		double acc;
+
+		switch (o->kind) {
+		case TIER_OBS_ACCESSED:
+		case TIER_OBS_WRITTEN: {
+			double m = o->max ? o->max : 1;
+			double f = o->count / m;
+
+			if (!o->count)
+				continue;
+			/* k of m checks saw an access: a Poisson rate gives
+			 * -ln(1 - k/m) * m accesses over the interval. */
+			if (f > 1 - 0.5 / m)
+				f = 1 - 0.5 / m;
+			acc = -log(1 - f) * m;
+			break;
+		}
+		case TIER_OBS_SAMPLE:
+			acc = o->count;
+			break;
+		case TIER_OBS_HINT_FAULT:
+			/* Touched latency_us after unmapping: about one access
+			 * per latency_us from then on. */
+			acc = 1.0 + 1e5 / (o->latency_us + 1.0);
+			break;
+		default:
+			continue;
+		}
+		add_accesses(t, o->page, o->nr_pages, acc);
+	}
+	*t->env->work_units += n;
+}
+
+static void decay(struct tierd *t, uint64_t now_us)
+{
+	double dt = (double)(now_us - t->last_us);
+	float fl = (float)exp(-dt / LONG_TAU_US), fs = (float)exp(-dt / SHORT_TAU_US);
+	uint64_t i;
+
+	for (i = 0; i < t->env->nr_pages; i++) {
+		t->pages[i].lng *= fl;
+		t->pages[i].shrt *= fs;
+	}
+	*t->env->work_units += t->env->nr_pages;
+	t->last_us = now_us;
+}
+
+/* Fits one score threshold per tier to the capacities. */
+static void fit_thresholds(struct tierd *t)
+{
+	uint64_t cap[8], i, acc = 0;
+	size_t r;
+	int b;
+
+	memset(t->hist, 0, NR_BINS * sizeof(*t->hist));
+	for (i = 0; i < t->env->nr_pages; i++)
+		if (t->env->page_node[i] != TIER_NODE_NONE)
+			t->hist[score_bin(page_score(&t->pages[i]))]++;
+	for (r = 0; r < t->nr_tiers; r++) {
+		uint64_t total, free;
+
+		tier_tier_pages(t->env, (int)r, &total, &free);
+		cap[r] = total;
+	}
+	cap[0] -= cap[0] * HEADROOM_BP / 10000;
+	/* Walk from the hottest bin down; tier r's threshold is the lowest bin
+	 * whose pages (with all hotter ones) still fit tiers 0..r. */
+	r = 0;
+	{
+		uint64_t room = cap[0];
+
+		for (b = NR_BINS - 1; b >= 0 && r + 1 < t->nr_tiers; b--) {
+			while (r + 1 < t->nr_tiers && acc + t->hist[b] > room) {
+				t->thr_bin[r] = b + 1;
+				r++;
+				room += cap[r];
+			}
+			acc += t->hist[b];
+		}
+		for (; r + 1 < t->nr_tiers; r++)
+			t->thr_bin[r] = 0;	/* everything fits above */
+	}
+	t->thr_bin[t->nr_tiers - 1] = 0;
+}
+
+static int target_rank(const struct tierd *t, int bin)
+{
+	size_t r;
+
+	for (r = 0; r + 1 < t->nr_tiers; r++)
+		if (bin >= t->thr_bin[r])
+			return (int)r;
+	return (int)t->nr_tiers - 1;
+}
+
+static int cmp_score_desc(const void *a, const void *b, void *ctx)
+{
+	const struct tierd *t = ctx;
+	double x = page_score(&t->pages[*(const uint64_t *)a]);
+	double y = page_score(&t->pages[*(const uint64_t *)b]);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return (*(const uint64_t *)a > *(const uint64_t *)b) -
+	       (*(const uint64_t *)a < *(const uint64_t *)b);
+}
+
+static bool cooling_down(const struct tierd *t, uint64_t page, uint64_t now_us)
+{
+	uint32_t m = t->pages[page].moved_ms;
+
+	return m && now_us / 1000 - m < COOLDOWN_US / 1000;
+}
+
+static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
+{
+	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
+	double s = page_score(&t->pages[page]);
+
+	/* Promotion: the page's accesses get faster; demotion of a cold page:
+	 * its few accesses get slower, which must stay below the cost of the
+	 * room it frees being unused - demotions make room, so only gate
+	 * promotions. */
+	if (to > from)
+		return true;
+	return s * gap * LONG_TAU_US / 1e6 > MOVE_COST_NS;
+}
+
+static int tierd_tick(void *priv, uint64_t now_us)
+{
+	struct tierd *t = priv;
+	const struct tier_env *env = t->env;
+	uint64_t i, nr_up = 0, need;
+	int64_t free0;
+	size_t k;
+	int ret;
+
+	decay(t, now_us);
+	fit_thresholds(t);
+	tier_budget_refill(&t->budget, now_us);
+	tier_mover_begin(&t->mover);
+
+	/* Candidates: pages whose target differs from where they are. */
+	t->nr_cand = 0;
+	for (i = 0; i < env->nr_pages; i++) {
+		int cur = tier_page_rank(env, t->node_rank, i), bin, tgt;
+
+		if (cur < 0)
+			continue;
+		bin = score_bin(page_score(&t->pages[i]));
+		tgt = target_rank(t, bin);
+		if (tgt < cur && bin >= t->thr_bin[tgt] + HYSTERESIS_BINS)
+			nr_up++;
+		else if (!(tgt > cur && (cur + 1 == (int)t->nr_tiers ||
+					 bin + HYSTERESIS_BINS <= t->thr_bin[cur])))
+			continue;
+		t->cand[t->nr_cand++] = i;
+	}
+	*env->work_units += env->nr_pages;
+	if (!t->nr_cand)
+		return 0;
+	qsort_r(t->cand, t->nr_cand, sizeof(*t->cand), cmp_score_desc, t);
+	*env->work_units += t->nr_cand;
+
+	/* Demote from the cold end: enough for the headroom and the
+	 * promotions this tick can afford. */
+	free0 = tier_mover_tier_free(&t->mover, 0);
+	need = nr_up;
+	{
+		uint64_t total0, f0;
+
+		tier_tier_pages(env, 0, &total0, &f0);
+		need += total0 * HEADROOM_BP / 10000;
+	}
+	for (k = t->nr_cand; k-- > 0;) {
+		uint64_t p = t->cand[k];
+		int cur = tier_page_rank(env, t->node_rank, p);
+		int tgt = target_rank(t, score_bin(page_score(&t->pages[p])));
+
+		if (tgt <= cur || cooling_down(t, p, now_us))
+			continue;
+		/* Demote below tier 0 only as far as room is needed there;
+		 * lower tiers keep their pages unless they are over full. */
+		if (cur == 0 && free0 >= (int64_t)need)
+			continue;
+		if (cur > 0 && tier_mover_tier_free(&t->mover, cur) > 0)
+			continue;
+		if (!tier_mover_add(&t->mover, p, tgt))
+			break;
+		t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
+		if (cur == 0)
+			free0++;
+	}
+	/* Promote from the hot end. */
+	for (k = 0; k < t->nr_cand; k++) {
+		uint64_t p = t->cand[k];
+		int cur = tier_page_rank(env, t->node_rank, p);
+		int bin = score_bin(page_score(&t->pages[p]));
+		int tgt = target_rank(t, bin);
+
+		if (tgt >= cur || bin < t->thr_bin[tgt] + HYSTERESIS_BINS)
+			continue;
+		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, tgt))
+			continue;
+		/* Go to the fastest tier with room on the way. */
+		while (tgt < cur && tier_mover_tier_free(&t->mover, tgt) <= 0)
+			tgt++;
+		if (tgt >= cur)
+			continue;
+		if (!tier_mover_add(&t->mover, p, tgt)) {
+			if (tier_mover_budget_left(&t->mover) < (UINT64_C(1) << env->page_shift))
+				break;
+			continue;
+		}
+		t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
+	}
+	ret = tier_mover_flush(&t->mover);
+	return ret == -EBUSY ? 0 : ret;
+}
+
+static size_t tierd_metadata_bytes(void *priv)
+{
+	const struct tierd *t = priv;
+
+	return sizeof(*t) + t->env->nr_pages * (sizeof(*t->pages) + sizeof(*t->cand)) +
+	       NR_BINS * sizeof(*t->hist);
+}
+
+const struct tier_policy_ops tier_policy_tierd = {
+	.name = "tierd",
+	.description = "tierd: frequency + momentum, capacity-fitted thresholds, budgeted moves",
+	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE | TIER_OBS_HINT_FAULT,
+	.default_tracker = "damon",
+	.interval_us = 100000,
+	.create = tierd_create,
+	.destroy = tierd_destroy,
+	.observe = tierd_observe,
+	.tick = tierd_tick,
+	.metadata_bytes = tierd_metadata_bytes,
+};

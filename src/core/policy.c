@@ -1,0 +1,79 @@
+/* policy.c - the policy registry and helpers shared by policies. */
+#include "core/policy.h"
+
+#include <errno.h>
+#include <string.h>
+
+extern const struct tier_policy_ops tier_policy_static;
+extern const struct tier_policy_ops tier_policy_tierd;
+
+const struct tier_policy_ops *const tier_policies[] = {
+	&tier_policy_tierd,
+	&tier_policy_static,
+	NULL,
+};
+
+const struct tier_policy_ops *tier_policy_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; tier_policies[i]; i++)
+		if (!strcmp(tier_policies[i]->name, name))
+			return tier_policies[i];
+	return NULL;
+}
+
+void tier_node_rank_map(const struct tier_topology *topo, int map[256])
+{
+	size_t i;
+
+	for (i = 0; i < 256; i++)
+		map[i] = -1;
+	for (i = 0; i < topo->nr_nodes; i++)
+		if (topo->nodes[i].id >= 0 && topo->nodes[i].id < 256)
+			map[topo->nodes[i].id] = topo->nodes[i].rank;
+}
+
+int tier_tier_pages(const struct tier_env *env, int rank, uint64_t *total,
+		    uint64_t *free)
+{
+	size_t i;
+
+	*total = 0;
+	*free = 0;
+	if (rank < 0 || (size_t)rank >= env->topo->nr_tiers)
+		return -ENOENT;
+	for (i = 0; i < env->topo->tiers[rank].nr_nodes; i++) {
+		uint64_t t, f;
+		int ret = env->mem->node_pages(env->mem_priv,
+					       env->topo->tiers[rank].nodes[i], &t, &f);
+
+		if (ret)
+			return ret;
+		*total += t;
+		*free += f;
+	}
+	return 0;
+}
+
+int tier_tier_roomiest_node(const struct tier_env *env, int rank)
+{
+	uint64_t best_free = 0;
+	int best = -1;
+	size_t i;
+
+	if (rank < 0 || (size_t)rank >= env->topo->nr_tiers)
+		return -1;
+	for (i = 0; i < env->topo->tiers[rank].nr_nodes; i++) {
+		int node = env->topo->tiers[rank].nodes[i];
+		uint64_t t, f;
+
+		if (env->mem->node_pages(env->mem_priv, node, &t, &f))
+			continue;
+		if (best < 0 || f > best_free) {
+			best = node;
+			best_free = f;
+		}
+	}
+	return best;
+}

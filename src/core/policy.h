@@ -1,0 +1,170 @@
+/* policy.h - the placement policy interface: what a policy sees, what it may
+ * do, and how it is driven. The same policies run in tierd (over the Linux
+ * backend) and in tiersim (over the simulated machine).
+ *
+ * The managed memory is a dense array of pages [0, nr_pages): the backend
+ * maps its own addresses (a process's virtual pages, a simulated tenant's
+ * pages) to dense ids and back. Each page's current node is in
+ * env->page_node, kept up to date by the backend. A policy learns about
+ * accesses only through observations (struct tier_obs) that a tracker
+ * produces and the loop hands to policy->observe(); it acts only through
+ * the migrator. Time comes from the clock.
+ *
+ * Driving loop (daemon and simulator alike), every interval:
+ *   tracker->collect(...) -> policy->observe(obs...)   (zero or more times)
+ *   policy->tick(now)     -> migrator->move(...)       (within the budget)
+ */
+#ifndef TIER_CORE_POLICY_H
+#define TIER_CORE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "core/ops.h"
+#include "core/topology.h"
+
+/* page_node value of a page that is not present (never touched, swapped). */
+#define TIER_NODE_NONE 0xff
+
+/* What a tracker can report. A policy names the kinds it uses. */
+enum tier_obs_kind {
+	/* Pages [page, page + nr_pages) were found accessed in `count` of
+	 * `max` checks during the last `interval_us` (DAMON regions:
+	 * count = nr_accesses, max = aggregation / sample interval;
+	 * an accessed-bit scan of one page: max = 1). */
+	TIER_OBS_ACCESSED = 1u << 0,
+	/* Like ACCESSED for writes only (soft-dirty). */
+	TIER_OBS_WRITTEN = 1u << 1,
+	/* One sampled access to `page` (PEBS/IBS-like); count = the sampling
+	 * period (accesses it stands for); write tells a store. */
+	TIER_OBS_SAMPLE = 1u << 2,
+	/* A NUMA hint fault on `page`: it was touched latency_us after its
+	 * range was unmapped by the scanner. */
+	TIER_OBS_HINT_FAULT = 1u << 3,
+};
+
+struct tier_obs {
+	uint64_t page;
+	uint32_t nr_pages;
+	uint16_t kind;		/* one enum tier_obs_kind */
+	uint16_t write;		/* SAMPLE: 1 for a store */
+	uint32_t count;
+	uint32_t max;
+	uint32_t latency_us;	/* HINT_FAULT */
+	uint32_t interval_us;	/* ACCESSED/WRITTEN: time the checks covered */
+};
+
+/* Hotness tracker: produces observations. */
+struct tier_tracker_ops {
+	const char *name;	/* "damon", "idle", "softdirty", "samples", "hintfault" */
+	unsigned kinds;		/* enum tier_obs_kind bits it produces */
+	/* Required. Hands the observations gathered since the last call to
+	 * sink (in batches); returns 0 or -errno with err set. */
+	int (*collect)(void *priv,
+		       void (*sink)(void *ctx, const struct tier_obs *obs, size_t n),
+		       void *ctx, struct tier_err *err);
+};
+
+/* Page migrator. */
+struct tier_migrator_ops {
+	const char *name;
+	/* Required. Moves pages[i] to nodes[i] for i < n; status[i] receives
+	 * the page's node afterwards, or -errno: -ENOMEM (target node full),
+	 * -EBUSY (try later), -ENOENT (page not present), -EFAULT (no such
+	 * page). Returns the number of pages moved, or -errno for a failure of
+	 * the whole call. Never blocks the workload for long: callers keep n
+	 * bounded (see tier_env.max_batch). */
+	long (*move)(void *priv, const uint64_t *pages, const int *nodes,
+		     int *status, size_t n);
+};
+
+/* Memory state of the nodes. */
+struct tier_mem_ops {
+	const char *name;
+	/* Required. Capacity and free pages of node (in page units).
+	 * Returns 0 or -errno (-ENOENT: no such node). */
+	int (*node_pages)(void *priv, int node, uint64_t *total, uint64_t *free);
+};
+
+/* Everything a policy may use; owned by the driving loop, valid for the
+ * policy's lifetime. Policies never write through it. */
+struct tier_env {
+	const struct tier_topology *topo;	/* ranked tiers */
+	uint64_t nr_pages;			/* managed pages */
+	const uint8_t *page_node;		/* [nr_pages], TIER_NODE_NONE = absent */
+	const uint8_t *page_owner;		/* [nr_pages] tenant/cgroup id, or NULL */
+	unsigned page_shift;			/* 12 for 4 KiB pages */
+	unsigned obs_kinds;			/* what the tracker will deliver */
+
+	const struct tier_migrator_ops *migrator;
+	void *migrator_priv;
+	const struct tier_mem_ops *mem;
+	void *mem_priv;
+	const struct tier_clock_ops *clock;
+	void *clock_priv;
+
+	uint64_t budget_bytes_per_s;		/* migration budget; 0 = none */
+	size_t max_batch;			/* pages per move() call */
+	uint64_t interval_us;			/* how often tick() is called */
+
+	/* Work counter the policy bumps for its own CPU cost: one unit per
+	 * page or observation it visits (the loop converts to time). */
+	uint64_t *work_units;
+};
+
+/* A placement policy. */
+struct tier_policy_ops {
+	const char *name;
+	const char *description;
+	/* Tracker kinds the policy uses, as a mask of enum tier_obs_kind; the
+	 * loop picks a tracker that offers at least one. */
+	unsigned obs_kinds;
+	/* The tracker the policy runs with by default ("damon", "idle",
+	 * "softdirty", "samples", "hintfault"). */
+	const char *default_tracker;
+	/* Preferred tick interval, microseconds (0: the loop's default). */
+	uint64_t interval_us;
+	/* Required. Builds the policy's state over env. Returns 0 or -errno. */
+	int (*create)(const struct tier_env *env, void **priv, struct tier_err *err);
+	/* Required. */
+	void (*destroy)(void *priv);
+	/* Optional. Observations since the last call. */
+	void (*observe)(void *priv, const struct tier_obs *obs, size_t n);
+	/* Required. Decide and issue moves through env->migrator.
+	 * Returns 0 or -errno. */
+	int (*tick)(void *priv, uint64_t now_us);
+	/* Optional. Bytes of the policy's own metadata. */
+	size_t (*metadata_bytes)(void *priv);
+};
+
+/* The policies built into the core, terminated by NULL. */
+extern const struct tier_policy_ops *const tier_policies[];
+
+const struct tier_policy_ops *tier_policy_find(const char *name);
+
+/* Helpers for policies. */
+
+/* Rank of the node a page sits on, or -1 when absent. node_rank maps node
+ * ids to ranks (see tier_node_rank_map). */
+static inline int tier_page_rank(const struct tier_env *env, const int *node_rank,
+				 uint64_t page)
+{
+	uint8_t n = env->page_node[page];
+
+	return n == TIER_NODE_NONE ? -1 : node_rank[n];
+}
+
+/* Fills map[256] with the rank of each node id (-1 for none). */
+void tier_node_rank_map(const struct tier_topology *topo, int map[256]);
+
+/* Free and total pages of a whole tier (all its nodes). */
+int tier_tier_pages(const struct tier_env *env, int rank, uint64_t *total,
+		    uint64_t *free);
+
+/* The node of tier `rank` with the most free pages (-1 when the tier has
+ * no node). */
+int tier_tier_roomiest_node(const struct tier_env *env, int rank);
+
+#endif

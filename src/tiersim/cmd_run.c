@@ -1,0 +1,433 @@
+/* cmd_run.c - `tiersim run` and `tiersim compare`. */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/sim/engine.h"
+#include "backend/sim/workload.h"
+#include "common/topology_out.h"
+#include "core/policy.h"
+#include "tiersim/tiersim.h"
+
+struct progress {
+	bool tty;
+	const char *label;
+	size_t idx, total;
+};
+
+static void show_progress(void *ctx, double done)
+{
+	const struct progress *pg = ctx;
+
+	if (!pg->tty)
+		return;
+	if (pg->total > 1)
+		fprintf(stderr, "\r[%zu/%zu] %-44s %3.0f%%", pg->idx + 1, pg->total, pg->label,
+			done * 100);
+	else
+		fprintf(stderr, "\r%-50s %3.0f%%", pg->label, done * 100);
+	fflush(stderr);
+}
+
+static void clear_progress(const struct progress *pg)
+{
+	if (pg->tty)
+		fprintf(stderr, "\r%80s\r", "");
+}
+
+struct json_object *tiersim_result_json(const struct tier_sim_result *r)
+{
+	struct json_object *o = json_object_new_object(), *m = json_object_new_array();
+	size_t i, j;
+
+	json_object_object_add(o, "machine", json_object_new_string(r->machine));
+	json_object_object_add(o, "workload", json_object_new_string(r->workload));
+	json_object_object_add(o, "policy", json_object_new_string(r->policy));
+	json_object_object_add(o, "tracker", json_object_new_string(r->tracker));
+	json_object_object_add(o, "amat_ns", json_object_new_double(r->amat_ns));
+	json_object_object_add(o, "fast_access_ratio", json_object_new_double(r->fast_access_ratio));
+	json_object_object_add(o, "migrated_bytes", json_object_new_uint64(r->migrated_bytes));
+	json_object_object_add(o, "promoted_bytes", json_object_new_uint64(r->promoted_bytes));
+	json_object_object_add(o, "demoted_bytes", json_object_new_uint64(r->demoted_bytes));
+	for (i = 0; i < r->nr_tiers; i++) {
+		struct json_object *row = json_object_new_array();
+
+		for (j = 0; j < r->nr_tiers; j++)
+			json_object_array_add(row, json_object_new_uint64(r->moved_bytes[i][j]));
+		json_object_array_add(m, row);
+	}
+	json_object_object_add(o, "moved_bytes_by_tier", m);
+	json_object_object_add(o, "pingpong_pages", json_object_new_uint64(r->pingpong_pages));
+	json_object_object_add(o, "policy_cpu_seconds", json_object_new_double(r->policy_cpu_s));
+	json_object_object_add(o, "metadata_bytes", json_object_new_uint64(r->metadata_bytes));
+	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
+	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
+	return o;
+}
+
+static void print_result(const struct tier_sim_result *r)
+{
+	char b1[32], b2[32], b3[32];
+	size_t i, j;
+
+	printf("machine %s, workload %s, policy %s (tracker %s)\n", r->machine, r->workload,
+	       r->policy, r->tracker);
+	printf("  AMAT               %.2f ns\n", r->amat_ns);
+	printf("  fast-tier accesses %.2f%%\n", r->fast_access_ratio * 100);
+	printf("  accesses           %llu over %.2f s simulated\n",
+	       (unsigned long long)r->accesses, r->sim_time_s);
+	printf("  migrated           %s (promoted %s, demoted %s)\n",
+	       tier_format_bytes(r->migrated_bytes, b1, sizeof(b1)),
+	       tier_format_bytes(r->promoted_bytes, b2, sizeof(b2)),
+	       tier_format_bytes(r->demoted_bytes, b3, sizeof(b3)));
+	for (i = 0; i < r->nr_tiers; i++)
+		for (j = 0; j < r->nr_tiers; j++)
+			if (r->moved_bytes[i][j])
+				printf("    tier %zu -> tier %zu  %s\n", i, j,
+				       tier_format_bytes(r->moved_bytes[i][j], b1, sizeof(b1)));
+	printf("  ping-pong pages    %llu\n", (unsigned long long)r->pingpong_pages);
+	printf("  policy CPU         %.3f s\n", r->policy_cpu_s);
+	printf("  policy metadata    %s\n", tier_format_bytes(r->metadata_bytes, b1, sizeof(b1)));
+}
+
+/* Options shared by run and compare. */
+struct sim_opts {
+	struct tier_sim_params p;
+	const char *workloads;
+	const char *policies;
+	const char *timeline;
+	const char *plot;
+	bool json;
+};
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Seconds, possibly fractional ("20", "0.5"). */
+static int parse_seconds(const char *s, uint64_t *us)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e6)
+		return -EINVAL;
+	*us = (uint64_t)(v * 1e6);
+	return 0;
+}
+
+static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *o)
+{
+	static const struct option opts[] = {
+		{ "machine", required_argument, NULL, 'm' },
+		{ "ratio", required_argument, NULL, 'r' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "workloads", required_argument, NULL, 'W' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "policies", required_argument, NULL, 'P' },
+		{ "tracker", required_argument, NULL, 't' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "unit", required_argument, NULL, 'u' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "timeline", required_argument, NULL, 'T' },
+		{ "plot", required_argument, NULL, 'L' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->p.machine = "dram-cxl";
+	o->p.seed = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			o->p.machine = optarg;
+			break;
+		case 'r':
+			o->p.ratio = optarg;
+			break;
+		case 'w':
+			o->p.workload = optarg;
+			break;
+		case 'W':
+			o->workloads = optarg;
+			break;
+		case 'p':
+			o->p.policy = optarg;
+			break;
+		case 'P':
+			o->policies = optarg;
+			break;
+		case 't':
+			o->p.tracker = optarg;
+			break;
+		case 's':
+			if (parse_u64(optarg, &o->p.seed)) {
+				fprintf(stderr, "tiersim %s: --seed '%s': expected an unsigned number\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &o->p.duration_us)) {
+				fprintf(stderr, "tiersim %s: --duration '%s': expected seconds > 0\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'u':
+			if (parse_u64(optarg, &o->p.unit_bytes) || o->p.unit_bytes < (1u << 20)) {
+				fprintf(stderr, "tiersim %s: --unit '%s': expected bytes >= 1048576\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			if (parse_u64(optarg, &o->p.budget_bytes_per_s) || !o->p.budget_bytes_per_s) {
+				fprintf(stderr, "tiersim %s: --budget '%s': expected bytes/s > 0\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'T':
+			o->timeline = optarg;
+			break;
+		case 'L':
+			o->plot = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'h':
+			return -1;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tiersim %s: unexpected argument '%s'\n", verb, argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+static void run_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
+		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
+		"                   [--unit BYTES] [--timeline FILE.csv] [--json]\n"
+		"  Simulates workload W on machine M under policy P (see tiersim list).\n"
+		"  --duration  simulated seconds (default 20)   --unit  bytes per ratio unit (default 32 MiB)\n"
+		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
+}
+
+int tiersim_run(int argc, char **argv)
+{
+	struct sim_opts o;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+	struct progress pg = { .tty = isatty(2) != 0, .total = 1 };
+	char label[128];
+	FILE *tl = NULL;
+	int ret = parse_opts("run", argc, argv, &o);
+
+	if (ret) {
+		run_usage(ret < 0 ? stdout : stderr);
+		return ret < 0 ? 0 : ret;
+	}
+	if (!o.p.workload || !o.p.policy) {
+		fprintf(stderr, "tiersim run: --workload and --policy are required\n");
+		return 2;
+	}
+	if (o.timeline) {
+		tl = fopen(o.timeline, "w");
+		if (!tl) {
+			fprintf(stderr, "tiersim run: %s: %s\n", o.timeline, strerror(errno));
+			return 1;
+		}
+		o.p.timeline = tl;
+	}
+	snprintf(label, sizeof(label), "%s/%s", o.p.workload, o.p.policy);
+	pg.label = label;
+	o.p.progress = show_progress;
+	o.p.progress_ctx = &pg;
+	ret = tier_sim_run(&o.p, &r, &err);
+	clear_progress(&pg);
+	if (tl && fclose(tl) && !ret) {
+		fprintf(stderr, "tiersim run: %s: %s\n", o.timeline, strerror(errno));
+		return 1;
+	}
+	if (ret) {
+		fprintf(stderr, "tiersim run: %s\n", err.msg);
+		return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+	}
+	if (o.json) {
+		struct json_object *j = tiersim_result_json(&r);
+
+		printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN));
+		json_object_put(j);
+	} else {
+		print_result(&r);
+	}
+	return 0;
+}
+
+/* Splits a comma list into a NULL-terminated array (strings in *buf). */
+static const char **split_list(const char *list, char **buf, size_t *n)
+{
+	const char **v;
+	char *save = NULL, *tok;
+	size_t cap = 1;
+	const char *c;
+
+	for (c = list; *c; c++)
+		cap += *c == ',';
+	*buf = strdup(list);
+	v = calloc(cap + 1, sizeof(*v));
+	if (!*buf || !v) {
+		free(*buf);
+		free(v);
+		return NULL;
+	}
+	*n = 0;
+	for (tok = strtok_r(*buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		v[(*n)++] = tok;
+	return v;
+}
+
+static void compare_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: tiersim compare [--machine M] [--ratio R] [--workloads LIST] [--policies LIST]\n"
+		"                       [--seed N] [--duration SEC] [--json] [--plot FILE.png]\n"
+		"  Runs every workload under every policy (default: all built-in workloads and\n"
+		"  all policies, with the oracle) and prints AMAT side by side.\n");
+}
+
+int tiersim_compare(int argc, char **argv)
+{
+	struct sim_opts o;
+	char *wbuf = NULL, *pbuf = NULL, all_w[1024] = "", all_p[512] = "";
+	const char **wl = NULL, **pol = NULL;
+	size_t nw = 0, np = 0, i, j;
+	struct tier_sim_result *res = NULL;
+	struct progress pg = { .tty = isatty(2) != 0 };
+	char label[160];
+	int ret = parse_opts("compare", argc, argv, &o), status = 1;
+
+	if (ret) {
+		compare_usage(ret < 0 ? stdout : stderr);
+		return ret < 0 ? 0 : ret;
+	}
+	if (o.p.workload || o.p.policy) {
+		fprintf(stderr, "tiersim compare: use --workloads and --policies (lists)\n");
+		return 2;
+	}
+	for (i = 0; tier_sim_workloads[i]; i++)
+		snprintf(all_w + strlen(all_w), sizeof(all_w) - strlen(all_w), "%s%s", i ? "," : "",
+			 tier_sim_workloads[i]->name);
+	for (i = 0; tier_policies[i]; i++)
+		snprintf(all_p + strlen(all_p), sizeof(all_p) - strlen(all_p), "%s,",
+			 tier_policies[i]->name);
+	strncat(all_p, "oracle", sizeof(all_p) - strlen(all_p) - 1);
+	wl = split_list(o.workloads ? o.workloads : all_w, &wbuf, &nw);
+	pol = split_list(o.policies ? o.policies : all_p, &pbuf, &np);
+	if (!wl || !pol || !nw || !np) {
+		fprintf(stderr, "tiersim compare: empty --workloads or --policies list\n");
+		status = 2;
+		goto out;
+	}
+	res = calloc(nw * np, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "tiersim compare: out of memory\n");
+		goto out;
+	}
+	pg.total = nw * np;
+	for (i = 0; i < nw; i++) {
+		for (j = 0; j < np; j++) {
+			struct tier_err err = { "" };
+			struct tier_sim_params p = o.p;
+
+			p.workload = wl[i];
+			p.policy = pol[j];
+			snprintf(label, sizeof(label), "%s/%s", wl[i], pol[j]);
+			pg.label = label;
+			pg.idx = i * np + j;
+			p.progress = show_progress;
+			p.progress_ctx = &pg;
+			ret = tier_sim_run(&p, &res[i * np + j], &err);
+			if (ret) {
+				clear_progress(&pg);
+				fprintf(stderr, "tiersim compare: %s on %s: %s\n", pol[j], wl[i], err.msg);
+				status = ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+				goto out;
+			}
+		}
+	}
+	clear_progress(&pg);
+	if (o.json) {
+		struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
+
+		json_object_object_add(root, "machine", json_object_new_string(o.p.machine));
+		json_object_object_add(root, "ratio",
+				       o.p.ratio ? json_object_new_string(o.p.ratio) : NULL);
+		json_object_object_add(root, "seed", json_object_new_uint64(o.p.seed));
+		for (i = 0; i < nw * np; i++)
+			json_object_array_add(arr, tiersim_result_json(&res[i]));
+		json_object_object_add(root, "results", arr);
+		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+		json_object_put(root);
+	} else {
+		printf("AMAT (ns) on %s%s%s, seed %llu\n", o.p.machine, o.p.ratio ? " at " : "",
+		       o.p.ratio ? o.p.ratio : "", (unsigned long long)o.p.seed);
+		printf("%-22s", "workload");
+		for (j = 0; j < np; j++)
+			printf(" %13s", pol[j]);
+		printf("\n");
+		for (i = 0; i < nw; i++) {
+			printf("%-22s", wl[i]);
+			for (j = 0; j < np; j++)
+				printf(" %13.1f", res[i * np + j].amat_ns);
+			printf("\n");
+		}
+	}
+	if (o.plot) {
+		struct tier_err err = { "" };
+
+		if (tiersim_plot(o.plot, o.p.machine, wl, nw, pol, np, res, &err)) {
+			fprintf(stderr, "tiersim compare: %s\n", err.msg);
+			goto out;
+		}
+	}
+	status = 0;
+out:
+	free(res);
+	free(wl);
+	free(pol);
+	free(wbuf);
+	free(pbuf);
+	return status;
+}

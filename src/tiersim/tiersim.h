@@ -1,0 +1,28 @@
+/* tiersim.h - the verbs of tiersim that live in their own files. Each
+ * returns the process exit status: 0, 1 (failed), 2 (usage error). */
+#ifndef TIER_TIERSIM_H
+#define TIER_TIERSIM_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "backend/sim/engine.h"
+
+/* tiersim convert --from lackey [OPTIONS] IN OUT: argv[0] is "convert". */
+int tiersim_convert(int argc, char **argv);
+
+/* tiersim run ...: argv[0] is "run". */
+int tiersim_run(int argc, char **argv);
+
+/* tiersim compare ...: argv[0] is "compare". */
+int tiersim_compare(int argc, char **argv);
+
+/* One result as the JSON object of docs/cli.md (caller puts it). */
+struct json_object *tiersim_result_json(const struct tier_sim_result *r);
+
+/* Draws AMAT per workload and policy into a PNG. Returns 0 or -errno. */
+int tiersim_plot(const char *path, const char *machine, const char **workloads, size_t nw,
+		 const char **policies, size_t np, const struct tier_sim_result *res,
+		 struct tier_err *err);
+
+#endif
