@@ -1,0 +1,169 @@
+/* policy_env.h - an in-memory environment for policy unit tests: a
+ * simulated machine's topology, a page array, a migrator that honours node
+ * capacities, a settable clock. Header-only; include in one test file.
+ *
+ *   struct test_env te;
+ *   test_env_init(&te, "dram-cxl", "1:4", 64, 1000);   // 64 pages per ratio unit, 1000 pages
+ *   test_env_place(&te, page, node);                   // initial placement
+ *   policy->create(&te.env, &priv, &err); ... te.now_us += 100000; policy->tick(priv, te.now_us);
+ *   test_env_release(&te);
+ */
+#ifndef TIER_TEST_POLICY_ENV_H
+#define TIER_TEST_POLICY_ENV_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/sim/machine.h"
+#include "core/policy.h"
+
+struct test_env {
+	struct tier_sim_machine machine;
+	struct tier_topology topo;
+	struct tier_env env;
+	uint8_t *page_node;
+	uint64_t cap[TIER_SIM_MAX_NODES];
+	uint64_t used[TIER_SIM_MAX_NODES];
+	uint64_t now_us;
+	uint64_t work_units;
+	uint64_t moves;			/* pages moved so far */
+	uint64_t move_calls;
+	uint64_t max_call_pages;	/* largest batch seen */
+};
+
+static int test_env_node_pages(void *priv, int node, uint64_t *total, uint64_t *free)
+{
+	struct test_env *te = priv;
+
+	if (node < 0 || (size_t)node >= te->machine.nr_nodes)
+		return -ENOENT;
+	*total = te->cap[node];
+	*free = te->cap[node] - te->used[node];
+	return 0;
+}
+
+static uint64_t test_env_now(void *priv)
+{
+	return ((struct test_env *)priv)->now_us;
+}
+
+static long test_env_move(void *priv, const uint64_t *pages, const int *nodes, int *status,
+			  size_t n)
+{
+	struct test_env *te = priv;
+	long moved = 0;
+	size_t i;
+
+	te->move_calls++;
+	if (n > te->max_call_pages)
+		te->max_call_pages = n;
+	for (i = 0; i < n; i++) {
+		uint8_t from;
+
+		if (pages[i] >= te->env.nr_pages) {
+			status[i] = -EFAULT;
+			continue;
+		}
+		from = te->page_node[pages[i]];
+		if (from == TIER_NODE_NONE) {
+			status[i] = -ENOENT;
+			continue;
+		}
+		if (nodes[i] == from) {
+			status[i] = from;
+			continue;
+		}
+		if (te->used[nodes[i]] >= te->cap[nodes[i]]) {
+			status[i] = -ENOMEM;
+			continue;
+		}
+		te->used[from]--;
+		te->used[nodes[i]]++;
+		te->page_node[pages[i]] = (uint8_t)nodes[i];
+		status[i] = nodes[i];
+		te->moves++;
+		moved++;
+	}
+	return moved;
+}
+
+static const struct tier_mem_ops test_env_mem_ops = { "test", test_env_node_pages };
+static const struct tier_clock_ops test_env_clock_ops = { "test", test_env_now };
+static const struct tier_migrator_ops test_env_migrator_ops = { "test", test_env_move };
+
+/* Places page on node (initial placement; no capacity check beyond the
+ * counters). */
+static inline void test_env_place(struct test_env *te, uint64_t page, int node)
+{
+	if (te->page_node[page] != TIER_NODE_NONE)
+		te->used[te->page_node[page]]--;
+	te->page_node[page] = (uint8_t)node;
+	te->used[node]++;
+}
+
+/* unit_pages: pages per ratio unit. Returns 0 or -errno. */
+static inline int test_env_init(struct test_env *te, const char *preset, const char *ratio,
+				uint64_t unit_pages, uint64_t nr_pages)
+{
+	struct tier_err err;
+	size_t i;
+	int ret;
+
+	memset(te, 0, sizeof(*te));
+	ret = tier_sim_machine_init(&te->machine, preset, ratio, unit_pages << 12, &err);
+	if (ret)
+		return ret;
+	ret = tier_topology_discover(&tier_sim_topology_ops, &te->machine, NULL, 0, &te->topo, &err);
+	if (ret)
+		return ret;
+	for (i = 0; i < te->machine.nr_nodes; i++)
+		te->cap[i] = te->machine.node_bytes[i] >> 12;
+	te->page_node = malloc(nr_pages);
+	if (!te->page_node)
+		return -ENOMEM;
+	memset(te->page_node, TIER_NODE_NONE, nr_pages);
+	te->env.topo = &te->topo;
+	te->env.nr_pages = nr_pages;
+	te->env.page_node = te->page_node;
+	te->env.page_shift = 12;
+	te->env.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE |
+			    TIER_OBS_HINT_FAULT;
+	te->env.migrator = &test_env_migrator_ops;
+	te->env.migrator_priv = te;
+	te->env.mem = &test_env_mem_ops;
+	te->env.mem_priv = te;
+	te->env.clock = &test_env_clock_ops;
+	te->env.clock_priv = te;
+	te->env.budget_bytes_per_s = 0;
+	te->env.max_batch = 64;
+	te->env.interval_us = 100000;
+	te->env.work_units = &te->work_units;
+	return 0;
+}
+
+static inline void test_env_release(struct test_env *te)
+{
+	free(te->page_node);
+	tier_topology_release(&te->topo);
+}
+
+/* Delivers one observation to a policy. */
+static inline void test_env_observe(const struct tier_policy_ops *ops, void *priv,
+				    uint16_t kind, uint64_t page, uint32_t nr, uint32_t count,
+				    uint32_t max)
+{
+	struct tier_obs o;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = kind;
+	o.page = page;
+	o.nr_pages = nr;
+	o.count = count;
+	o.max = max;
+	o.interval_us = 100000;
+	ops->observe(priv, &o, 1);
+}
+
+#endif
