@@ -223,7 +223,7 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 		case 'h':
 			return -1;
 		default:
-			return 2;
+			return 3;	/* getopt said what; the caller adds the usage */
 		}
 	}
 	if (optind < argc) {
@@ -255,8 +255,9 @@ int tiersim_run(int argc, char **argv)
 	int ret = parse_opts("run", argc, argv, &o);
 
 	if (ret) {
-		run_usage(ret < 0 ? stdout : stderr);
-		return ret < 0 ? 0 : ret;
+		if (ret != 2)
+			run_usage(ret < 0 ? stdout : stderr);
+		return ret < 0 ? 0 : 2;
 	}
 	if (!o.p.workload || !o.p.policy) {
 		fprintf(stderr, "tiersim run: --workload and --policy are required\n");
@@ -339,8 +340,9 @@ int tiersim_compare(int argc, char **argv)
 	int ret = parse_opts("compare", argc, argv, &o), status = 1;
 
 	if (ret) {
-		compare_usage(ret < 0 ? stdout : stderr);
-		return ret < 0 ? 0 : ret;
+		if (ret != 2)
+			compare_usage(ret < 0 ? stdout : stderr);
+		return ret < 0 ? 0 : 2;
 	}
 	if (o.p.workload || o.p.policy) {
 		fprintf(stderr, "tiersim compare: use --workloads and --policies (lists)\n");

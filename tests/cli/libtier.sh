@@ -1,7 +1,7 @@
 # libtier.sh - libtier's ABI: soname, versioned symbols, nothing else exported.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/build
+B=${TIERD_BUILD:-$ROOT/build}
 
 is "$(objdump -p "$B/libtier.so" | awk '/SONAME/ { print $2 }')" libtier.so.0 "soname is libtier.so.0"
 exported=$(objdump -T "$B/libtier.so" | awk '$2 == "g" && $4 == ".text" { print $6 ":" $7 }' | sort | tr '\n' ' ')

@@ -1,7 +1,7 @@
 # tiersim.sh - tiersim's machine presets on the command line.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/build
+B=${TIERD_BUILD:-$ROOT/build}
 
 run "$B/tiersim" list --json
 is "$rc" 0 "list --json exits 0"
@@ -15,5 +15,54 @@ is "$rc" 2 "bad --ratio: usage error"
 is "$err" "tiersim topology: ratio '1:x': expected numbers like 1:4, found 'x'" "bad --ratio: one clear line"
 run "$B/tiersim" topology --machine nope
 like "$err" "unknown machine preset 'nope'" "unknown preset named"
+
+
+# run and compare: the JSON contract, determinism, errors.
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+SMALL="--unit 8388608 --duration 2"
+run "$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json
+is "$rc" 0 "run --json exits 0"
+is "$(echo "$out" | jq -c '[has("workload"),has("policy"),has("amat_ns"),has("fast_access_ratio"),has("migrated_bytes"),has("accesses")] | all')" true \
+	"run --json has the contract's fields"
+is "$(echo "$out" | jq -r '.machine')" dram-cxl "run defaults to dram-cxl"
+check "tierd beats first touch on gups-hotset" test "$(echo "$out" | jq '.fast_access_ratio > 0.6')" = true
+
+run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
+first=$out
+run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
+is "$out" "$first" "compare: same seed, same output byte for byte"
+is "$(echo "$out" | jq '.results | length')" 6 "compare: workloads x policies results"
+is "$(echo "$out" | jq '[.results[] | select(.policy == "oracle") | .amat_ns] | length')" 2 "compare includes the oracle"
+run "$B/tiersim" compare --workloads gups-hotset --policies static,tierd $SMALL --json --seed 4
+check "a different seed gives different figures" test "$out" != "$first"
+
+run "$B/tiersim" compare --workloads gups-hotset,uniform --policies static,oracle $SMALL --plot "$TMP/amat.png"
+is "$rc" 0 "compare --plot exits 0"
+is "$(head -c 8 "$TMP/amat.png" | od -An -c | tr -d ' ')" '211PNG\r\n032\n' "compare --plot writes a PNG"
+like "$out" "gups-hotset" "compare prints a table"
+
+run "$B/tiersim" run --workload phase-change --policy tierd $SMALL --timeline "$TMP/t.csv"
+is "$rc" 0 "run --timeline exits 0"
+like "$(head -1 "$TMP/t.csv")" "time_s,amat_ns,fast_access_ratio" "timeline CSV header"
+is "$(($(wc -l <"$TMP/t.csv") - 1))" 20 "timeline: one row per 100 ms"
+
+for bad in "--workload nope --policy tierd|unknown workload 'nope'" \
+	"--workload gups-hotset --policy nope|unknown policy 'nope'" \
+	"--machine nope --workload gups-hotset --policy tierd|unknown machine preset 'nope'" \
+	"--workload gups-hotset --policy tierd --tracker pebs|unknown tracker 'pebs'" \
+	"--workload gups-hotset --policy tierd --duration -1|--duration '-1'" \
+	"--workload gups-hotset --policy tierd --seed x|--seed 'x'" \
+	"--workload trace:$TMP/none.trace --policy tierd|$TMP/none.trace"; do
+	args=${bad%%|*}
+	want=${bad#*|}
+	# shellcheck disable=SC2086
+	run "$B/tiersim" run $args $SMALL
+	is "$rc" 2 "run $args: usage error"
+	like "$err" "$want" "run $args: says what"
+	is "$(lines "$err")" 1 "run $args: one line"
+done
+run "$B/tiersim" run --workload gups-hotset
+is "$rc" 2 "run without --policy: usage error"
 
 done_testing

@@ -2,7 +2,7 @@
 # sysfs fixtures: output shapes, tier ranking, one clear line per bad input.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/build
+B=${TIERD_BUILD:-$ROOT/build}
 FX=$ROOT/tests/fixtures/sysfs
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
