@@ -58,7 +58,8 @@ static void print_summary(const char *in, const char *out,
 		json_object_object_add(o, "sampled_out", json_object_new_int64((int64_t)st->nr_sampled_out));
 		json_object_object_add(o, "accesses", json_object_new_int64((int64_t)st->nr_accesses));
 		json_object_object_add(o, "footprint_pages", json_object_new_int64((int64_t)st->nr_pages));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 		return;
 	}

@@ -388,7 +388,8 @@ struct tier_trace_reader {
 	int error;		/* sticky failure of _next */
 	struct tier_err error_msg;
 
-	uint8_t buf[READER_BUF_BYTES];
+	uint8_t *buf;		/* buf_bytes: data size, 64 B to 128 KiB */
+	size_t buf_bytes;
 };
 
 static int reader_new(const char *name, struct tier_trace_reader **out, struct tier_err *err)
@@ -403,7 +404,7 @@ static int reader_new(const char *name, struct tier_trace_reader **out, struct t
 		return tier_err_set(err, -ENOMEM, "%s: out of memory", name);
 	}
 	r->fd = -1;
-	r->read_max = sizeof(r->buf);
+	r->read_max = SIZE_MAX;
 	*out = r;
 	return 0;
 }
@@ -516,6 +517,14 @@ static int header_parse(struct tier_trace_reader *r, struct tier_err *err)
 		return tier_err_set(err, -EINVAL, "%s: trailing data at byte %" PRIu64
 				    ": the header says the trace is %" PRIu64 " bytes", name,
 				    total_bytes, total_bytes);
+	/* No larger than the data: a small trace needs no 128 KiB. Refills
+	 * happen with under one record left, so two records' room suffices. */
+	r->buf_bytes = r->data_bytes < READER_BUF_BYTES ? (size_t)r->data_bytes : READER_BUF_BYTES;
+	if (r->buf_bytes < 2 * TIER_TRACE_RECORD_MAX_BYTES)
+		r->buf_bytes = 2 * TIER_TRACE_RECORD_MAX_BYTES;
+	r->buf = malloc(r->buf_bytes);
+	if (!r->buf)
+		return tier_err_set(err, -ENOMEM, "%s: out of memory", name);
 	return 0;
 }
 
@@ -599,7 +608,7 @@ static int reader_fail(struct tier_trace_reader *r, int code, uint64_t rec_idx, 
 /* Moves the undecoded tail to the buffer's start and reads more data. */
 static int reader_refill(struct tier_trace_reader *r, struct tier_err *err)
 {
-	size_t keep = r->len - r->pos, want = sizeof(r->buf) - keep;
+	size_t keep = r->len - r->pos, want = r->buf_bytes - keep;
 	uint64_t left = r->data_bytes - r->data_read;
 	long k;
 
@@ -849,6 +858,7 @@ void tier_trace_reader_destroy(struct tier_trace_reader *r)
 		return;
 	if (r->fd >= 0)
 		close(r->fd);
+	free(r->buf);
 	free(r->name);
 	free(r);
 }

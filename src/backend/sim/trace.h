@@ -4,8 +4,8 @@
  * A trace is a 64-byte header followed by page-granular records, each a
  * page delta, a read/write bit and an optional repeat count, varint-coded
  * (docs/trace-format.md has the byte-level layout). The reader decodes into
- * arrays of struct tier_sim_access through one fixed-size buffer, so memory
- * stays bounded whatever the trace's length, and validates as it goes: a
+ * arrays of struct tier_sim_access through one buffer of at most 128 KiB,
+ * so memory stays bounded whatever the trace's length, and validates as it goes: a
  * page outside the footprint, a truncated record or counts that disagree
  * with the header give one error naming the file, the record and its byte
  * offset.
@@ -111,7 +111,7 @@ int tier_trace_reader_open(const char *path, struct tier_trace_reader **out,
 int tier_trace_reader_open_mem(const void *data, size_t sz_bytes, const char *name,
 			       struct tier_trace_reader **out, struct tier_err *err);
 
-/* Decodes up to n accesses into buf, expanding repeat counts. Returns the
+/* Decodes up to n (> 0) accesses into buf, expanding repeat counts. Returns the
  * number produced (< n only at the end), 0 at the end of the trace, or
  * -errno on corrupt or truncated data (-EINVAL, -ENODATA, -EIO) with err
  * "NAME: record N at byte B: reason" (N counts from 0, B from the file's
