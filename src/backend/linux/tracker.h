@@ -1,0 +1,73 @@
+/* tracker.h - hotness trackers on Linux, and the address form of their
+ * observations.
+ *
+ * A Linux tracker watches a set of processes and reports what it saw per
+ * address range of a process (struct tier_linux_addr_obs). The address
+ * space map (space.h) turns those into the core's dense-page observations
+ * (struct tier_obs), splitting ranges at mapping boundaries and dropping
+ * what no managed mapping covers.
+ *
+ * Trackers, best first: DAMON (sysfs, vaddr), idle page tracking, soft-dirty,
+ * perf memory sampling. Each is probed at start-up; one that is unavailable
+ * says why in one line (tier_err) and the next is tried.
+ */
+#ifndef TIER_LINUX_TRACKER_H
+#define TIER_LINUX_TRACKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/err.h"
+
+/* Where the kernel's files are; tests point these at fixture trees. */
+struct tier_linux_ctx {
+	const char *sysfs_root;		/* "/sys" */
+	const char *procfs_root;	/* "/proc" */
+	const char *debugfs_root;	/* "/sys/kernel/debug" (tracefs events) */
+};
+
+/* What a tracker saw in [start, end) of process pid. Fields as in struct
+ * tier_obs (core/policy.h): kind is one enum tier_obs_kind; for ACCESSED
+ * and WRITTEN, count of max checks over interval_us; SAMPLE: count =
+ * sampling period; HINT_FAULT: latency_us. */
+struct tier_linux_addr_obs {
+	pid_t pid;
+	uint64_t start, end;		/* virtual addresses, page aligned */
+	uint16_t kind;
+	uint16_t write;
+	uint32_t count;
+	uint32_t max;
+	uint32_t latency_us;
+	uint32_t interval_us;
+};
+
+typedef void (*tier_linux_obs_sink)(void *ctx, const struct tier_linux_addr_obs *obs,
+				    size_t n);
+
+struct tier_linux_tracker_ops {
+	const char *name;		/* "damon", "idle", "softdirty", "perf" */
+	unsigned kinds;			/* enum tier_obs_kind bits it reports */
+	/* Required. 0 when the tracker can run here; else -errno and err says
+	 * why in one line ("DAMON: /sys/kernel/mm/damon/admin missing (kernel
+	 * without CONFIG_DAMON_SYSFS)"). Changes nothing. */
+	int (*probe)(const struct tier_linux_ctx *ctx, struct tier_err *err);
+	/* Required. interval_us: how often collect() will be called. */
+	int (*create)(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+		      struct tier_err *err);
+	/* Required. Stops whatever it started in the kernel (a kdamond). */
+	void (*destroy)(void *priv);
+	/* Required. The processes to watch (replaces the previous set). A pid
+	 * that is gone is dropped silently. Returns 0 or -errno. */
+	int (*set_targets)(void *priv, const pid_t *pids, size_t n, struct tier_err *err);
+	/* Required. Hands what was seen since the last call to sink, in
+	 * batches. Processes that exited since are skipped without error. */
+	int (*collect)(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err);
+};
+
+/* The trackers, best first, NULL-terminated. */
+extern const struct tier_linux_tracker_ops *const tier_linux_trackers[];
+
+const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name);
+
+#endif
