@@ -11,6 +11,7 @@
 
 #include "backend/sim/rng.h"
 #include "backend/sim/workload.h"
+#include "core/loop.h"
 #include "core/policy.h"
 
 /* --- Costs (nanoseconds) and model constants, with their sources. ------- */
@@ -90,7 +91,7 @@ struct damon_region {
 	uint32_t age;
 };
 
-struct sim {
+struct tier_sim {
 	struct tier_sim_machine machine;
 	struct tier_topology topo;
 	int node_rank[256];
@@ -155,6 +156,14 @@ struct sim {
 	uint64_t moved[TIER_SIM_MAX_TIERS][TIER_SIM_MAX_TIERS];
 	uint64_t pingpong;
 	uint64_t fast_accesses;
+	/* run state */
+	struct tier_sim_params p;
+	double duration_ns;
+	double next_quantum, next_epoch, next_progress;
+	uint64_t last_acc[TIER_SIM_MAX_NODES], last_wr[TIER_SIM_MAX_NODES];
+	struct tier_sim_access *buf;
+	bool ended;
+	bool oracle_ready;
 	/* timeline */
 	double ep_start_ns;
 	uint64_t ep_acc, ep_fast;
@@ -171,7 +180,7 @@ static double loaded_latency(double idle, double util)
 	return idle * (1.0 + QUEUE_GAIN * r / (1.0 - r));
 }
 
-static void end_quantum(struct sim *s, double span_ns)
+static void end_quantum(struct tier_sim *s, double span_ns)
 {
 	size_t n;
 
@@ -195,7 +204,7 @@ static void end_quantum(struct sim *s, double span_ns)
 
 static int sim_node_pages(void *priv, int node, uint64_t *total, uint64_t *free)
 {
-	struct sim *s = priv;
+	struct tier_sim *s = priv;
 
 	if (node < 0 || (size_t)node >= s->nr_nodes)
 		return -ENOENT;
@@ -211,7 +220,7 @@ static const struct tier_mem_ops sim_mem_ops = {
 
 static uint64_t sim_now_us(void *priv)
 {
-	return (uint64_t)(((struct sim *)priv)->app_ns / 1000.0);
+	return (uint64_t)(((struct tier_sim *)priv)->app_ns / 1000.0);
 }
 
 static const struct tier_clock_ops sim_clock_ops = {
@@ -220,7 +229,7 @@ static const struct tier_clock_ops sim_clock_ops = {
 };
 
 /* Moves one page; no cost accounting (the oracle's free moves use it). */
-static void place_page(struct sim *s, uint64_t page, int node)
+static void place_page(struct tier_sim *s, uint64_t page, int node)
 {
 	uint8_t from = s->page_node[page];
 
@@ -233,7 +242,7 @@ static void place_page(struct sim *s, uint64_t page, int node)
 static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *status,
 		     size_t n)
 {
-	struct sim *s = priv;
+	struct tier_sim *s = priv;
 	uint32_t now_ms = (uint32_t)(s->app_ns / 1e6);
 	long moved = 0;
 	size_t i;
@@ -296,7 +305,7 @@ static const struct tier_migrator_ops sim_migrator_ops = {
 
 /* --- trackers ------------------------------------------------------------ */
 
-static int obs_push(struct sim *s, const struct tier_obs *o)
+static int obs_push(struct tier_sim *s, const struct tier_obs *o)
 {
 	if (s->nr_obs == s->cap_obs) {
 		size_t cap = s->cap_obs ? s->cap_obs * 2 : 4096;
@@ -311,7 +320,7 @@ static int obs_push(struct sim *s, const struct tier_obs *o)
 	return 0;
 }
 
-static void damon_pick_samples(struct sim *s)
+static void damon_pick_samples(struct tier_sim *s)
 {
 	size_t i;
 
@@ -323,7 +332,7 @@ static void damon_pick_samples(struct sim *s)
 	}
 }
 
-static int damon_init(struct sim *s)
+static int damon_init(struct tier_sim *s)
 {
 	size_t i, n = DAMON_MIN_REGIONS;
 
@@ -343,7 +352,7 @@ static int damon_init(struct sim *s)
 	return 0;
 }
 
-static void damon_sample(struct sim *s)
+static void damon_sample(struct tier_sim *s)
 {
 	size_t i;
 
@@ -359,7 +368,7 @@ static void damon_sample(struct sim *s)
 
 /* Aggregation: report, merge similar neighbours, split (DAMON's
  * kdamond_merge_regions / kdamond_split_regions). */
-static int damon_aggregate(struct sim *s)
+static int damon_aggregate(struct tier_sim *s)
 {
 	const uint32_t max = (uint32_t)(DAMON_AGGR_NS / DAMON_SAMPLE_NS);
 	const uint32_t thres = max / 10 ? max / 10 : 1;
@@ -445,7 +454,7 @@ static int damon_aggregate(struct sim *s)
 }
 
 /* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs. */
-static int bit_scan(struct sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
+static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
 {
 	uint64_t p = 0;
 	int ret;
@@ -480,7 +489,7 @@ static int bit_scan(struct sim *s, uint8_t bit, uint16_t kind, uint32_t interval
 	return 0;
 }
 
-static void hint_scan(struct sim *s)
+static void hint_scan(struct tier_sim *s)
 {
 	uint64_t n = HINT_SCAN_PAGES < s->nr_pages ? HINT_SCAN_PAGES : s->nr_pages;
 	uint64_t i;
@@ -499,20 +508,20 @@ static void hint_scan(struct sim *s)
 	s->app_ns += HINT_SCAN_PAGE_NS * (double)n;
 }
 
-static void sink_to_policy(void *ctx, const struct tier_obs *obs, size_t n)
-{
-	struct sim *s = ctx;
-
-	if (s->pol->observe)
-		s->pol->observe(s->pol_priv, obs, n);
-}
-
 static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
 		       void *ctx, struct tier_err *err)
 {
-	struct sim *s = priv;
+	struct tier_sim *s = priv;
+	uint32_t interval_us = (uint32_t)s->env.interval_us;
+	int ret = 0;
 
-	(void)err;
+	/* Scanning trackers look at the bits right before the policy runs. */
+	if (s->trackers & TRK_IDLE)
+		ret = bit_scan(s, F_ACCESSED, TIER_OBS_ACCESSED, interval_us);
+	if (!ret && (s->trackers & TRK_SOFTDIRTY))
+		ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, interval_us);
+	if (ret)
+		return tier_err_set(err, ret, "out of memory");
 	if (s->nr_obs)
 		sink(ctx, s->obs, s->nr_obs);
 	s->nr_obs = 0;
@@ -527,7 +536,7 @@ static const struct tier_tracker_ops sim_tracker_ops = {
 
 /* --- the access loop ----------------------------------------------------- */
 
-static int process(struct sim *s, const struct tier_sim_access *a, size_t n)
+static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n)
 {
 	const unsigned trk = s->trackers;
 	double t = 0, stall = 0;
@@ -620,7 +629,7 @@ static int cmp_weight_desc(const void *a, const void *b, void *ctx)
 	       (*(const uint64_t *)a < *(const uint64_t *)b);
 }
 
-static uint64_t tier_cap(const struct sim *s, size_t rank)
+static uint64_t tier_cap(const struct tier_sim *s, size_t rank)
 {
 	uint64_t c = 0;
 	size_t i;
@@ -632,7 +641,7 @@ static uint64_t tier_cap(const struct sim *s, size_t rank)
 
 /* Expected AMAT when tier r serves share[r] of accesses (closed loop:
  * the access rate follows the latency, the latency the load). */
-static double model_amat(const struct sim *s, const double *share, double wfrac)
+static double model_amat(const struct tier_sim *s, const double *share, double wfrac)
 {
 	double amat = 0, lat[TIER_SIM_MAX_TIERS];
 	size_t r, it;
@@ -663,7 +672,7 @@ static double model_amat(const struct sim *s, const double *share, double wfrac)
 /* Pages sorted by weight; cum[i] = share of the first i pages. Chooses how
  * many of the hottest pages each tier gets, trying fills below capacity on
  * the faster tiers (to balance loaded latency), and places them. */
-static void oracle_place(struct sim *s, const double *cum, uint64_t n)
+static void oracle_place(struct tier_sim *s, const double *cum, uint64_t n)
 {
 	uint64_t cap[TIER_SIM_MAX_TIERS], best_cnt[TIER_SIM_MAX_TIERS] = { 0 };
 	double best = INFINITY, wfrac = s->accesses ? (double)s->writes / (double)s->accesses : 0.2;
@@ -732,7 +741,7 @@ static void oracle_place(struct sim *s, const double *cum, uint64_t n)
 	}
 }
 
-static int oracle_epoch(struct sim *s, const double *w)
+static int oracle_epoch(struct tier_sim *s, const double *w)
 {
 	double *cum;
 	uint64_t i, n = s->nr_pages;
@@ -763,7 +772,7 @@ static int oracle_epoch(struct sim *s, const double *w)
 
 /* Traces: count every page's accesses over the whole run (one pass), then
  * rewind; the placement is static (one epoch). */
-static int oracle_trace_counts(struct sim *s, struct tier_err *err)
+static int oracle_trace_counts(struct tier_sim *s, struct tier_err *err)
 {
 	struct tier_sim_access *buf = malloc(BATCH * sizeof(*buf));
 	long n;
@@ -787,7 +796,7 @@ static int oracle_trace_counts(struct sim *s, struct tier_err *err)
 
 /* --- setup and run ------------------------------------------------------- */
 
-static int parse_trackers(struct sim *s, const char *list, struct tier_err *err)
+static int parse_trackers(struct tier_sim *s, const char *list, struct tier_err *err)
 {
 	char buf[64], *save = NULL, *tok;
 	size_t k;
@@ -813,28 +822,7 @@ static int parse_trackers(struct sim *s, const char *list, struct tier_err *err)
 	return 0;
 }
 
-static void sim_free(struct sim *s)
-{
-	if (s->pol && s->pol_priv)
-		s->pol->destroy(s->pol_priv);
-	if (s->wl && s->wl_priv)
-		s->wl->destroy(s->wl_priv);
-	tier_topology_release(&s->topo);
-	free(s->page_node);
-	free(s->page_owner);
-	free(s->flags);
-	free(s->last_move_ms);
-	free(s->prev_rank);
-	free(s->obs);
-	free(s->regions);
-	free(s->chunk_unmap_ns);
-	free(s->weights);
-	free(s->prev_weights);
-	free(s->order);
-	free(s);
-}
-
-static int setup_machine(struct sim *s, const struct tier_sim_params *p, struct tier_err *err)
+static int setup_machine(struct tier_sim *s, const struct tier_sim_params *p, struct tier_err *err)
 {
 	size_t i, j;
 	int ret;
@@ -887,7 +875,7 @@ static int setup_machine(struct sim *s, const struct tier_sim_params *p, struct 
 	return 0;
 }
 
-static int setup_pages(struct sim *s, struct tier_err *err)
+static int setup_pages(struct tier_sim *s, struct tier_err *err)
 {
 	uint64_t total = 0, i, *perm;
 	size_t k;
@@ -939,7 +927,7 @@ static int setup_pages(struct sim *s, struct tier_err *err)
 	return 0;
 }
 
-static void timeline_header(const struct sim *s, FILE *f)
+static void timeline_header(const struct tier_sim *s, FILE *f)
 {
 	size_t r;
 
@@ -949,7 +937,7 @@ static void timeline_header(const struct sim *s, FILE *f)
 	fprintf(f, "\n");
 }
 
-static void timeline_row(struct sim *s, FILE *f)
+static void timeline_row(struct tier_sim *s, FILE *f)
 {
 	uint64_t acc = s->accesses - s->ep_acc;
 	uint64_t fast = s->fast_accesses - s->ep_fast;
@@ -980,26 +968,27 @@ static void timeline_row(struct sim *s, FILE *f)
 	s->ep_start_ns = s->app_ns;
 }
 
-static int run_loop(struct sim *s, const struct tier_sim_params *p, struct tier_err *err)
+/* Runs accesses until simulated time until_ns, the duration or the end of
+ * the workload. Returns 1 when there is more to run, 0 when the run is over,
+ * -errno on failure. */
+static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 {
-	const double duration_ns = (double)(p->duration_us ? p->duration_us : TIER_SIM_DEFAULT_DURATION_US) * 1e3;
-	const double tick_ns = (double)s->env.interval_us * 1e3;
-	struct tier_sim_access *buf = malloc(BATCH * sizeof(*buf));
-	uint64_t last_acc[TIER_SIM_MAX_NODES] = { 0 }, last_wr[TIER_SIM_MAX_NODES] = { 0 };
-	double next_tick = tick_ns, next_quantum = QUANTUM_NS, next_epoch = EPOCH_NS;
-	double next_progress = duration_ns / 100;
-	int ret = 0;
+	const struct tier_sim_params *p = &s->p;
+	int ret;
 
-	if (!buf)
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	if (s->oracle && s->weights && !s->wl->weights) {
+	if (s->ended)
+		return 0;
+	if (s->oracle && !s->oracle_ready && !s->wl->weights) {
 		ret = oracle_trace_counts(s, err);
 		if (!ret)
 			ret = oracle_epoch(s, s->weights);
 		if (ret)
-			goto out;
+			return ret;
+		s->oracle_ready = true;
 	}
-	while (s->app_ns < duration_ns) {
+	if (until_ns > s->duration_ns)
+		until_ns = s->duration_ns;
+	while (s->app_ns < until_ns) {
 		uint64_t now_us = (uint64_t)(s->app_ns / 1000);
 		long n;
 		size_t k;
@@ -1009,43 +998,41 @@ static int run_loop(struct sim *s, const struct tier_sim_params *p, struct tier_
 			/* Start of an epoch: place for this epoch's distribution. */
 			s->wl->weights(s->wl_priv, now_us, s->weights);
 			ret = oracle_epoch(s, s->weights);
-			if (ret) {
-				tier_err_set(err, ret, "out of memory");
-				goto out;
-			}
+			if (ret)
+				return tier_err_set(err, ret, "out of memory");
 		}
-		n = s->wl->next(s->wl_priv, now_us, buf, BATCH, err);
-		if (n < 0) {
-			ret = (int)n;
-			goto out;
+		n = s->wl->next(s->wl_priv, now_us, s->buf, BATCH, err);
+		if (n < 0)
+			return (int)n;
+		if (n == 0) {
+			s->ended = true;	/* a trace ended */
+			break;
 		}
-		if (n == 0)
-			break;	/* a trace ended */
-		ret = process(s, buf, (size_t)n);
-		if (ret) {
-			tier_err_set(err, ret, ret == -ERANGE ? "workload touched a page beyond its footprint"
-							      : "simulated machine out of memory");
-			goto out;
-		}
+		ret = process(s, s->buf, (size_t)n);
+		if (ret)
+			return tier_err_set(err, ret, ret == -ERANGE ?
+					    "workload touched a page beyond its footprint" :
+					    "simulated machine out of memory");
 		if (s->antagonist_bps == 0 && s->wl->antagonist_bytes_per_s)
 			s->antagonist_bps = s->wl->antagonist_bytes_per_s(s->wl_priv, now_us);
 		/* Traffic of this batch. */
 		for (k = 0; k < s->nr_nodes; k++) {
-			uint64_t da = s->acc_node[k] - last_acc[k], dw = s->wr_node[k] - last_wr[k];
+			uint64_t da = s->acc_node[k] - s->last_acc[k];
+			uint64_t dw = s->wr_node[k] - s->last_wr[k];
 
-			s->q_rd[k] += (double)(da - dw) * LINES_PER_ACCESS * LINE_BYTES;
-			/* A store is a read for ownership plus a write-back. */
-			s->q_rd[k] += (double)dw * LINES_PER_ACCESS * LINE_BYTES;
+			/* Loads read; a store is a read for ownership plus a
+			 * write-back. */
+			s->q_rd[k] += (double)da * LINES_PER_ACCESS * LINE_BYTES;
 			s->q_wr[k] += (double)dw * LINES_PER_ACCESS * LINE_BYTES;
 			if (s->node_rank[k] == 0)
 				s->fast_accesses += da;
 			s->writes += dw;
-			last_acc[k] = s->acc_node[k];
-			last_wr[k] = s->wr_node[k];
+			s->last_acc[k] = s->acc_node[k];
+			s->last_wr[k] = s->wr_node[k];
 		}
-		while (s->app_ns >= next_quantum) {
+		while (s->app_ns >= s->next_quantum) {
 			end_quantum(s, s->app_ns - s->q_start_ns);
-			next_quantum += QUANTUM_NS;
+			s->next_quantum += QUANTUM_NS;
 		}
 		if (s->trackers & TRK_DAMON) {
 			while (s->app_ns >= s->next_damon_sample) {
@@ -1055,7 +1042,7 @@ static int run_loop(struct sim *s, const struct tier_sim_params *p, struct tier_
 			if (s->app_ns >= s->next_damon_aggr) {
 				ret = damon_aggregate(s);
 				if (ret)
-					goto out_nomem;
+					return tier_err_set(err, ret, "out of memory");
 				s->next_damon_aggr += DAMON_AGGR_NS;
 			}
 		}
@@ -1063,66 +1050,97 @@ static int run_loop(struct sim *s, const struct tier_sim_params *p, struct tier_
 			hint_scan(s);
 			s->next_hint_scan += HINT_SCAN_PERIOD_NS;
 		}
-		if (!s->oracle && s->app_ns >= next_tick) {
-			if (s->trackers & TRK_IDLE) {
-				ret = bit_scan(s, F_ACCESSED, TIER_OBS_ACCESSED, (uint32_t)(tick_ns / 1000));
-				if (ret)
-					goto out_nomem;
-			}
-			if (s->trackers & TRK_SOFTDIRTY) {
-				ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, (uint32_t)(tick_ns / 1000));
-				if (ret)
-					goto out_nomem;
-			}
-			ret = sim_tracker_ops.collect(s, sink_to_policy, s, err);
-			if (!ret)
-				ret = s->pol->tick(s->pol_priv, (uint64_t)(s->app_ns / 1000));
-			if (ret) {
-				tier_err_prefix(err, "policy %s", s->pol->name);
-				if (!err || !err->msg[0])
-					tier_err_set(err, ret, "policy %s failed: %s", s->pol->name,
-						     strerror(-ret));
-				goto out;
-			}
-			while (next_tick <= s->app_ns)
-				next_tick += tick_ns;
-		}
 		if (s->oracle)
 			s->nr_obs = 0;
-		if (s->app_ns >= next_epoch) {
+		if (s->app_ns >= s->next_epoch) {
 			timeline_row(s, p->timeline);
-			while (next_epoch <= s->app_ns)
-				next_epoch += EPOCH_NS;
+			while (s->next_epoch <= s->app_ns)
+				s->next_epoch += EPOCH_NS;
 		}
-		if (p->progress && s->app_ns >= next_progress) {
-			p->progress(p->progress_ctx, s->app_ns / duration_ns);
-			next_progress += duration_ns / 100;
+		if (p->progress && s->app_ns >= s->next_progress) {
+			p->progress(p->progress_ctx, s->app_ns / s->duration_ns);
+			s->next_progress += s->duration_ns / 100;
 		}
 	}
-	if (s->accesses != s->ep_acc)
+	if (s->app_ns >= s->duration_ns)
+		s->ended = true;
+	if (s->ended && s->accesses != s->ep_acc)
 		timeline_row(s, p->timeline);
-	goto out;
-out_nomem:
-	tier_err_set(err, ret, "out of memory");
-out:
-	free(buf);
-	return ret;
+	return s->ended ? 0 : 1;
 }
 
-int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
+int tier_sim_advance(struct tier_sim *s, uint64_t until_us, struct tier_err *err)
+{
+	return advance(s, (double)until_us * 1e3, err);
+}
+
+uint64_t tier_sim_now_us(const struct tier_sim *s)
+{
+	return (uint64_t)(s->app_ns / 1000);
+}
+
+const struct tier_env *tier_sim_env(struct tier_sim *s)
+{
+	return &s->env;
+}
+
+const struct tier_tracker_ops *tier_sim_tracker(struct tier_sim *s, void **priv)
+{
+	*priv = s;
+	return s->oracle ? NULL : &sim_tracker_ops;
+}
+
+const struct tier_policy_ops *tier_sim_policy(const struct tier_sim *s)
+{
+	return s->pol;
+}
+
+void tier_sim_destroy(struct tier_sim *s)
+{
+	if (!s)
+		return;
+	if (s->wl && s->wl_priv)
+		s->wl->destroy(s->wl_priv);
+	tier_topology_release(&s->topo);
+	free(s->page_node);
+	free(s->page_owner);
+	free(s->flags);
+	free(s->last_move_ms);
+	free(s->prev_rank);
+	free(s->obs);
+	free(s->regions);
+	free(s->chunk_unmap_ns);
+	free(s->weights);
+	free(s->prev_weights);
+	free(s->order);
+	free(s->buf);
+	free(s);
+}
+
+int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		 struct tier_err *err)
 {
 	struct tier_sim_workload_params wp;
 	const char *wl_arg = NULL;
-	struct sim *s = calloc(1, sizeof(*s));
-	size_t i, j;
+	struct tier_sim *s = calloc(1, sizeof(*s));
+	size_t i;
 	int ret;
 
-	memset(r, 0, sizeof(*r));
+	*out = NULL;
 	if (!s)
 		return tier_err_set(err, -ENOMEM, "out of memory");
+	s->p = *p;
+	s->duration_ns = (double)(p->duration_us ? p->duration_us : TIER_SIM_DEFAULT_DURATION_US) * 1e3;
+	s->next_quantum = QUANTUM_NS;
+	s->next_epoch = EPOCH_NS;
+	s->next_progress = s->duration_ns / 100;
 	tier_topology_init(&s->topo);
 	tier_rng_seed(&s->rng, p->seed ^ UINT64_C(0x7469657273696d));	/* "tiersim" */
+	s->buf = malloc(BATCH * sizeof(*s->buf));
+	if (!s->buf) {
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
 	ret = setup_machine(s, p, err);
 	if (ret)
 		goto out;
@@ -1138,7 +1156,7 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	wp.fast_pages = tier_cap(s, 0);
 	for (i = 0; i < s->nr_nodes; i++)
 		wp.total_pages += s->cap_pages[i];
-	wp.duration_us = p->duration_us ? p->duration_us : TIER_SIM_DEFAULT_DURATION_US;
+	wp.duration_us = (uint64_t)(s->duration_ns / 1e3);
 	wp.fast_bw_bytes_per_s = (uint64_t)(s->rd_bw[s->fast_node] * 1e9);
 	wp.arg = wl_arg;
 	ret = s->wl->create(&wp, &s->wl_priv, err);
@@ -1176,8 +1194,10 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	}
 	if (s->trackers & TRK_DAMON) {
 		ret = damon_init(s);
-		if (ret)
-			goto out_nomem;
+		if (ret) {
+			tier_err_set(err, ret, "out of memory");
+			goto out;
+		}
 	}
 	s->sample_countdown = SAMPLE_PERIOD_LINES / LINES_PER_ACCESS;
 	s->next_hint_scan = HINT_SCAN_PERIOD_NS;
@@ -1199,22 +1219,24 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	s->env.max_batch = 1024;
 	s->env.interval_us = s->pol && s->pol->interval_us ? s->pol->interval_us : 100000;
 	s->env.work_units = &s->work_units;
-	if (s->pol) {
-		ret = s->pol->create(&s->env, &s->pol_priv, err);
-		if (ret) {
-			s->pol_priv = NULL;
-			goto out;
-		}
-	}
 	if (p->timeline)
 		timeline_header(s, p->timeline);
-	ret = run_loop(s, p, err);
-	if (ret)
-		goto out;
+	*out = s;
+	return 0;
+out:
+	tier_sim_destroy(s);
+	return ret;
+}
 
-	snprintf(r->machine, sizeof(r->machine), "%s", p->machine);
-	snprintf(r->workload, sizeof(r->workload), "%s", p->workload);
-	snprintf(r->policy, sizeof(r->policy), "%s", p->policy);
+void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
+		     struct tier_sim_result *r)
+{
+	size_t i, j;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->machine, sizeof(r->machine), "%s", s->p.machine);
+	snprintf(r->workload, sizeof(r->workload), "%s", s->p.workload);
+	snprintf(r->policy, sizeof(r->policy), "%s", s->p.policy);
 	snprintf(r->tracker, sizeof(r->tracker), "%s", s->tracker_names);
 	r->accesses = s->accesses;
 	r->amat_ns = s->accesses ? s->app_ns / (double)s->accesses : 0;
@@ -1234,12 +1256,45 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	r->pingpong_pages = s->pingpong;
 	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS) / 1e9;
 	r->sim_time_s = s->app_ns / 1e9;
-	r->metadata_bytes = (s->pol && s->pol->metadata_bytes ? s->pol->metadata_bytes(s->pol_priv) : 0) +
-			    s->nr_regions * sizeof(struct damon_region);
-	goto out;
-out_nomem:
-	ret = tier_err_set(err, -ENOMEM, "out of memory");
+	r->metadata_bytes = policy_metadata_bytes + s->nr_regions * sizeof(struct damon_region);
+}
+
+int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
+		 struct tier_err *err)
+{
+	struct tier_loop loop;
+	const struct tier_tracker_ops *trk;
+	struct tier_sim *s;
+	void *trk_priv;
+	uint64_t next;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = tier_sim_new(p, &s, err);
+	if (ret)
+		return ret;
+	memset(&loop, 0, sizeof(loop));
+	trk = tier_sim_tracker(s, &trk_priv);
+	if (s->pol) {
+		ret = tier_loop_init(&loop, &s->env, s->pol, trk, trk_priv, err);
+		if (ret)
+			goto out;
+	}
+	next = s->env.interval_us;
+	while ((ret = tier_sim_advance(s, next, err)) > 0) {
+		if (s->pol) {
+			ret = tier_loop_step(&loop, err);
+			if (ret)
+				goto out;
+		}
+		next += s->env.interval_us;
+	}
+	if (ret)
+		goto out;
+	tier_sim_result(s, s->pol && s->pol->metadata_bytes ?
+			   s->pol->metadata_bytes(loop.policy_priv) : 0, r);
 out:
-	sim_free(s);
+	tier_loop_release(&loop);
+	tier_sim_destroy(s);
 	return ret;
 }

@@ -72,10 +72,39 @@ struct tier_sim_result {
 	size_t metadata_bytes;
 };
 
-/* Runs one simulation. Returns 0 or -errno with err set (unknown preset,
- * workload or policy; bad ratio; a corrupt trace). */
+/* Runs one simulation: tier_sim_new(), then the shared driving loop
+ * (core/loop.h) stepping every env interval, then tier_sim_result().
+ * Returns 0 or -errno with err set (unknown preset, workload or policy; bad
+ * ratio; a corrupt trace). */
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		 struct tier_err *err);
+
+/* The simulated machine as a backend, for a caller that drives the loop
+ * itself (tierd --machine sim:PRESET). */
+struct tier_sim;
+
+/* Builds machine, workload and trackers from p (p->policy picks the
+ * tracker; "oracle" places pages itself). Returns 0 or -errno. */
+int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
+		 struct tier_err *err);
+void tier_sim_destroy(struct tier_sim *s);
+
+/* The env a policy runs over and the tracker feeding it (NULL for the
+ * oracle); both live as long as the simulator. */
+const struct tier_env *tier_sim_env(struct tier_sim *s);
+const struct tier_tracker_ops *tier_sim_tracker(struct tier_sim *s, void **priv);
+/* The policy p->policy named (NULL for the oracle). */
+const struct tier_policy_ops *tier_sim_policy(const struct tier_sim *s);
+
+/* Runs the workload up to simulated time until_us. Returns 1 while there is
+ * more to run, 0 when the run is over (duration reached, trace ended),
+ * -errno with err set on failure. */
+int tier_sim_advance(struct tier_sim *s, uint64_t until_us, struct tier_err *err);
+uint64_t tier_sim_now_us(const struct tier_sim *s);
+
+/* Figures so far; policy_metadata_bytes is the policy's own. */
+void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
+		     struct tier_sim_result *r);
 
 /* Names of the trackers the simulator offers, NULL-terminated. */
 extern const char *const tier_sim_trackers[];

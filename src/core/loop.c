@@ -1,0 +1,68 @@
+/* loop.c - the driving loop that tierd and tiersim share. */
+#include "core/loop.h"
+
+#include <errno.h>
+#include <string.h>
+
+int tier_loop_init(struct tier_loop *l, const struct tier_env *env,
+		   const struct tier_policy_ops *policy,
+		   const struct tier_tracker_ops *tracker, void *tracker_priv,
+		   struct tier_err *err)
+{
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	l->env = env;
+	l->policy = policy;
+	l->tracker = tracker;
+	l->tracker_priv = tracker_priv;
+	ret = policy->create(env, &l->policy_priv, err);
+	if (ret) {
+		tier_err_prefix(err, "policy %s", policy->name);
+		l->policy_priv = NULL;
+		return ret;
+	}
+	l->last_step_us = env->clock->now_us(env->clock_priv);
+	return 0;
+}
+
+static void deliver(void *ctx, const struct tier_obs *obs, size_t n)
+{
+	struct tier_loop *l = ctx;
+
+	l->observations += n;
+	if (l->policy->observe)
+		l->policy->observe(l->policy_priv, obs, n);
+}
+
+int tier_loop_step(struct tier_loop *l, struct tier_err *err)
+{
+	uint64_t now;
+	int ret;
+
+	if (l->tracker) {
+		ret = l->tracker->collect(l->tracker_priv, deliver, l, err);
+		if (ret) {
+			tier_err_prefix(err, "tracker %s", l->tracker->name);
+			return ret;
+		}
+	}
+	now = l->env->clock->now_us(l->env->clock_priv);
+	ret = l->policy->tick(l->policy_priv, now);
+	if (ret) {
+		if (!err || !err->msg[0])
+			tier_err_set(err, ret, "%s", strerror(-ret));
+		tier_err_prefix(err, "policy %s", l->policy->name);
+		return ret;
+	}
+	l->steps++;
+	l->last_step_us = now;
+	return 0;
+}
+
+void tier_loop_release(struct tier_loop *l)
+{
+	if (l->policy && l->policy_priv)
+		l->policy->destroy(l->policy_priv);
+	l->policy_priv = NULL;
+}

@@ -1,0 +1,41 @@
+/* loop.h - the driving loop that tierd and tiersim share.
+ *
+ * One step: the tracker hands over what it saw since the last step, the
+ * policy observes it, then ticks (decides and moves through the migrator).
+ * What happens between steps - real time passing on Linux, the simulated
+ * machine running its workload - is the backend's business.
+ */
+#ifndef TIER_CORE_LOOP_H
+#define TIER_CORE_LOOP_H
+
+#include <stdint.h>
+
+#include "core/err.h"
+#include "core/policy.h"
+
+struct tier_loop {
+	const struct tier_env *env;
+	const struct tier_policy_ops *policy;
+	void *policy_priv;
+	const struct tier_tracker_ops *tracker;
+	void *tracker_priv;
+	uint64_t steps;
+	uint64_t observations;		/* delivered to the policy */
+	uint64_t last_step_us;
+};
+
+/* Creates the policy over env. The loop borrows env and the tracker (may
+ * be NULL: no observations). Returns 0 or -errno with err set. */
+int tier_loop_init(struct tier_loop *l, const struct tier_env *env,
+		   const struct tier_policy_ops *policy,
+		   const struct tier_tracker_ops *tracker, void *tracker_priv,
+		   struct tier_err *err);
+
+/* One step at the env clock's now. Returns 0 or -errno with err set
+ * ("tracker damon: ...", "policy tierd: ..."). */
+int tier_loop_step(struct tier_loop *l, struct tier_err *err);
+
+/* Destroys the policy. */
+void tier_loop_release(struct tier_loop *l);
+
+#endif
