@@ -60,6 +60,33 @@ int tier_loop_step(struct tier_loop *l, struct tier_err *err)
 	return 0;
 }
 
+int tier_loop_resize(struct tier_loop *l, struct tier_err *err)
+{
+	void *fresh;
+	int ret;
+
+	if (l->policy->resize) {
+		ret = l->policy->resize(l->policy_priv);
+		return ret ? tier_err_set(err, ret, "policy %s: cannot grow to %llu pages",
+					  l->policy->name,
+					  (unsigned long long)l->env->nr_pages) : 0;
+	}
+	ret = l->policy->create(l->env, &fresh, err);
+	if (ret) {
+		tier_err_prefix(err, "policy %s", l->policy->name);
+		return ret;
+	}
+	l->policy->destroy(l->policy_priv);
+	l->policy_priv = fresh;
+	return 0;
+}
+
+void tier_loop_forget(struct tier_loop *l, uint64_t first, uint64_t nr)
+{
+	if (l->policy->forget)
+		l->policy->forget(l->policy_priv, first, nr);
+}
+
 void tier_loop_release(struct tier_loop *l)
 {
 	if (l->policy && l->policy_priv)

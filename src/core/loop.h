@@ -35,6 +35,14 @@ int tier_loop_init(struct tier_loop *l, const struct tier_env *env,
  * ("tracker damon: ...", "policy tierd: ..."). */
 int tier_loop_step(struct tier_loop *l, struct tier_err *err);
 
+/* The managed pages grew (env->nr_pages, env->page_node updated by the
+ * backend): the policy resizes, or is re-created when it cannot. Returns 0
+ * or -errno. */
+int tier_loop_resize(struct tier_loop *l, struct tier_err *err);
+
+/* Pages [first, first + nr) went away. */
+void tier_loop_forget(struct tier_loop *l, uint64_t first, uint64_t nr);
+
 /* Destroys the policy. */
 void tier_loop_release(struct tier_loop *l);
 

@@ -135,6 +135,14 @@ struct tier_policy_ops {
 	/* Required. Decide and issue moves through env->migrator.
 	 * Returns 0 or -errno. */
 	int (*tick)(void *priv, uint64_t now_us);
+	/* Optional. The managed pages grew to env->nr_pages (a daemon's
+	 * processes mapped more memory; env->page_node may have moved). A
+	 * policy without it is re-created, losing its state. Returns 0 or
+	 * -ENOMEM (the policy keeps working on its old size). */
+	int (*resize)(void *priv);
+	/* Optional. Pages [first, first + nr) went away (unmapped, process
+	 * exited); their ids may be reused. Forget their state. */
+	void (*forget)(void *priv, uint64_t first, uint64_t nr);
 	/* Optional. Bytes of the policy's own metadata. */
 	size_t (*metadata_bytes)(void *priv);
 };

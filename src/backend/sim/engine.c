@@ -1079,7 +1079,7 @@ uint64_t tier_sim_now_us(const struct tier_sim *s)
 	return (uint64_t)(s->app_ns / 1000);
 }
 
-const struct tier_env *tier_sim_env(struct tier_sim *s)
+struct tier_env *tier_sim_env(struct tier_sim *s)
 {
 	return &s->env;
 }

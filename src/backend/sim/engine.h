@@ -91,7 +91,7 @@ void tier_sim_destroy(struct tier_sim *s);
 
 /* The env a policy runs over and the tracker feeding it (NULL for the
  * oracle); both live as long as the simulator. */
-const struct tier_env *tier_sim_env(struct tier_sim *s);
+struct tier_env *tier_sim_env(struct tier_sim *s);
 const struct tier_tracker_ops *tier_sim_tracker(struct tier_sim *s, void **priv);
 /* The policy p->policy named (NULL for the oracle). */
 const struct tier_policy_ops *tier_sim_policy(const struct tier_sim *s);

@@ -51,6 +51,7 @@ struct tierd_page {
 struct tierd {
 	const struct tier_env *env;
 	struct tierd_page *pages;
+	uint64_t nr_pages;		/* size of pages[] and cand[] */
 	struct tier_budget budget;
 	struct tier_mover mover;
 	int node_rank[256];
@@ -86,10 +87,11 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	if (!t)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	t->env = env;
+	t->nr_pages = env->nr_pages;
 	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
-	t->pages = calloc(env->nr_pages, sizeof(*t->pages));
+	t->pages = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->pages));
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
-	t->cand = calloc(env->nr_pages, sizeof(*t->cand));
+	t->cand = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->cand));
 	if (!t->pages || !t->hist || !t->cand || tier_mover_init(&t->mover, env, &t->budget)) {
 		free(t->pages);
 		free(t->hist);
@@ -128,8 +130,8 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 	float l = (float)(accesses * 1e6 / LONG_TAU_US);
 	float s = (float)(accesses * 1e6 / SHORT_TAU_US);
 
-	if (end > t->env->nr_pages)
-		end = t->env->nr_pages;
+	if (end > t->nr_pages)
+		end = t->nr_pages;
 	for (; page < end; page++) {
 		t->pages[page].lng += l;
 		t->pages[page].shrt += s;
@@ -183,11 +185,11 @@ static void decay(struct tierd *t, uint64_t now_us)
 	float fl = (float)exp(-dt / LONG_TAU_US), fs = (float)exp(-dt / SHORT_TAU_US);
 	uint64_t i;
 
-	for (i = 0; i < t->env->nr_pages; i++) {
+	for (i = 0; i < t->nr_pages; i++) {
 		t->pages[i].lng *= fl;
 		t->pages[i].shrt *= fs;
 	}
-	*t->env->work_units += t->env->nr_pages;
+	*t->env->work_units += t->nr_pages;
 	t->last_us = now_us;
 }
 
@@ -199,7 +201,7 @@ static void fit_thresholds(struct tierd *t)
 	int b;
 
 	memset(t->hist, 0, NR_BINS * sizeof(*t->hist));
-	for (i = 0; i < t->env->nr_pages; i++)
+	for (i = 0; i < t->nr_pages; i++)
 		if (t->env->page_node[i] != TIER_NODE_NONE)
 			t->hist[score_bin(page_score(&t->pages[i]))]++;
 	for (r = 0; r < t->nr_tiers; r++) {
@@ -288,7 +290,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 
 	/* Candidates: pages whose target differs from where they are. */
 	t->nr_cand = 0;
-	for (i = 0; i < env->nr_pages; i++) {
+	for (i = 0; i < t->nr_pages; i++) {
 		int cur = tier_page_rank(env, t->node_rank, i), bin, tgt;
 
 		if (cur < 0)
@@ -302,7 +304,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 			continue;
 		t->cand[t->nr_cand++] = i;
 	}
-	*env->work_units += env->nr_pages;
+	*env->work_units += t->nr_pages;
 	if (!t->nr_cand)
 		return 0;
 	qsort_r(t->cand, t->nr_cand, sizeof(*t->cand), cmp_score_desc, t);
@@ -364,11 +366,44 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	return ret == -EBUSY ? 0 : ret;
 }
 
+static int tierd_resize(void *priv)
+{
+	struct tierd *t = priv;
+	uint64_t n = t->env->nr_pages;
+	struct tierd_page *p;
+	uint64_t *c;
+
+	if (n <= t->nr_pages)
+		return 0;
+	p = realloc(t->pages, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->pages = p;
+	c = realloc(t->cand, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	t->cand = c;
+	memset(t->pages + t->nr_pages, 0, (n - t->nr_pages) * sizeof(*p));
+	t->nr_pages = n;
+	return 0;
+}
+
+static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
+{
+	struct tierd *t = priv;
+
+	if (first >= t->nr_pages)
+		return;
+	if (nr > t->nr_pages - first)
+		nr = t->nr_pages - first;
+	memset(t->pages + first, 0, nr * sizeof(*t->pages));
+}
+
 static size_t tierd_metadata_bytes(void *priv)
 {
 	const struct tierd *t = priv;
 
-	return sizeof(*t) + t->env->nr_pages * (sizeof(*t->pages) + sizeof(*t->cand)) +
+	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + sizeof(*t->cand)) +
 	       NR_BINS * sizeof(*t->hist);
 }
 
@@ -382,5 +417,7 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.destroy = tierd_destroy,
 	.observe = tierd_observe,
 	.tick = tierd_tick,
+	.resize = tierd_resize,
+	.forget = tierd_forget,
 	.metadata_bytes = tierd_metadata_bytes,
 };
