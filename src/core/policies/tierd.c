@@ -41,11 +41,26 @@
 /* A move costs the application about this much (TLB shootdown share,
  * bandwidth); the gain is score * latency gap * LONG_TAU. */
 #define MOVE_COST_NS 3000.0
+/* An exchange must gain: the promoted page at least 1.25x as hot as the
+ * demoted one, plus an absolute margin in accesses/s. */
+#define SWAP_MARGIN 1.25
+#define SWAP_MIN_DELTA 1.0
+
+/* Why a page last moved (for tierctl explain). */
+enum tierd_reason {
+	TIERD_REASON_NONE = 0,
+	TIERD_REASON_PROMOTE_ROOM,	/* hot, and the tier had room */
+	TIERD_REASON_PROMOTE_EXCHANGE,	/* hot, exchanged for a colder page */
+	TIERD_REASON_DEMOTE_EXCHANGE,	/* made room for a hotter page */
+	TIERD_REASON_DEMOTE_SKIP,	/* cold for long: straight past the next tier */
+	TIERD_REASON_DEMOTE_HEADROOM,	/* cold, freed headroom for promotions */
+};
 
 struct tierd_page {
 	float lng;		/* accesses/s, long time constant */
 	float shrt;		/* accesses/s, short time constant */
 	uint32_t moved_ms;	/* when it last moved (ms), 0 = never */
+	uint8_t reason;		/* enum tierd_reason of that move */
 };
 
 struct tierd {
@@ -60,8 +75,8 @@ struct tierd {
 	uint64_t last_us;
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
-	uint64_t *cand;
-	size_t nr_cand;
+	uint64_t *cand;			/* promotion candidates */
+	uint64_t *down;			/* pages of the tier being filled */
 };
 
 static double page_score(const struct tierd_page *p)
@@ -92,10 +107,13 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	t->pages = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->pages));
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
 	t->cand = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->cand));
-	if (!t->pages || !t->hist || !t->cand || tier_mover_init(&t->mover, env, &t->budget)) {
+	t->down = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->down));
+	if (!t->pages || !t->hist || !t->cand || !t->down ||
+	    tier_mover_init(&t->mover, env, &t->budget)) {
 		free(t->pages);
 		free(t->hist);
 		free(t->cand);
+		free(t->down);
 		free(t);
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
@@ -121,6 +139,7 @@ static void tierd_destroy(void *priv)
 	free(t->pages);
 	free(t->hist);
 	free(t->cand);
+	free(t->down);
 	free(t);
 }
 
@@ -274,96 +293,130 @@ static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
 	return s * gap * LONG_TAU_US / 1e6 > MOVE_COST_NS;
 }
 
-static int tierd_tick(void *priv, uint64_t now_us)
+static int cmp_score_asc(const void *a, const void *b, void *ctx)
 {
-	struct tierd *t = priv;
+	return -cmp_score_desc(a, b, ctx);
+}
+
+static uint64_t headroom_pages(const struct tierd *t, int rank)
+{
+	uint64_t total, free;
+
+	if (tier_tier_pages(t->env, rank, &total, &free))
+		return 0;
+	return rank == 0 ? total * HEADROOM_BP / 10000 : 0;
+}
+
+static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t reason)
+{
+	t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
+	t->pages[p].reason = reason;
+}
+
+/* Fills tier rank r: promotes the hottest pages below it that belong at r
+ * or above, into free room first, then by exchanging them for the coldest
+ * pages of r while the exchange pays. Returns false when the budget ran out. */
+static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
+{
 	const struct tier_env *env = t->env;
-	uint64_t i, nr_up = 0, need;
-	int64_t free0;
-	size_t k;
-	int ret;
+	size_t nr_up = 0, nr_down = 0, k, j = 0;
+	uint64_t i, room_keep = headroom_pages(t, r);
+	const uint64_t page_bytes = UINT64_C(1) << env->page_shift;
 
-	decay(t, now_us);
-	fit_thresholds(t);
-	tier_budget_refill(&t->budget, now_us);
-	tier_mover_begin(&t->mover);
-
-	/* Candidates: pages whose target differs from where they are. */
-	t->nr_cand = 0;
 	for (i = 0; i < t->nr_pages; i++) {
-		int cur = tier_page_rank(env, t->node_rank, i), bin, tgt;
+		int cur = tier_page_rank(env, t->node_rank, i), bin;
 
 		if (cur < 0)
 			continue;
 		bin = score_bin(page_score(&t->pages[i]));
-		tgt = target_rank(t, bin);
-		if (tgt < cur && bin >= t->thr_bin[tgt] + HYSTERESIS_BINS)
-			nr_up++;
-		else if (!(tgt > cur && (cur + 1 == (int)t->nr_tiers ||
-					 bin + HYSTERESIS_BINS <= t->thr_bin[cur])))
-			continue;
-		t->cand[t->nr_cand++] = i;
+		if (cur == r)
+			t->down[nr_down++] = i;
+		else if (cur > r && target_rank(t, bin) <= r &&
+			 bin >= t->thr_bin[r] + HYSTERESIS_BINS)
+			t->cand[nr_up++] = i;
 	}
 	*env->work_units += t->nr_pages;
-	if (!t->nr_cand)
-		return 0;
-	qsort_r(t->cand, t->nr_cand, sizeof(*t->cand), cmp_score_desc, t);
-	*env->work_units += t->nr_cand;
+	if (nr_up)
+		qsort_r(t->cand, nr_up, sizeof(*t->cand), cmp_score_desc, t);
+	if (nr_down)
+		qsort_r(t->down, nr_down, sizeof(*t->down), cmp_score_asc, t);
+	*env->work_units += nr_up + nr_down;
 
-	/* Demote from the cold end: enough for the headroom and the
-	 * promotions this tick can afford. */
-	free0 = tier_mover_tier_free(&t->mover, 0);
-	need = nr_up;
-	{
-		uint64_t total0, f0;
+	for (k = 0; k < nr_up; k++) {
+		uint64_t p = t->cand[k], v;
+		int cur = tier_page_rank(env, t->node_rank, p), vtgt;
+		double ps = page_score(&t->pages[p]);
 
-		tier_tier_pages(env, 0, &total0, &f0);
-		need += total0 * HEADROOM_BP / 10000;
-	}
-	for (k = t->nr_cand; k-- > 0;) {
-		uint64_t p = t->cand[k];
-		int cur = tier_page_rank(env, t->node_rank, p);
-		int tgt = target_rank(t, score_bin(page_score(&t->pages[p])));
-
-		if (tgt <= cur || cooling_down(t, p, now_us))
+		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, r))
 			continue;
-		/* Demote below tier 0 only as far as room is needed there;
-		 * lower tiers keep their pages unless they are over full. */
-		if (cur == 0 && free0 >= (int64_t)need)
-			continue;
-		if (cur > 0 && tier_mover_tier_free(&t->mover, cur) > 0)
-			continue;
-		if (!tier_mover_add(&t->mover, p, tgt))
-			break;
-		t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
-		if (cur == 0)
-			free0++;
-	}
-	/* Promote from the hot end. */
-	for (k = 0; k < t->nr_cand; k++) {
-		uint64_t p = t->cand[k];
-		int cur = tier_page_rank(env, t->node_rank, p);
-		int bin = score_bin(page_score(&t->pages[p]));
-		int tgt = target_rank(t, bin);
-
-		if (tgt >= cur || bin < t->thr_bin[tgt] + HYSTERESIS_BINS)
-			continue;
-		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, tgt))
-			continue;
-		/* Go to the fastest tier with room on the way. */
-		while (tgt < cur && tier_mover_tier_free(&t->mover, tgt) <= 0)
-			tgt++;
-		if (tgt >= cur)
-			continue;
-		if (!tier_mover_add(&t->mover, p, tgt)) {
-			if (tier_mover_budget_left(&t->mover) < (UINT64_C(1) << env->page_shift))
-				break;
+		if (tier_mover_budget_left(&t->mover) < page_bytes)
+			return false;
+		if (tier_mover_tier_free(&t->mover, r) > (int64_t)room_keep) {
+			if (tier_mover_add(&t->mover, p, r))
+				mark_moved(t, p, now_us, TIERD_REASON_PROMOTE_ROOM);
 			continue;
 		}
-		t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
+		/* No room: exchange with the coldest page of r that may move. */
+		while (j < nr_down && cooling_down(t, t->down[j], now_us))
+			j++;
+		if (j == nr_down)
+			break;
+		v = t->down[j];
+		if (ps <= page_score(&t->pages[v]) * SWAP_MARGIN + SWAP_MIN_DELTA)
+			break;	/* the rest are colder: no exchange pays */
+		if (tier_mover_budget_left(&t->mover) < 2 * page_bytes)
+			return false;
+		/* The victim goes where its own score puts it: a page with long
+		 * predicted idleness skips the tiers in between. */
+		vtgt = target_rank(t, score_bin(page_score(&t->pages[v])));
+		if (vtgt <= r)
+			vtgt = r + 1;
+		if (!tier_mover_add(&t->mover, v, vtgt))
+			break;
+		mark_moved(t, v, now_us, vtgt > r + 1 ? TIERD_REASON_DEMOTE_SKIP : TIERD_REASON_DEMOTE_EXCHANGE);
+		j++;
+		if (tier_mover_add(&t->mover, p, r))
+			mark_moved(t, p, now_us, TIERD_REASON_PROMOTE_EXCHANGE);
 	}
-	ret = tier_mover_flush(&t->mover);
-	return ret == -EBUSY ? 0 : ret;
+	/* Keep the headroom: demote clearly cold pages while below it. */
+	for (; j < nr_down && tier_mover_tier_free(&t->mover, r) < (int64_t)room_keep; j++) {
+		uint64_t v = t->down[j];
+		int bin = score_bin(page_score(&t->pages[v])), vtgt;
+
+		if (cooling_down(t, v, now_us) || bin + HYSTERESIS_BINS > t->thr_bin[r])
+			continue;
+		if (tier_mover_budget_left(&t->mover) < page_bytes)
+			return false;
+		vtgt = target_rank(t, bin);
+		if (vtgt <= r)
+			vtgt = r + 1;
+		if (tier_mover_add(&t->mover, v, vtgt))
+			mark_moved(t, v, now_us, TIERD_REASON_DEMOTE_HEADROOM);
+	}
+	return true;
+}
+
+static int tierd_tick(void *priv, uint64_t now_us)
+{
+	struct tierd *t = priv;
+	int r, ret;
+
+	decay(t, now_us);
+	fit_thresholds(t);
+	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
+	tier_budget_refill(&t->budget, now_us);
+	tier_mover_begin(&t->mover);
+	for (r = 0; r + 1 < (int)t->nr_tiers; r++) {
+		bool more = fill_tier(t, r, now_us);
+
+		/* Moves queued for r must land before r + 1 is planned. */
+		ret = tier_mover_flush(&t->mover);
+		if (ret && ret != -EBUSY)
+			return ret;
+		if (!more)
+			break;
+	}
+	return 0;
 }
 
 static int tierd_resize(void *priv)
@@ -383,6 +436,10 @@ static int tierd_resize(void *priv)
 	if (!c)
 		return -ENOMEM;
 	t->cand = c;
+	c = realloc(t->down, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	t->down = c;
 	memset(t->pages + t->nr_pages, 0, (n - t->nr_pages) * sizeof(*p));
 	t->nr_pages = n;
 	return 0;
@@ -403,7 +460,7 @@ static size_t tierd_metadata_bytes(void *priv)
 {
 	const struct tierd *t = priv;
 
-	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + sizeof(*t->cand)) +
+	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + 2 * sizeof(*t->cand)) +
 	       NR_BINS * sizeof(*t->hist);
 }
 
@@ -411,7 +468,7 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.name = "tierd",
 	.description = "tierd: frequency + momentum, capacity-fitted thresholds, budgeted moves",
 	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE | TIER_OBS_HINT_FAULT,
-	.default_tracker = "damon",
+	.default_tracker = "damon,samples",
 	.interval_us = 100000,
 	.create = tierd_create,
 	.destroy = tierd_destroy,
