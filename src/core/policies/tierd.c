@@ -41,9 +41,11 @@
 /* A move costs the application about this much (TLB shootdown share,
  * bandwidth); the gain is score * latency gap * LONG_TAU. */
 #define MOVE_COST_NS 3000.0
-/* An exchange must gain: the promoted page at least 1.25x as hot as the
- * demoted one, plus an absolute margin in accesses/s. */
-#define SWAP_MARGIN 1.25
+/* An exchange must gain: the promoted page at least twice as hot as the
+ * demoted one (estimates from sparse observations are noisy: a smaller
+ * margin churns pages of equal heat, see tiersim's thrash and uniform),
+ * plus an absolute margin in accesses/s. */
+#define SWAP_MARGIN 2.0
 #define SWAP_MIN_DELTA 1.0
 
 /* Why a page last moved (for tierctl explain). */
@@ -79,9 +81,15 @@ struct tierd {
 	uint64_t *down;			/* pages of the tier being filled */
 };
 
+/* Predicted access rate: a page heating up is as hot as its recent
+ * past says; a page cooling down is between its long-term frequency and
+ * its recent past (so a finished phase's pages make room within a second,
+ * not after the long time constant). */
 static double page_score(const struct tierd_page *p)
 {
-	return p->lng > p->shrt ? p->lng : p->shrt;
+	if (p->shrt >= p->lng)
+		return p->shrt;
+	return 0.5 * (p->lng + p->shrt);
 }
 
 static int score_bin(double score)
@@ -143,11 +151,12 @@ static void tierd_destroy(void *priv)
 	free(t);
 }
 
-static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses)
+static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses,
+			 bool recency)
 {
 	uint64_t end = page + nr;
 	float l = (float)(accesses * 1e6 / LONG_TAU_US);
-	float s = (float)(accesses * 1e6 / SHORT_TAU_US);
+	float s = recency ? (float)(accesses * 1e6 / SHORT_TAU_US) : 0;
 
 	if (end > t->nr_pages)
 		end = t->nr_pages;
@@ -193,7 +202,11 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		default:
 			continue;
 		}
-		add_accesses(t, o->page, o->nr_pages, acc);
+		/* A sample is one draw of a sparse process: it feeds the
+		 * frequency estimate only; one sample on a cold page must not
+		 * look like momentum. Scans and faults see every page's recent
+		 * past and feed both. */
+		add_accesses(t, o->page, o->nr_pages, acc, o->kind != TIER_OBS_SAMPLE);
 	}
 	*t->env->work_units += n;
 }
@@ -331,9 +344,8 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		bin = score_bin(page_score(&t->pages[i]));
 		if (cur == r)
 			t->down[nr_down++] = i;
-		else if (cur > r && target_rank(t, bin) <= r &&
-			 bin >= t->thr_bin[r] + HYSTERESIS_BINS)
-			t->cand[nr_up++] = i;
+		else if (cur > r && target_rank(t, bin) <= r)
+			t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
 	}
 	*env->work_units += t->nr_pages;
 	if (nr_up)
