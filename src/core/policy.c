@@ -6,10 +6,14 @@
 
 extern const struct tier_policy_ops tier_policy_static;
 extern const struct tier_policy_ops tier_policy_tierd;
+extern const struct tier_policy_ops tier_policy_kernel_nb;
+extern const struct tier_policy_ops tier_policy_damon;
 
 const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_tierd,
 	&tier_policy_static,
+	&tier_policy_kernel_nb,
+	&tier_policy_damon,
 	NULL,
 };
 
