@@ -126,6 +126,9 @@ struct tier_policy_ops {
 	const char *default_tracker;
 	/* Preferred tick interval, microseconds (0: the loop's default). */
 	uint64_t interval_us;
+	/* Sampling trackers: one sample per this many cache-line misses
+	 * (perf's sample_period); 0: the tracker's default. */
+	uint32_t sample_period_lines;
 	/* Required. Builds the policy's state over env. Returns 0 or -errno. */
 	int (*create)(const struct tier_env *env, void **priv, struct tier_err *err);
 	/* Required. */

@@ -40,7 +40,8 @@
 /* DAMON: one page-table check and mkold per region per sample, ~100 ns. */
 #define DAMON_CHECK_NS 100.0
 /* Sampled accesses: the PMU's assist plus reading the sample, ~200 ns of
- * the collecting thread; one sample per 20000 misses (HeMem-like period). */
+ * the collecting thread; by default one sample per 20000 misses
+ * (HeMem-like period), or the period the policy asks for. */
 #define SAMPLE_NS 200.0
 #define SAMPLE_PERIOD_LINES 20000
 /* A policy's own work: ~5 ns per page or observation it visits. */
@@ -134,6 +135,7 @@ struct tier_sim {
 	double next_damon_sample, next_damon_aggr;
 	/* samples */
 	uint64_t sample_countdown;
+	uint64_t sample_period;		/* simulated accesses per sample */
 	/* hint faults */
 	double next_hint_scan;
 	uint64_t hint_pos;
@@ -594,7 +596,7 @@ static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n
 		s->flags[p] = f | F_ACCESSED;
 		if ((trk & TRK_SAMPLES) && --s->sample_countdown == 0) {
 			struct tier_obs o;
-			uint64_t period = SAMPLE_PERIOD_LINES / LINES_PER_ACCESS;
+			uint64_t period = s->sample_period;
 
 			memset(&o, 0, sizeof(o));
 			o.page = p;
@@ -1199,7 +1201,11 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 			goto out;
 		}
 	}
-	s->sample_countdown = SAMPLE_PERIOD_LINES / LINES_PER_ACCESS;
+	s->sample_period = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
+							       : SAMPLE_PERIOD_LINES) / LINES_PER_ACCESS;
+	if (!s->sample_period)
+		s->sample_period = 1;
+	s->sample_countdown = s->sample_period;
 	s->next_hint_scan = HINT_SCAN_PERIOD_NS;
 
 	s->env.topo = &s->topo;

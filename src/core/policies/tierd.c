@@ -41,12 +41,17 @@
 /* A move costs the application about this much (TLB shootdown share,
  * bandwidth); the gain is score * latency gap * LONG_TAU. */
 #define MOVE_COST_NS 3000.0
+/* One sample per 2000 cache-line misses: ~2% of a CPU at tiersim's access
+ * rate (MEMTIS keeps sampling under 3%); ten times HeMem's rate, which
+ * pays on skewed workloads whose hot pages are scattered (zipf). */
+#define SAMPLE_PERIOD_LINES 2000
 /* An exchange must gain: the promoted page at least twice as hot as the
  * demoted one (estimates from sparse observations are noisy: a smaller
  * margin churns pages of equal heat, see tiersim's thrash and uniform),
  * plus an absolute margin in accesses/s. */
 #define SWAP_MARGIN 2.0
 #define SWAP_MIN_DELTA 1.0
+#define SWAP_Z 0.5
 
 /* Why a page last moved (for tierctl explain). */
 enum tierd_reason {
@@ -61,6 +66,7 @@ enum tierd_reason {
 struct tierd_page {
 	float lng;		/* accesses/s, long time constant */
 	float shrt;		/* accesses/s, short time constant */
+	float smp;		/* the part of lng that came from samples */
 	uint32_t moved_ms;	/* when it last moved (ms), 0 = never */
 	uint8_t reason;		/* enum tierd_reason of that move */
 };
@@ -77,6 +83,7 @@ struct tierd {
 	uint64_t last_us;
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
+	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
 	uint64_t *cand;			/* promotion candidates */
 	uint64_t *down;			/* pages of the tier being filled */
 };
@@ -152,17 +159,19 @@ static void tierd_destroy(void *priv)
 }
 
 static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses,
-			 bool recency)
+			 bool sampled)
 {
 	uint64_t end = page + nr;
 	float l = (float)(accesses * 1e6 / LONG_TAU_US);
-	float s = recency ? (float)(accesses * 1e6 / SHORT_TAU_US) : 0;
+	float s = sampled ? 0 : (float)(accesses * 1e6 / SHORT_TAU_US);
+	float m = sampled ? l : 0;
 
 	if (end > t->nr_pages)
 		end = t->nr_pages;
 	for (; page < end; page++) {
 		t->pages[page].lng += l;
 		t->pages[page].shrt += s;
+		t->pages[page].smp += m;
 	}
 	*t->env->work_units += nr;
 }
@@ -193,6 +202,7 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		}
 		case TIER_OBS_SAMPLE:
 			acc = o->count;
+			t->sample_weight = o->count;
 			break;
 		case TIER_OBS_HINT_FAULT:
 			/* Touched latency_us after unmapping: about one access
@@ -206,7 +216,7 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		 * frequency estimate only; one sample on a cold page must not
 		 * look like momentum. Scans and faults see every page's recent
 		 * past and feed both. */
-		add_accesses(t, o->page, o->nr_pages, acc, o->kind != TIER_OBS_SAMPLE);
+		add_accesses(t, o->page, o->nr_pages, acc, o->kind == TIER_OBS_SAMPLE);
 	}
 	*t->env->work_units += n;
 }
@@ -220,6 +230,7 @@ static void decay(struct tierd *t, uint64_t now_us)
 	for (i = 0; i < t->nr_pages; i++) {
 		t->pages[i].lng *= fl;
 		t->pages[i].shrt *= fs;
+		t->pages[i].smp *= fl;
 	}
 	*t->env->work_units += t->nr_pages;
 	t->last_us = now_us;
@@ -326,6 +337,27 @@ static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t rea
 	t->pages[p].reason = reason;
 }
 
+/* Whether moving a page of predicted rate hot up and one of rate cold down
+ * is worth it: hot must be SWAP_MARGIN times as hot, and - when the rates
+ * come from samples, whose counts are Poisson - the difference must stand
+ * SWAP_Z standard deviations above the sampling noise of the two estimates
+ * (the sampled part r of a rate over LONG_TAU, from samples of weight w,
+ * has variance r * w / tau).
+ * Without it, pages of equal heat trade places on noise (uniform, thrash). */
+static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
+{
+	double hot = page_score(&t->pages[up]), cold = page_score(&t->pages[down]);
+	double noise;
+
+	if (hot <= cold * SWAP_MARGIN + SWAP_MIN_DELTA)
+		return false;
+	if (t->sample_weight <= 0)
+		return true;
+	noise = sqrt((double)(t->pages[up].smp + t->pages[down].smp) * t->sample_weight /
+		     (LONG_TAU_US / 1e6));
+	return hot - cold > SWAP_Z * noise;
+}
+
 /* Fills tier rank r: promotes the hottest pages below it that belong at r
  * or above, into free room first, then by exchanging them for the coldest
  * pages of r while the exchange pays. Returns false when the budget ran out. */
@@ -374,7 +406,8 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		if (j == nr_down)
 			break;
 		v = t->down[j];
-		if (ps <= page_score(&t->pages[v]) * SWAP_MARGIN + SWAP_MIN_DELTA)
+		(void)ps;
+		if (!exchange_pays(t, p, v))
 			break;	/* the rest are colder: no exchange pays */
 		if (tier_mover_budget_left(&t->mover) < 2 * page_bytes)
 			return false;
@@ -482,6 +515,7 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE | TIER_OBS_HINT_FAULT,
 	.default_tracker = "damon,samples",
 	.interval_us = 100000,
+	.sample_period_lines = SAMPLE_PERIOD_LINES,
 	.create = tierd_create,
 	.destroy = tierd_destroy,
 	.observe = tierd_observe,
