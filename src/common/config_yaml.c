@@ -19,6 +19,8 @@ struct yaml_topology {
 	char *sysfs_root;
 	struct yaml_tier *tiers;
 	unsigned tiers_count;
+	enum tier_config_rank_by rank_by;
+	char *probe_file;
 };
 
 struct yaml_config {
@@ -39,12 +41,22 @@ static const cyaml_schema_value_t tier_schema = {
 	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_tier, tier_fields),
 };
 
+static const cyaml_strval_t rank_by_strings[] = {
+	{ "firmware", TIER_CONFIG_RANK_FIRMWARE },
+	{ "measured", TIER_CONFIG_RANK_MEASURED },
+};
+
 static const cyaml_schema_field_t topology_fields[] = {
 	CYAML_FIELD_STRING_PTR("sysfs_root", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 			       struct yaml_topology, sysfs_root, 1, 4095),
 	CYAML_FIELD_SEQUENCE("tiers", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 			     struct yaml_topology, tiers, &tier_schema, 1,
 			     CYAML_UNLIMITED),
+	CYAML_FIELD_ENUM("rank_by", CYAML_FLAG_OPTIONAL | CYAML_FLAG_STRICT,
+			 struct yaml_topology, rank_by, rank_by_strings,
+			 CYAML_ARRAY_LEN(rank_by_strings)),
+	CYAML_FIELD_STRING_PTR("probe_file", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+			       struct yaml_topology, probe_file, 1, 4095),
 	CYAML_FIELD_END
 };
 
@@ -176,6 +188,12 @@ static int convert(const struct yaml_config *y, struct tier_config *cfg,
 		return 0;
 	if (t->sysfs_root) {
 		ret = tier_config_set_sysfs_root(cfg, t->sysfs_root);
+		if (ret)
+			return tier_err_set(err, ret, "out of memory");
+	}
+	cfg->rank_by = t->rank_by;
+	if (t->probe_file) {
+		ret = tier_config_set_probe_file(cfg, t->probe_file);
 		if (ret)
 			return tier_err_set(err, ret, "out of memory");
 	}

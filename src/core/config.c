@@ -1,5 +1,6 @@
 /* config.c - tierd's configuration struct: defaults and validation. */
 #include "core/config.h"
+#include "core/probe.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -16,9 +17,23 @@ int tier_config_set_sysfs_root(struct tier_config *cfg, const char *root)
 	return 0;
 }
 
+int tier_config_set_probe_file(struct tier_config *cfg, const char *path)
+{
+	char *s = strdup(path);
+
+	if (!s)
+		return -ENOMEM;
+	free(cfg->probe_file);
+	cfg->probe_file = s;
+	return 0;
+}
+
 int tier_config_init(struct tier_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->rank_by = TIER_CONFIG_RANK_FIRMWARE;
+	if (tier_config_set_probe_file(cfg, TIER_PROBE_DEFAULT_FILE))
+		return -ENOMEM;
 	return tier_config_set_sysfs_root(cfg, "/sys");
 }
 
@@ -27,6 +42,7 @@ void tier_config_release(struct tier_config *cfg)
 	size_t i;
 
 	free(cfg->sysfs_root);
+	free(cfg->probe_file);
 	for (i = 0; i < cfg->nr_tiers; i++)
 		free(cfg->tiers[i].nodes);
 	free(cfg->tiers);
@@ -41,6 +57,13 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 		return tier_err_set(err, -EINVAL,
 				    "topology.sysfs_root: '%s' is not an absolute path",
 				    cfg->sysfs_root ? cfg->sysfs_root : "");
+	if (!cfg->probe_file || cfg->probe_file[0] != '/')
+		return tier_err_set(err, -EINVAL,
+				    "topology.probe_file: '%s' is not an absolute path",
+				    cfg->probe_file ? cfg->probe_file : "");
+	if (cfg->rank_by == TIER_CONFIG_RANK_MEASURED && cfg->nr_tiers)
+		return tier_err_set(err, -EINVAL,
+				    "topology.rank_by: 'measured' and an operator tier list (topology.tiers) exclude each other");
 	for (i = 0; i < cfg->nr_tiers; i++) {
 		const struct tier_config_tier *t = &cfg->tiers[i];
 

@@ -16,6 +16,12 @@
 #include "core/err.h"
 #include "core/topology.h"
 
+/* Where the tier order comes from when the operator lists no tiers. */
+enum tier_config_rank_by {
+	TIER_CONFIG_RANK_FIRMWARE = 0,	/* kernel memory tiers, else HMAT, else SLIT */
+	TIER_CONFIG_RANK_MEASURED,	/* the figures `tierctl probe` saved */
+};
+
 /* One tier of the operator's override: the node ids in it. */
 struct tier_config_tier {
 	int *nodes;
@@ -30,6 +36,12 @@ struct tier_config {
 	 * comes from the kernel's memory tiers, else HMAT, else SLIT. */
 	struct tier_config_tier *tiers;
 	size_t nr_tiers;
+	/* Without an override: rank by what the firmware and kernel say
+	 * (default) or by the measured tiers in probe_file. Excludes tiers. */
+	enum tier_config_rank_by rank_by;
+	/* The probe results file (tierctl probe --output). Absolute path.
+	 * Default TIER_PROBE_DEFAULT_FILE. */
+	char *probe_file;
 };
 
 /* Fills cfg with the defaults. Returns 0 or -ENOMEM. */
@@ -48,5 +60,8 @@ int tier_config_override(const struct tier_config *cfg,
 
 /* Replaces cfg->sysfs_root by a copy of root. Returns 0 or -ENOMEM. */
 int tier_config_set_sysfs_root(struct tier_config *cfg, const char *root);
+
+/* Replaces cfg->probe_file by a copy of path. Returns 0 or -ENOMEM. */
+int tier_config_set_probe_file(struct tier_config *cfg, const char *path);
 
 #endif

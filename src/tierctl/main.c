@@ -10,6 +10,7 @@ static const struct verb {
 	const char *summary;
 } verbs[] = {
 	{ "topology", tierctl_topology, "nodes, tiers and firmware figures" },
+	{ "probe", tierctl_probe, "measured latency and bandwidth, against firmware claims" },
 	{ NULL, NULL, NULL },
 };
 

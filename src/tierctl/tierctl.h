@@ -7,5 +7,6 @@
 #define TIERCTL_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
 
 int tierctl_topology(int argc, char **argv);
+int tierctl_probe(int argc, char **argv);
 
 #endif

@@ -27,6 +27,8 @@ static void test_defaults(void **state)
 	assert_int_equal(load("", &cfg, &err), 0);
 	assert_string_equal(cfg.sysfs_root, "/sys");
 	assert_int_equal(cfg.nr_tiers, 0);
+	assert_int_equal(cfg.rank_by, TIER_CONFIG_RANK_FIRMWARE);
+	assert_string_equal(cfg.probe_file, "/var/lib/tierd/probe.json");
 	tier_config_release(&cfg);
 	assert_int_equal(load("# only a comment\n", &cfg, &err), 0);
 	assert_string_equal(cfg.sysfs_root, "/sys");
@@ -54,6 +56,17 @@ static void test_values(void **state)
 	assert_int_equal(nr, 2);
 	assert_int_equal(o[1].nodes[1], 1);
 	free(o);
+	tier_config_release(&cfg);
+
+	/* Rank by the figures `tierctl probe` saved. */
+	assert_int_equal(load("topology:\n"
+			      "  rank_by: measured\n"
+			      "  probe_file: /tmp/probe.json\n", &cfg, &err), 0);
+	assert_int_equal(cfg.rank_by, TIER_CONFIG_RANK_MEASURED);
+	assert_string_equal(cfg.probe_file, "/tmp/probe.json");
+	tier_config_release(&cfg);
+	assert_int_equal(load("topology:\n  rank_by: firmware\n", &cfg, &err), 0);
+	assert_int_equal(cfg.rank_by, TIER_CONFIG_RANK_FIRMWARE);
 	tier_config_release(&cfg);
 }
 
@@ -88,6 +101,12 @@ static void test_errors(void **state)
 		     "tierd.yaml: topology.sysfs_root: 'relative/sys' is not an absolute path");
 	expect_error("topology:\n  tiers:\n    - nodes: [-1]\n",
 		     "tierd.yaml: topology.tiers[0].nodes: node -1 is negative");
+	expect_error("topology:\n  rank_by: guessed\n",
+		     "tierd.yaml:2:12: topology.rank_by: invalid ENUM value: guessed");
+	expect_error("topology:\n  probe_file: probe.json\n",
+		     "tierd.yaml: topology.probe_file: 'probe.json' is not an absolute path");
+	expect_error("topology:\n  rank_by: measured\n  tiers:\n    - nodes: [0]\n",
+		     "tierd.yaml: topology.rank_by: 'measured' and an operator tier list (topology.tiers) exclude each other");
 }
 
 static void test_syntax_error(void **state)

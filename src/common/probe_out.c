@@ -1,0 +1,963 @@
+/* probe_out.c - probe results as JSON, as a file, and as a table. */
+#include "common/probe_out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- writer */
+
+/* A number printed with a fixed number of decimals; the object holds the
+ * printed value, so what is saved and what is read back agree. */
+static struct json_object *jnum(double v, int decimals)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+/* 0 means "cannot say": JSON null. */
+static struct json_object *jnum_or_null(double v, int decimals)
+{
+	return v > 0 ? jnum(v, decimals) : NULL;
+}
+
+static struct json_object *jpct(uint64_t bp)
+{
+	return jnum((double)bp / 100.0, bp % 100 ? 2 : 0);
+}
+
+static struct json_object *stat_json(const struct tier_probe_stat *s, int decimals)
+{
+	struct json_object *o;
+
+	if (!s->nr_samples)
+		return NULL;
+	struct json_object *a;
+	unsigned i;
+
+	o = json_object_new_object();
+	a = json_object_new_array_ext((int)s->nr_samples);
+	if (!o || !a) {
+		json_object_put(o);
+		json_object_put(a);
+		return NULL;
+	}
+	json_object_object_add(o, "min", jnum(s->min, decimals));
+	json_object_object_add(o, "q1", jnum(s->q1, decimals));
+	json_object_object_add(o, "median", jnum(s->median, decimals));
+	json_object_object_add(o, "q3", jnum(s->q3, decimals));
+	json_object_object_add(o, "max", jnum(s->max, decimals));
+	for (i = 0; i < s->nr_samples; i++)
+		json_object_array_add(a, jnum(s->samples[i], decimals));
+	json_object_object_add(o, "samples", a);
+	return o;
+}
+
+static const enum tier_probe_sense senses[3] = {
+	TIER_PROBE_LOWER_BETTER, TIER_PROBE_HIGHER_BETTER, TIER_PROBE_HIGHER_BETTER,
+};
+
+static struct json_object *best_json(const struct tier_probe_stat *s,
+				     enum tier_probe_sense sense, int decimals)
+{
+	return s->nr_samples ? jnum(tier_probe_stat_best(s, sense), decimals) : NULL;
+}
+
+static struct json_object *int_or_null(int v)
+{
+	return v >= 0 ? json_object_new_int(v) : NULL;
+}
+
+static struct json_object *pair_json(const struct tier_probe_pair *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "initiator", json_object_new_int(p->initiator));
+	json_object_object_add(o, "slit_distance", int_or_null(p->slit_distance));
+	json_object_object_add(o, "buffer_bytes", json_object_new_uint64(p->buffer_bytes));
+	json_object_object_add(o, "on_node_pct",
+			       p->on_node_bp >= 0 ? jnum(p->on_node_bp / 100.0, 1) : NULL);
+	json_object_object_add(o, "latency_ns", stat_json(&p->latency_ns, 1));
+	json_object_object_add(o, "read_bandwidth_mbps", stat_json(&p->read_bw_mbps, 0));
+	json_object_object_add(o, "write_bandwidth_mbps", stat_json(&p->write_bw_mbps, 0));
+	json_object_object_add(o, "latency_ratio", jnum_or_null(p->latency_ratio, 3));
+	json_object_object_add(o, "slit_ratio", jnum_or_null(p->slit_ratio, 3));
+	json_object_object_add(o, "slit_mismatch", json_object_new_boolean(p->slit_mismatch));
+	return o;
+}
+
+static struct json_object *ratios_json(const double *v)
+{
+	struct json_object *o = json_object_new_object();
+	int f;
+
+	for (f = 0; o && f < TIER_PROBE_NR_FIGURES; f++)
+		json_object_object_add(o, tier_probe_figure_name(f), jnum_or_null(v[f], 3));
+	return o;
+}
+
+static struct json_object *node_json(const struct tier_probe_node *n)
+{
+	static const char *const noise_keys[] = { "latency", "read_bandwidth", "write_bandwidth" };
+	const struct tier_probe_pair *p = n->nr_from ? &n->from[0] : NULL;
+	const struct tier_probe_stat *s[3] = { NULL, NULL, NULL };
+	struct json_object *o = json_object_new_object();
+	struct json_object *noise, *claim = NULL, *mm, *from;
+	size_t i;
+	int f;
+
+	if (!o)
+		return NULL;
+	if (p) {
+		s[0] = &p->latency_ns;
+		s[1] = &p->read_bw_mbps;
+		s[2] = &p->write_bw_mbps;
+	}
+	json_object_object_add(o, "id", json_object_new_int(n->id));
+	json_object_object_add(o, "initiator", p ? json_object_new_int(p->initiator) : NULL);
+	json_object_object_add(o, "reference", json_object_new_int(n->reference));
+	json_object_object_add(o, "latency_ns", p ? best_json(s[0], senses[0], 1) : NULL);
+	json_object_object_add(o, "read_bandwidth_mbps", p ? best_json(s[1], senses[1], 0) : NULL);
+	json_object_object_add(o, "write_bandwidth_mbps", p ? best_json(s[2], senses[2], 0) : NULL);
+	noise = json_object_new_object();
+	for (f = 0; noise && f < 3; f++)
+		json_object_object_add(noise, noise_keys[f],
+				       s[f] && s[f]->nr_samples ?
+				       jpct(tier_probe_stat_noise_bp(s[f], senses[f])) : NULL);
+	json_object_object_add(o, "noise_pct", noise);
+	if (n->has_claim) {
+		claim = json_object_new_object();
+		if (claim) {
+			json_object_object_add(claim, "read_latency_ns",
+					       json_object_new_int64(n->claim.read_latency_ns));
+			json_object_object_add(claim, "write_latency_ns",
+					       json_object_new_int64(n->claim.write_latency_ns));
+			json_object_object_add(claim, "read_bandwidth_mbps",
+					       json_object_new_int64(n->claim.read_bw_mbps));
+			json_object_object_add(claim, "write_bandwidth_mbps",
+					       json_object_new_int64(n->claim.write_bw_mbps));
+		}
+	}
+	json_object_object_add(o, "claim", claim);
+	json_object_object_add(o, "slit_distance", p ? int_or_null(p->slit_distance) : NULL);
+	json_object_object_add(o, "ratio", ratios_json(n->ratio));
+	json_object_object_add(o, "claimed_ratio", ratios_json(n->claimed_ratio));
+	mm = json_object_new_array();
+	for (f = 0; mm && f < TIER_PROBE_NR_FIGURES; f++)
+		if (n->mismatch & (1u << f))
+			json_object_array_add(mm, json_object_new_string(tier_probe_figure_name(f)));
+	json_object_object_add(o, "mismatch", mm);
+	json_object_object_add(o, "claim_mismatch", json_object_new_boolean(n->claim_mismatch));
+	json_object_object_add(o, "kernel_rank", int_or_null(n->kernel_rank));
+	json_object_object_add(o, "measured_adistance", jnum_or_null(n->measured_adistance, 0));
+	json_object_object_add(o, "measured_rank", int_or_null(n->measured_rank));
+	json_object_object_add(o, "order_mismatch", json_object_new_boolean(n->order_mismatch));
+	from = json_object_new_array();
+	for (i = 0; from && i < n->nr_from; i++)
+		json_object_array_add(from, pair_json(&n->from[i]));
+	json_object_object_add(o, "from", from);
+	return o;
+}
+
+struct json_object *tier_probe_report_to_json(const struct tier_probe_report *r)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *inis = json_object_new_array();
+	struct json_object *nodes = json_object_new_array();
+	size_t i;
+
+	if (!root || !inis || !nodes)
+		goto out_nomem;
+	json_object_object_add(root, "version", json_object_new_int(TIER_PROBE_FILE_VERSION));
+	json_object_object_add(root, "tolerance_pct", jpct(r->tolerance_bp));
+	json_object_object_add(root, "slit_tolerance_pct", jpct(r->slit_tolerance_bp));
+	json_object_object_add(root, "rank_source",
+			       json_object_new_string(tier_rank_source_name(r->rank_source)));
+	json_object_object_add(root, "repeats", json_object_new_int64(r->nr_repeats));
+	json_object_object_add(root, "buffer_bytes", json_object_new_uint64(r->buffer_bytes));
+	json_object_object_add(root, "llc_bytes",
+			       r->llc_bytes ? json_object_new_uint64(r->llc_bytes) : NULL);
+	json_object_object_add(root, "chase_steps", json_object_new_uint64(r->nr_chase_steps));
+	json_object_object_add(root, "stream_bytes", json_object_new_uint64(r->stream_bytes));
+	for (i = 0; i < r->nr_initiators; i++) {
+		struct json_object *o = json_object_new_object();
+
+		if (!o)
+			goto out_nomem;
+		json_object_object_add(o, "id", json_object_new_int(r->initiators[i].id));
+		json_object_object_add(o, "reference",
+				       json_object_new_int(r->initiators[i].reference));
+		json_object_object_add(o, "cpus",
+				       json_object_new_uint64(r->initiators[i].nr_cpus));
+		json_object_array_add(inis, o);
+	}
+	for (i = 0; i < r->nr_nodes; i++) {
+		struct json_object *o = node_json(&r->nodes[i]);
+
+		if (!o)
+			goto out_nomem;
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(root, "initiators", inis);
+	json_object_object_add(root, "nodes", nodes);
+	return root;
+out_nomem:
+	json_object_put(root);
+	json_object_put(inis);
+	json_object_put(nodes);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct loader {
+	struct tier_err *err;
+	char where[128];	/* "nodes[1].from[0]"; "" at the top */
+};
+
+static int bad(struct loader *l, const char *key, const char *what)
+{
+	return tier_err_set(l->err, -EINVAL, "%s%s%s: %s", l->where,
+			    l->where[0] && key[0] ? "." : "", key, what);
+}
+
+/* The member key of o; NULL for a JSON null when nullable. */
+static int member(struct loader *l, struct json_object *o, const char *key,
+		  enum json_type type, bool nullable, struct json_object **out)
+{
+	struct json_object *v;
+
+	*out = NULL;
+	if (!json_object_object_get_ex(o, key, &v))
+		return bad(l, key, "missing");
+	if (!v)
+		return nullable ? 0 : bad(l, key, "is null");
+	if (type == json_type_double ? !json_object_is_type(v, json_type_double) &&
+				       !json_object_is_type(v, json_type_int)
+				     : !json_object_is_type(v, type))
+		return bad(l, key, type == json_type_double ? "not a number" :
+				   type == json_type_int ? "not an integer" :
+				   type == json_type_boolean ? "not true or false" :
+				   type == json_type_string ? "not a string" :
+				   type == json_type_array ? "not an array" : "not an object");
+	*out = v;
+	return 0;
+}
+
+/* A number >= 0; null (when nullable) reads as 0. */
+static int get_num(struct loader *l, struct json_object *o, const char *key,
+		   bool nullable, double *out)
+{
+	struct json_object *v;
+	int ret = member(l, o, key, json_type_double, nullable, &v);
+
+	*out = 0;
+	if (ret || !v)
+		return ret;
+	*out = json_object_get_double(v);
+	if (!(*out >= 0))
+		return bad(l, key, "negative");
+	return 0;
+}
+
+/* An integer in [min, max]; null (when nullable) reads as null_value. */
+static int get_int(struct loader *l, struct json_object *o, const char *key,
+		   bool nullable, int64_t min, int64_t max, int64_t null_value, int64_t *out)
+{
+	struct json_object *v;
+	int ret = member(l, o, key, json_type_int, nullable, &v);
+
+	*out = null_value;
+	if (ret || !v)
+		return ret;
+	*out = json_object_get_int64(v);
+	if (*out < min || *out > max)
+		return bad(l, key, "out of range");
+	return 0;
+}
+
+static int get_bool(struct loader *l, struct json_object *o, const char *key, bool *out)
+{
+	struct json_object *v;
+	int ret = member(l, o, key, json_type_boolean, false, &v);
+
+	*out = ret ? false : json_object_get_boolean(v);
+	return ret;
+}
+
+enum { NO_INDEX = -1 };
+
+/* Descends into key (key[idx] unless idx is NO_INDEX); leave() goes back. */
+static void enter(struct loader *l, char *saved, size_t sz, const char *key, long idx)
+{
+	size_t len = strlen(l->where);
+
+	snprintf(saved, sz, "%s", l->where);
+	if (idx == NO_INDEX)
+		snprintf(l->where + len, sizeof(l->where) - len, "%s%s", len ? "." : "", key);
+	else
+		snprintf(l->where + len, sizeof(l->where) - len, "%s%s[%ld]",
+			 len ? "." : "", key, idx);
+}
+
+static void leave(struct loader *l, const char *saved)
+{
+	snprintf(l->where, sizeof(l->where), "%s", saved);
+}
+
+/* A stat is read back from its samples; the summary next to them in the
+ * file is for people and is computed again. */
+static int get_stat(struct loader *l, struct json_object *o, const char *key,
+		    double step, struct tier_probe_stat *s)
+{
+	double v[TIER_PROBE_MAX_SAMPLES];
+	struct json_object *obj, *a;
+	char saved[sizeof(l->where)];
+	size_t i, n;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = member(l, o, key, json_type_object, true, &obj);
+	if (ret || !obj)
+		return ret;
+	enter(l, saved, sizeof(saved), key, NO_INDEX);
+	ret = member(l, obj, "samples", json_type_array, false, &a);
+	n = ret ? 0 : json_object_array_length(a);
+	if (!ret && (n < 1 || n > TIER_PROBE_MAX_SAMPLES))
+		ret = bad(l, "samples", "not 1 to 100 samples");
+	for (i = 0; !ret && i < n; i++) {
+		struct json_object *x = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(x, json_type_double) &&
+		    !json_object_is_type(x, json_type_int))
+			ret = bad(l, "samples", "not a list of numbers");
+		else
+			v[i] = json_object_get_double(x);
+	}
+	if (!ret && tier_probe_stat_compute(v, n, step, s))
+		ret = bad(l, "samples", "a sample is negative");
+	leave(l, saved);
+	return ret;
+}
+
+static int get_ratios(struct loader *l, struct json_object *o, const char *key, double *v)
+{
+	struct json_object *obj;
+	char saved[sizeof(l->where)];
+	int f, ret;
+
+	ret = member(l, o, key, json_type_object, false, &obj);
+	if (ret)
+		return ret;
+	enter(l, saved, sizeof(saved), key, NO_INDEX);
+	for (f = 0; !ret && f < TIER_PROBE_NR_FIGURES; f++)
+		ret = get_num(l, obj, tier_probe_figure_name(f), true, &v[f]);
+	leave(l, saved);
+	return ret;
+}
+
+static int get_pair(struct loader *l, struct json_object *o, struct tier_probe_pair *p)
+{
+	int64_t v;
+	double d = 0;
+	int ret;
+
+	ret = get_int(l, o, "initiator", false, 0, INT_MAX, 0, &v);
+	p->initiator = (int)v;
+	if (!ret)
+		ret = get_int(l, o, "slit_distance", true, 0, INT_MAX, -1, &v);
+	p->slit_distance = (int)v;
+	if (!ret)
+		ret = get_int(l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
+	p->buffer_bytes = (uint64_t)v;
+	if (!ret) {
+		struct json_object *x;
+
+		ret = member(l, o, "on_node_pct", json_type_double, true, &x);
+		if (!ret)
+			ret = get_num(l, o, "on_node_pct", true, &d);
+		if (!ret && d > 100)
+			ret = bad(l, "on_node_pct", "above 100");
+		p->on_node_bp = x ? (int)(d * 100 + 0.5) : -1;
+	}
+	if (!ret)
+		ret = get_stat(l, o, "latency_ns", TIER_PROBE_LATENCY_STEP, &p->latency_ns);
+	if (!ret)
+		ret = get_stat(l, o, "read_bandwidth_mbps", TIER_PROBE_BW_STEP, &p->read_bw_mbps);
+	if (!ret)
+		ret = get_stat(l, o, "write_bandwidth_mbps", TIER_PROBE_BW_STEP, &p->write_bw_mbps);
+	if (!ret)
+		ret = get_num(l, o, "latency_ratio", true, &p->latency_ratio);
+	if (!ret)
+		ret = get_num(l, o, "slit_ratio", true, &p->slit_ratio);
+	if (!ret)
+		ret = get_bool(l, o, "slit_mismatch", &p->slit_mismatch);
+	return ret;
+}
+
+static int get_claim(struct loader *l, struct json_object *o, struct tier_probe_node *n)
+{
+	static const char *const keys[] = {
+		"read_latency_ns", "write_latency_ns", "read_bandwidth_mbps", "write_bandwidth_mbps",
+	};
+	uint32_t *dst[] = {
+		&n->claim.read_latency_ns, &n->claim.write_latency_ns,
+		&n->claim.read_bw_mbps, &n->claim.write_bw_mbps,
+	};
+	struct json_object *c;
+	char saved[sizeof(l->where)];
+	size_t i;
+	int64_t v;
+	int ret;
+
+	ret = member(l, o, "claim", json_type_object, true, &c);
+	if (ret || !c)
+		return ret;
+	n->has_claim = true;
+	enter(l, saved, sizeof(saved), "claim", NO_INDEX);
+	for (i = 0; !ret && i < 4; i++) {
+		ret = get_int(l, c, keys[i], false, 0, UINT32_MAX, 0, &v);
+		*dst[i] = (uint32_t)v;
+	}
+	leave(l, saved);
+	return ret;
+}
+
+static int get_node(struct loader *l, struct json_object *o, struct tier_probe_node *n)
+{
+	struct json_object *from, *mm;
+	char saved[sizeof(l->where)];
+	size_t i, nr;
+	int64_t v;
+	int ret, f;
+
+	n->measured_rank = -1;
+	ret = get_int(l, o, "id", false, 0, INT_MAX, 0, &v);
+	n->id = (int)v;
+	if (!ret)
+		ret = get_int(l, o, "reference", false, 0, INT_MAX, 0, &v);
+	n->reference = (int)v;
+	if (!ret)
+		ret = get_claim(l, o, n);
+	if (!ret)
+		ret = get_ratios(l, o, "ratio", n->ratio);
+	if (!ret)
+		ret = get_ratios(l, o, "claimed_ratio", n->claimed_ratio);
+	if (!ret)
+		ret = member(l, o, "mismatch", json_type_array, false, &mm);
+	for (i = 0; !ret && i < json_object_array_length(mm); i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(mm, i));
+
+		for (f = 0; f < TIER_PROBE_NR_FIGURES; f++)
+			if (name && !strcmp(name, tier_probe_figure_name(f)))
+				break;
+		if (f == TIER_PROBE_NR_FIGURES)
+			ret = bad(l, "mismatch", "unknown figure");
+		else
+			n->mismatch |= 1u << f;
+	}
+	if (!ret)
+		ret = get_bool(l, o, "claim_mismatch", &n->claim_mismatch);
+	if (!ret)
+		ret = get_int(l, o, "kernel_rank", true, 0, INT_MAX, -1, &v);
+	n->kernel_rank = (int)v;
+	if (!ret)
+		ret = get_num(l, o, "measured_adistance", true, &n->measured_adistance);
+	if (!ret)
+		ret = get_int(l, o, "measured_rank", true, 0, INT_MAX, -1, &v);
+	n->measured_rank = (int)v;
+	if (!ret)
+		ret = get_bool(l, o, "order_mismatch", &n->order_mismatch);
+	if (!ret)
+		ret = member(l, o, "from", json_type_array, false, &from);
+	if (ret)
+		return ret;
+	nr = json_object_array_length(from);
+	if (!nr)
+		return bad(l, "from", "empty");
+	n->from = calloc(nr, sizeof(*n->from));
+	if (!n->from)
+		return tier_err_set(l->err, -ENOMEM, "out of memory");
+	n->nr_from = nr;
+	for (i = 0; !ret && i < nr; i++) {
+		struct json_object *p = json_object_array_get_idx(from, i);
+
+		enter(l, saved, sizeof(saved), "from", (long)i);
+		ret = json_object_is_type(p, json_type_object) ? get_pair(l, p, &n->from[i])
+							       : bad(l, "", "not an object");
+		leave(l, saved);
+	}
+	return ret;
+}
+
+static int get_source(struct loader *l, struct json_object *o, enum tier_rank_source *src)
+{
+	struct json_object *v;
+	int s, ret = member(l, o, "rank_source", json_type_string, false, &v);
+
+	if (ret)
+		return ret;
+	for (s = TIER_RANK_NONE; s <= TIER_RANK_SLIT; s++) {
+		if (!strcmp(json_object_get_string(v), tier_rank_source_name(s))) {
+			*src = s;
+			return 0;
+		}
+	}
+	return bad(l, "rank_source", "unknown source");
+}
+
+int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
+				struct tier_err *err)
+{
+	struct loader l = { .err = err };
+	struct json_object *inis, *nodes;
+	char saved[sizeof(l.where)];
+	size_t i, nr;
+	int64_t v = 0;
+	double d = 0;
+	int ret;
+
+	tier_probe_report_release(r);
+	if (!json_object_is_type(o, json_type_object))
+		return tier_err_set(err, -EINVAL, "not a JSON object");
+	ret = get_int(&l, o, "version", false, 0, INT_MAX, 0, &v);
+	if (!ret && v != TIER_PROBE_FILE_VERSION)
+		ret = tier_err_set(err, -EINVAL, "version %lld, expected %d",
+				   (long long)v, TIER_PROBE_FILE_VERSION);
+	if (!ret)
+		ret = get_num(&l, o, "tolerance_pct", false, &d);
+	r->tolerance_bp = (uint32_t)(d * 100 + 0.5);
+	if (!ret)
+		ret = get_num(&l, o, "slit_tolerance_pct", false, &d);
+	r->slit_tolerance_bp = (uint32_t)(d * 100 + 0.5);
+	if (!ret)
+		ret = get_source(&l, o, &r->rank_source);
+	if (!ret)
+		ret = get_int(&l, o, "repeats", false, 0, UINT_MAX, 0, &v);
+	r->nr_repeats = (unsigned)v;
+	if (!ret)
+		ret = get_int(&l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
+	r->buffer_bytes = (uint64_t)v;
+	if (!ret)
+		ret = get_int(&l, o, "llc_bytes", true, 0, INT64_MAX, 0, &v);
+	r->llc_bytes = (uint64_t)v;
+	if (!ret)
+		ret = get_int(&l, o, "chase_steps", false, 0, INT64_MAX, 0, &v);
+	r->nr_chase_steps = (uint64_t)v;
+	if (!ret)
+		ret = get_int(&l, o, "stream_bytes", false, 0, INT64_MAX, 0, &v);
+	r->stream_bytes = (uint64_t)v;
+	if (!ret)
+		ret = member(&l, o, "initiators", json_type_array, false, &inis);
+	if (!ret)
+		ret = member(&l, o, "nodes", json_type_array, false, &nodes);
+	if (ret)
+		goto out;
+	nr = json_object_array_length(inis);
+	r->initiators = calloc(nr ? nr : 1, sizeof(*r->initiators));
+	if (!r->initiators) {
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	r->nr_initiators = nr;
+	for (i = 0; !ret && i < nr; i++) {
+		struct json_object *p = json_object_array_get_idx(inis, i);
+		struct tier_probe_initiator *ini = &r->initiators[i];
+
+		enter(&l, saved, sizeof(saved), "initiators", (long)i);
+		if (!json_object_is_type(p, json_type_object)) {
+			ret = bad(&l, "", "not an object");
+		} else {
+			ret = get_int(&l, p, "id", false, 0, INT_MAX, 0, &v);
+			ini->id = (int)v;
+			if (!ret)
+				ret = get_int(&l, p, "reference", false, 0, INT_MAX, 0, &v);
+			ini->reference = (int)v;
+			if (!ret)
+				ret = get_int(&l, p, "cpus", false, 0, INT_MAX, 0, &v);
+			ini->nr_cpus = (size_t)v;
+		}
+		leave(&l, saved);
+	}
+	if (ret)
+		goto out;
+	nr = json_object_array_length(nodes);
+	r->nodes = calloc(nr ? nr : 1, sizeof(*r->nodes));
+	if (!r->nodes) {
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; !ret && i < nr; i++) {
+		struct json_object *p = json_object_array_get_idx(nodes, i);
+
+		r->nr_nodes++;
+		enter(&l, saved, sizeof(saved), "nodes", (long)i);
+		ret = json_object_is_type(p, json_type_object) ? get_node(&l, p, &r->nodes[i])
+							       : bad(&l, "", "not an object");
+		if (!ret && i > 0 && r->nodes[i].id <= r->nodes[i - 1].id)
+			ret = bad(&l, "id", "nodes not sorted by id");
+		leave(&l, saved);
+	}
+out:
+	if (ret)
+		tier_probe_report_release(r);
+	return ret;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* mkdir -p of path's directory. */
+static int make_parents(const char *path, struct tier_err *err)
+{
+	char dir[PATH_MAX];
+	char *p;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return tier_err_set(err, -ENAMETOOLONG, "%s: path too long", path);
+	p = strrchr(dir, '/');
+	if (!p || p == dir)
+		return 0;
+	*p = '\0';
+	for (p = dir + 1; ; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdir(dir, 0755) && errno != EEXIST)
+				return tier_err_set(err, -errno, "%s: cannot create %s: %s",
+						    path, dir, strerror(errno));
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+int tier_probe_report_save(const struct tier_probe_report *r, const char *path,
+			   struct tier_err *err)
+{
+	char tmp[PATH_MAX];
+	struct json_object *o;
+	const char *s;
+	size_t len;
+	FILE *f;
+	int fd, ret;
+
+	ret = make_parents(path, err);
+	if (ret)
+		return ret;
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return tier_err_set(err, -ENAMETOOLONG, "%s: path too long", path);
+	o = tier_probe_report_to_json(r);
+	if (!o)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = strlen(s);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
+		goto out_put;
+	}
+	fchmod(fd, 0644);
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		goto out_put;
+	}
+	if (fwrite(s, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
+	    fsync(fileno(f))) {
+		ret = tier_err_set(err, -errno ? -errno : -EIO, "%s: %s", path,
+				   strerror(errno ? errno : EIO));
+		fclose(f);
+		unlink(tmp);
+		goto out_put;
+	}
+	if (fclose(f)) {
+		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+		goto out_put;
+	}
+	if (rename(tmp, path)) {
+		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+out_put:
+	json_object_put(o);
+	return ret;
+}
+
+/* Probe reports are a few KiB per node; a larger file is a mistake. */
+enum { PROBE_FILE_MAX_BYTES = 16 << 20 };
+
+int tier_probe_report_load(const char *path, struct tier_probe_report *r,
+			   struct tier_err *err)
+{
+	struct json_tokener *tok;
+	struct json_object *o = NULL;
+	char *buf;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	tier_probe_report_release(r);
+	f = fopen(path, "re");
+	if (!f)
+		return tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
+	buf = malloc(PROBE_FILE_MAX_BYTES + 1);
+	if (buf)
+		len = fread(buf, 1, PROBE_FILE_MAX_BYTES + 1, f);
+	ret = !buf ? -ENOMEM : ferror(f) ? -EIO : len > PROBE_FILE_MAX_BYTES ? -EFBIG : 0;
+	fclose(f);
+	if (ret) {
+		free(buf);
+		return tier_err_set(err, ret, "%s: %s", path,
+				    ret == -EFBIG ? "larger than 16 MiB" : strerror(-ret));
+	}
+	tok = json_tokener_new();
+	if (!tok) {
+		free(buf);
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	}
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) < len) {
+		size_t end = json_tokener_get_parse_end(tok);
+		enum json_tokener_error je = json_tokener_get_error(tok);
+
+		/* Only whitespace may follow the document. */
+		while (o && end < len && strchr(" \t\r\n", buf[end]))
+			end++;
+		if (!o || end < len) {
+			ret = tier_err_set(err, -EINVAL, "%s: not a JSON document (%s at byte %zu)",
+					   path, o ? "trailing data" :
+					   je == json_tokener_continue ? "unexpected end" :
+					   json_tokener_error_desc(je), end);
+			goto out;
+		}
+	}
+	ret = tier_probe_report_from_json(o, r, err);
+	if (ret)
+		tier_err_prefix(err, "%s", path);
+out:
+	json_object_put(o);
+	json_tokener_free(tok);
+	free(buf);
+	return ret;
+}
+
+int tier_probe_load_override(const char *path, struct tier_tier_override **tiers,
+			     size_t *nr_tiers, int **nodes, struct tier_err *err)
+{
+	struct tier_probe_report r;
+	int ret;
+
+	tier_probe_report_init(&r);
+	ret = tier_probe_report_load(path, &r, err);
+	if (!ret) {
+		ret = tier_probe_override(&r, tiers, nr_tiers, nodes, err);
+		if (ret)
+			tier_err_prefix(err, "%s", path);
+	}
+	tier_probe_report_release(&r);
+	return ret;
+}
+
+int tier_probe_config_override(const struct tier_config *cfg,
+			       struct tier_tier_override **tiers, size_t *nr_tiers,
+			       int **nodes, struct tier_err *err)
+{
+	int ret;
+
+	*nodes = NULL;
+	if (cfg->rank_by == TIER_CONFIG_RANK_MEASURED) {
+		ret = tier_probe_load_override(cfg->probe_file, tiers, nr_tiers, nodes, err);
+		if (ret)
+			tier_err_prefix(err, "topology.rank_by: measured");
+		return ret;
+	}
+	ret = tier_config_override(cfg, tiers, nr_tiers);
+	return ret ? tier_err_set(err, ret, "out of memory") : 0;
+}
+
+/* ---------------------------------------------------------------- table */
+
+static const char *fig(const struct tier_probe_stat *s, enum tier_probe_sense sense,
+		       int decimals, char *buf, size_t sz)
+{
+	uint32_t bp = tier_probe_stat_noise_bp(s, sense);
+	double best = tier_probe_stat_best(s, sense);
+
+	if (!s->nr_samples)
+		snprintf(buf, sz, "-");
+	else if (bp == UINT32_MAX)
+		snprintf(buf, sz, "%.*f ±?", decimals, best);
+	else
+		snprintf(buf, sz, "%.*f ±%.1f%%", decimals, best, bp / 100.0);
+	return buf;
+}
+
+static const char *claim_str(const struct tier_probe_node *n, char *buf, size_t sz)
+{
+	if (!n->has_claim)
+		snprintf(buf, sz, "-");
+	else
+		snprintf(buf, sz, "%u %u/%u", n->claim.read_latency_ns,
+			 n->claim.read_bw_mbps, n->claim.write_bw_mbps);
+	return buf;
+}
+
+static const char *rank_str(int rank, char *buf, size_t sz)
+{
+	if (rank < 0)
+		snprintf(buf, sz, "-");
+	else
+		snprintf(buf, sz, "%d", rank);
+	return buf;
+}
+
+static enum tier_probe_sense figure_sense(int f)
+{
+	return f == TIER_PROBE_READ_BW || f == TIER_PROBE_WRITE_BW ? TIER_PROBE_HIGHER_BETTER
+								    : TIER_PROBE_LOWER_BETTER;
+}
+
+static const struct tier_probe_stat *figure_stat(const struct tier_probe_pair *p, int f)
+{
+	return f == TIER_PROBE_READ_BW ? &p->read_bw_mbps :
+	       f == TIER_PROBE_WRITE_BW ? &p->write_bw_mbps : &p->latency_ns;
+}
+
+static void print_mismatches(const struct tier_probe_report *r,
+			     const struct tier_probe_node *n, FILE *out)
+{
+	static const char *const what[] = {
+		"latency", "read bandwidth", "write bandwidth", "SLIT distance",
+	};
+	const struct tier_probe_node *ref = tier_probe_report_node(r, n->reference);
+	const struct tier_probe_pair *p = n->nr_from ? &n->from[0] : NULL;
+	const struct tier_probe_pair *rp = p ? tier_probe_node_pair(ref, p->initiator) : NULL;
+	size_t i;
+	int f;
+
+	for (f = 0; f < TIER_PROBE_NR_FIGURES && p && rp; f++) {
+		uint32_t a, b;
+
+		if (!(n->mismatch & (1u << f)) || n->claimed_ratio[f] <= 0)
+			continue;
+		a = tier_probe_stat_noise_bp(figure_stat(p, f), figure_sense(f));
+		b = tier_probe_stat_noise_bp(figure_stat(rp, f), figure_sense(f));
+		fprintf(out, "node %d: %s: %s says %.2fx slower than node %d, measured %.2fx "
+			"(tolerance %.0f%% + noise %.1f%%)\n",
+			n->id, what[f], f == TIER_PROBE_SLIT ? "SLIT" : "HMAT",
+			n->claimed_ratio[f], n->reference, n->ratio[f],
+			(f == TIER_PROBE_SLIT ? r->slit_tolerance_bp : r->tolerance_bp) / 100.0,
+			(a > b ? a : b) / 100.0);
+	}
+	for (i = 1; i < n->nr_from; i++) {
+		const struct tier_probe_pair *q = &n->from[i];
+
+		if (q->slit_mismatch)
+			fprintf(out, "node %d from node %d: SLIT distance says %.2fx slower than "
+				"the reference, measured %.2fx\n",
+				n->id, q->initiator, q->slit_ratio, q->latency_ratio);
+	}
+}
+
+/* "node 2: order: rank 1 by slit, but measured tier 0 (abstract distance
+ * 403): inverted against nodes 0,1" - the partners are the flagged nodes
+ * on the other side of it in the two orders. */
+static void print_inversions(const struct tier_probe_report *r,
+			     const struct tier_probe_node *n, FILE *out)
+{
+	char list[256] = "";
+	size_t i, len = 0, nr = 0;
+
+	for (i = 0; i < r->nr_nodes; i++) {
+		const struct tier_probe_node *m = &r->nodes[i];
+
+		if (m == n || !m->order_mismatch || m->kernel_rank == n->kernel_rank)
+			continue;
+		if ((m->kernel_rank < n->kernel_rank) !=
+		    (m->measured_adistance > n->measured_adistance))
+			continue;
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
+						nr ? "," : "", m->id);
+		nr++;
+	}
+	fprintf(out, "node %d: order: rank %d by %s, but measured tier %d (abstract distance "
+		"%.0f): inverted against node%s %s\n", n->id, n->kernel_rank,
+		tier_rank_source_name(r->rank_source), n->measured_rank,
+		n->measured_adistance, nr == 1 ? "" : "s", nr ? list : "?");
+}
+
+void tier_probe_report_print(const struct tier_probe_report *r, FILE *out)
+{
+	size_t i, j;
+	bool any = false;
+
+	fprintf(out, "%-5s %-5s %-16s %-16s %-16s %-20s %-6s %-8s %s\n",
+		"node", "from", "latency ns", "read MB/s", "write MB/s",
+		"HMAT ns read/write", "kernel", "measured", "verdict");
+	for (i = 0; i < r->nr_nodes; i++) {
+		const struct tier_probe_node *n = &r->nodes[i];
+
+		for (j = 0; j < n->nr_from; j++) {
+			const struct tier_probe_pair *p = &n->from[j];
+			char lat[40], rd[40], wr[40], claim[48], kr[16], mr[16];
+			const char *verdict;
+
+			if (j == 0)
+				verdict = n->claim_mismatch && n->order_mismatch ? "claim mismatch, order mismatch" :
+					  n->claim_mismatch ? "claim mismatch" :
+					  n->order_mismatch ? "order mismatch" :
+					  n->id == n->reference ? "reference" : "ok";
+			else
+				verdict = p->slit_mismatch ? "SLIT mismatch" : "";
+			fprintf(out, "%-5d %-5d %-16s %-16s %-16s %-20s %-6s %-8s %s\n",
+				n->id, p->initiator,
+				fig(&p->latency_ns, senses[0], 1, lat, sizeof(lat)),
+				fig(&p->read_bw_mbps, senses[1], 0, rd, sizeof(rd)),
+				fig(&p->write_bw_mbps, senses[2], 0, wr, sizeof(wr)),
+				j == 0 ? claim_str(n, claim, sizeof(claim)) : "",
+				j == 0 ? rank_str(n->kernel_rank, kr, sizeof(kr)) : "",
+				j == 0 ? rank_str(n->measured_rank, mr, sizeof(mr)) : "",
+				verdict);
+		}
+	}
+	fprintf(out, "\nbest of %u samples; ±: noise (the second best's distance); "
+		"ratios against each initiator's reference node\n", r->nr_repeats);
+	for (i = 0; i < r->nr_nodes; i++) {
+		const struct tier_probe_node *n = &r->nodes[i];
+
+		if (n->mismatch) {
+			print_mismatches(r, n, out);
+			any = true;
+		}
+		if (n->order_mismatch) {
+			print_inversions(r, n, out);
+			any = true;
+		}
+		for (j = 0; j < n->nr_from; j++)
+			if (n->from[j].on_node_bp >= 0 && n->from[j].on_node_bp < 9000) {
+				fprintf(out, "node %d from node %d: only %.0f%% of the buffer's pages "
+					"were on node %d\n", n->id, n->from[j].initiator,
+					n->from[j].on_node_bp / 100.0, n->id);
+				any = true;
+			}
+	}
+	if (!any)
+		fprintf(out, "no disagreement with the firmware or the kernel's order\n");
+}
