@@ -23,8 +23,34 @@ struct yaml_topology {
 	char *probe_file;
 };
 
+struct yaml_daemon {
+	char *socket;
+	uint64_t *interval_ms;		/* pointers: NULL when absent */
+	uint64_t *refresh_ms;
+	int *log_level;
+	enum tier_config_kernel_tiering *kernel_tiering;
+};
+
+struct yaml_policy {
+	char *name;
+	char *tracker;
+	uint64_t *budget_mb_per_s;
+};
+
+struct yaml_processes {
+	int *pids;
+	unsigned pids_count;
+	char **cgroups;
+	unsigned cgroups_count;
+	char *exe;
+	uint64_t *min_rss_mb;
+};
+
 struct yaml_config {
 	struct yaml_topology *topology;
+	struct yaml_daemon *daemon;
+	struct yaml_policy *policy;
+	struct yaml_processes *processes;
 };
 
 static const cyaml_schema_value_t node_id_schema = {
@@ -60,9 +86,62 @@ static const cyaml_schema_field_t topology_fields[] = {
 	CYAML_FIELD_END
 };
 
+static const cyaml_strval_t kernel_tiering_strings[] = {
+	{ "disable", TIER_CONFIG_KT_DISABLE },
+	{ "warn", TIER_CONFIG_KT_WARN },
+};
+
+/* syslog levels */
+static const cyaml_strval_t log_level_strings[] = {
+	{ "error", 3 }, { "warning", 4 }, { "info", 6 }, { "debug", 7 },
+};
+
+#define OPT_PTR (CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL)
+
+static const cyaml_schema_field_t daemon_fields[] = {
+	CYAML_FIELD_STRING_PTR("socket", OPT_PTR, struct yaml_daemon, socket, 1, 107),
+	CYAML_FIELD_UINT_PTR("interval_ms", OPT_PTR, struct yaml_daemon, interval_ms),
+	CYAML_FIELD_UINT_PTR("refresh_ms", OPT_PTR, struct yaml_daemon, refresh_ms),
+	CYAML_FIELD_ENUM_PTR("log_level", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon, log_level,
+			 log_level_strings, CYAML_ARRAY_LEN(log_level_strings)),
+	CYAML_FIELD_ENUM_PTR("kernel_tiering", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
+			 kernel_tiering, kernel_tiering_strings,
+			 CYAML_ARRAY_LEN(kernel_tiering_strings)),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_field_t policy_fields[] = {
+	CYAML_FIELD_STRING_PTR("name", OPT_PTR, struct yaml_policy, name, 1, 64),
+	CYAML_FIELD_STRING_PTR("tracker", OPT_PTR, struct yaml_policy, tracker, 1, 64),
+	CYAML_FIELD_UINT_PTR("budget_mb_per_s", OPT_PTR, struct yaml_policy, budget_mb_per_s),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t pid_schema = {
+	CYAML_VALUE_INT(CYAML_FLAG_DEFAULT, int),
+};
+
+static const cyaml_schema_value_t cgroup_schema = {
+	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 1, 4095),
+};
+
+static const cyaml_schema_field_t processes_fields[] = {
+	CYAML_FIELD_SEQUENCE("pids", OPT_PTR, struct yaml_processes, pids, &pid_schema, 0,
+			     CYAML_UNLIMITED),
+	CYAML_FIELD_SEQUENCE("cgroups", OPT_PTR, struct yaml_processes, cgroups,
+			     &cgroup_schema, 0, CYAML_UNLIMITED),
+	CYAML_FIELD_STRING_PTR("exe", OPT_PTR, struct yaml_processes, exe, 1, 4095),
+	CYAML_FIELD_UINT_PTR("min_rss_mb", OPT_PTR, struct yaml_processes, min_rss_mb),
+	CYAML_FIELD_END
+};
+
 static const cyaml_schema_field_t config_fields[] = {
 	CYAML_FIELD_MAPPING_PTR("topology", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 				struct yaml_config, topology, topology_fields),
+	CYAML_FIELD_MAPPING_PTR("daemon", OPT_PTR, struct yaml_config, daemon, daemon_fields),
+	CYAML_FIELD_MAPPING_PTR("policy", OPT_PTR, struct yaml_config, policy, policy_fields),
+	CYAML_FIELD_MAPPING_PTR("processes", OPT_PTR, struct yaml_config, processes,
+				processes_fields),
 	CYAML_FIELD_END
 };
 
@@ -177,6 +256,70 @@ static void locate_key(const char *yaml, size_t len, const char *key,
 	yaml_parser_delete(&parser);
 }
 
+static int convert_sections(const struct yaml_config *y, struct tier_config *cfg,
+			    struct tier_err *err)
+{
+	const struct yaml_daemon *d = y->daemon;
+	const struct yaml_policy *p = y->policy;
+	const struct yaml_processes *pr = y->processes;
+	size_t i;
+
+	if (d) {
+		if (d->socket && tier_config_set_string(&cfg->socket_path, d->socket))
+			goto out_nomem;
+		if (d->interval_ms)
+			cfg->interval_ms = *d->interval_ms;
+		if (d->refresh_ms)
+			cfg->refresh_ms = *d->refresh_ms;
+		if (d->log_level)
+			cfg->log_level = *d->log_level;
+		if (d->kernel_tiering)
+			cfg->kernel_tiering = *d->kernel_tiering;
+	}
+	if (p) {
+		if (p->name && tier_config_set_string(&cfg->policy, p->name))
+			goto out_nomem;
+		if (p->tracker && tier_config_set_string(&cfg->tracker, p->tracker))
+			goto out_nomem;
+		if (p->budget_mb_per_s) {
+			if (*p->budget_mb_per_s > (UINT64_C(1) << 40))
+				return tier_err_set(err, -EINVAL,
+						    "policy.budget_mb_per_s: %llu is too large",
+						    (unsigned long long)*p->budget_mb_per_s);
+			cfg->budget_bytes_per_s = *p->budget_mb_per_s << 20;
+		}
+	}
+	if (pr) {
+		if (pr->pids_count) {
+			cfg->pids = malloc(pr->pids_count * sizeof(*cfg->pids));
+			if (!cfg->pids)
+				goto out_nomem;
+			memcpy(cfg->pids, pr->pids, pr->pids_count * sizeof(*cfg->pids));
+			cfg->nr_pids = pr->pids_count;
+		}
+		if (pr->cgroups_count) {
+			cfg->cgroups = calloc(pr->cgroups_count, sizeof(*cfg->cgroups));
+			if (!cfg->cgroups)
+				goto out_nomem;
+			cfg->nr_cgroups = pr->cgroups_count;
+			for (i = 0; i < pr->cgroups_count; i++)
+				if (tier_config_set_string(&cfg->cgroups[i], pr->cgroups[i]))
+					goto out_nomem;
+		}
+		if (pr->exe && tier_config_set_string(&cfg->exe_pattern, pr->exe))
+			goto out_nomem;
+		if (pr->min_rss_mb) {
+			if (*pr->min_rss_mb > (UINT64_C(1) << 40))
+				return tier_err_set(err, -EINVAL, "processes.min_rss_mb: %llu is too large",
+						    (unsigned long long)*pr->min_rss_mb);
+			cfg->min_rss_bytes = *pr->min_rss_mb << 20;
+		}
+	}
+	return 0;
+out_nomem:
+	return tier_err_set(err, -ENOMEM, "out of memory");
+}
+
 static int convert(const struct yaml_config *y, struct tier_config *cfg,
 		   struct tier_err *err)
 {
@@ -184,6 +327,11 @@ static int convert(const struct yaml_config *y, struct tier_config *cfg,
 	size_t i;
 	int ret;
 
+	if (y) {
+		ret = convert_sections(y, cfg, err);
+		if (ret)
+			return ret;
+	}
 	if (!t)
 		return 0;
 	if (t->sysfs_root) {

@@ -17,6 +17,17 @@ int tier_config_set_sysfs_root(struct tier_config *cfg, const char *root)
 	return 0;
 }
 
+int tier_config_set_string(char **field, const char *value)
+{
+	char *s = value ? strdup(value) : NULL;
+
+	if (value && !s)
+		return -ENOMEM;
+	free(*field);
+	*field = s;
+	return 0;
+}
+
 int tier_config_set_probe_file(struct tier_config *cfg, const char *path)
 {
 	char *s = strdup(path);
@@ -32,6 +43,16 @@ int tier_config_init(struct tier_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rank_by = TIER_CONFIG_RANK_FIRMWARE;
+	cfg->interval_ms = 100;
+	cfg->refresh_ms = 1000;
+	cfg->log_level = 6;		/* LOG_INFO */
+	cfg->kernel_tiering = TIER_CONFIG_KT_DISABLE;
+	cfg->budget_bytes_per_s = UINT64_C(256) << 20;
+	cfg->min_rss_bytes = UINT64_C(64) << 20;
+	if (tier_config_set_string(&cfg->socket_path, "/run/tierd/tierd.sock") ||
+	    tier_config_set_string(&cfg->policy, "tierd") ||
+	    tier_config_set_string(&cfg->tracker, "auto"))
+		return -ENOMEM;
 	if (tier_config_set_probe_file(cfg, TIER_PROBE_DEFAULT_FILE))
 		return -ENOMEM;
 	return tier_config_set_sysfs_root(cfg, "/sys");
@@ -43,6 +64,14 @@ void tier_config_release(struct tier_config *cfg)
 
 	free(cfg->sysfs_root);
 	free(cfg->probe_file);
+	free(cfg->socket_path);
+	free(cfg->policy);
+	free(cfg->tracker);
+	free(cfg->exe_pattern);
+	free(cfg->pids);
+	for (i = 0; i < cfg->nr_cgroups; i++)
+		free(cfg->cgroups[i]);
+	free(cfg->cgroups);
 	for (i = 0; i < cfg->nr_tiers; i++)
 		free(cfg->tiers[i].nodes);
 	free(cfg->tiers);
@@ -57,6 +86,27 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 		return tier_err_set(err, -EINVAL,
 				    "topology.sysfs_root: '%s' is not an absolute path",
 				    cfg->sysfs_root ? cfg->sysfs_root : "");
+	if (!cfg->socket_path || cfg->socket_path[0] != '/')
+		return tier_err_set(err, -EINVAL, "daemon.socket: '%s' is not an absolute path",
+				    cfg->socket_path ? cfg->socket_path : "");
+	if (strlen(cfg->socket_path) >= 108)
+		return tier_err_set(err, -EINVAL, "daemon.socket: longer than 107 bytes");
+	if (cfg->interval_ms < 10 || cfg->interval_ms > 60000)
+		return tier_err_set(err, -EINVAL, "daemon.interval_ms: %llu is outside 10..60000",
+				    (unsigned long long)cfg->interval_ms);
+	if (cfg->refresh_ms < cfg->interval_ms || cfg->refresh_ms > 3600000)
+		return tier_err_set(err, -EINVAL,
+				    "daemon.refresh_ms: %llu is outside interval_ms..3600000",
+				    (unsigned long long)cfg->refresh_ms);
+	if (!cfg->budget_bytes_per_s)
+		return tier_err_set(err, -EINVAL, "policy.budget_mb_per_s: must be positive");
+	for (i = 0; i < cfg->nr_pids; i++)
+		if (cfg->pids[i] <= 0)
+			return tier_err_set(err, -EINVAL, "processes.pids[%zu]: %d is not a process id",
+					    i, cfg->pids[i]);
+	for (i = 0; i < cfg->nr_cgroups; i++)
+		if (!cfg->cgroups[i][0])
+			return tier_err_set(err, -EINVAL, "processes.cgroups[%zu]: empty path", i);
 	if (!cfg->probe_file || cfg->probe_file[0] != '/')
 		return tier_err_set(err, -EINVAL,
 				    "topology.probe_file: '%s' is not an absolute path",

@@ -12,6 +12,7 @@
 #define TIER_CORE_CONFIG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/err.h"
 #include "core/topology.h"
@@ -20,6 +21,13 @@
 enum tier_config_rank_by {
 	TIER_CONFIG_RANK_FIRMWARE = 0,	/* kernel memory tiers, else HMAT, else SLIT */
 	TIER_CONFIG_RANK_MEASURED,	/* the figures `tierctl probe` saved */
+};
+
+/* What tierd does about the kernel's own tiering (NUMA balancing mode 2,
+ * demotion in reclaim), which would fight its placement. */
+enum tier_config_kernel_tiering {
+	TIER_CONFIG_KT_DISABLE = 0,	/* switch it off while tierd runs, restore on exit */
+	TIER_CONFIG_KT_WARN,		/* leave it, log a warning */
 };
 
 /* One tier of the operator's override: the node ids in it. */
@@ -42,6 +50,27 @@ struct tier_config {
 	/* The probe results file (tierctl probe --output). Absolute path.
 	 * Default TIER_PROBE_DEFAULT_FILE. */
 	char *probe_file;
+
+	/* daemon: */
+	char *socket_path;		/* control socket; default /run/tierd/tierd.sock */
+	uint64_t interval_ms;		/* policy tick; default 100, 10..60000 */
+	uint64_t refresh_ms;		/* processes and mappings re-read; default 1000 */
+	int log_level;			/* syslog level LOG_ERR..LOG_DEBUG; default info */
+	enum tier_config_kernel_tiering kernel_tiering;	/* default disable */
+
+	/* policy: */
+	char *policy;			/* placement policy; default "tierd" */
+	char *tracker;			/* "auto" (best available) or a tracker name */
+	uint64_t budget_bytes_per_s;	/* migration budget; default 256 MiB/s */
+
+	/* processes: which to manage; none of pids/cgroups = every process
+	 * whose RSS is at least min_rss_bytes. */
+	int *pids;
+	size_t nr_pids;
+	char **cgroups;			/* cgroup v2 paths */
+	size_t nr_cgroups;
+	char *exe_pattern;		/* fnmatch(3) pattern on the executable; NULL = any */
+	uint64_t min_rss_bytes;		/* default 64 MiB */
 };
 
 /* Fills cfg with the defaults. Returns 0 or -ENOMEM. */
@@ -60,6 +89,10 @@ int tier_config_override(const struct tier_config *cfg,
 
 /* Replaces cfg->sysfs_root by a copy of root. Returns 0 or -ENOMEM. */
 int tier_config_set_sysfs_root(struct tier_config *cfg, const char *root);
+
+/* Replaces *field (a string of the config) by a copy of value (NULL
+ * clears it). Returns 0 or -ENOMEM. */
+int tier_config_set_string(char **field, const char *value);
 
 /* Replaces cfg->probe_file by a copy of path. Returns 0 or -ENOMEM. */
 int tier_config_set_probe_file(struct tier_config *cfg, const char *path);

@@ -109,6 +109,71 @@ static void test_errors(void **state)
 		     "tierd.yaml: topology.rank_by: 'measured' and an operator tier list (topology.tiers) exclude each other");
 }
 
+static void test_daemon_sections(void **state)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+
+	(void)state;
+	assert_int_equal(load("", &cfg, &err), 0);
+	assert_string_equal(cfg.socket_path, "/run/tierd/tierd.sock");
+	assert_int_equal(cfg.interval_ms, 100);
+	assert_string_equal(cfg.policy, "tierd");
+	assert_string_equal(cfg.tracker, "auto");
+	assert_int_equal(cfg.budget_bytes_per_s, 256u << 20);
+	assert_int_equal(cfg.min_rss_bytes, 64u << 20);
+	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_DISABLE);
+	tier_config_release(&cfg);
+
+	assert_int_equal(load("daemon:\n"
+			      "  socket: /tmp/t.sock\n"
+			      "  interval_ms: 250\n"
+			      "  refresh_ms: 5000\n"
+			      "  log_level: debug\n"
+			      "  kernel_tiering: warn\n"
+			      "policy:\n"
+			      "  name: hemem\n"
+			      "  tracker: softdirty\n"
+			      "  budget_mb_per_s: 64\n"
+			      "processes:\n"
+			      "  pids: [10, 20]\n"
+			      "  cgroups: [/sys/fs/cgroup/db, web]\n"
+			      "  exe: \"*postgres*\"\n"
+			      "  min_rss_mb: 16\n", &cfg, &err), 0);
+	assert_string_equal(cfg.socket_path, "/tmp/t.sock");
+	assert_int_equal(cfg.interval_ms, 250);
+	assert_int_equal(cfg.refresh_ms, 5000);
+	assert_int_equal(cfg.log_level, 7);
+	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_WARN);
+	assert_string_equal(cfg.policy, "hemem");
+	assert_string_equal(cfg.tracker, "softdirty");
+	assert_int_equal(cfg.budget_bytes_per_s, 64u << 20);
+	assert_int_equal(cfg.nr_pids, 2);
+	assert_int_equal(cfg.pids[1], 20);
+	assert_int_equal(cfg.nr_cgroups, 2);
+	assert_string_equal(cfg.cgroups[1], "web");
+	assert_string_equal(cfg.exe_pattern, "*postgres*");
+	assert_int_equal(cfg.min_rss_bytes, 16u << 20);
+	tier_config_release(&cfg);
+
+	expect_error("daemon:\n  interval_ms: 5\n",
+		     "tierd.yaml: daemon.interval_ms: 5 is outside 10..60000");
+	expect_error("daemon:\n  interval_ms: 500\n  refresh_ms: 100\n",
+		     "tierd.yaml: daemon.refresh_ms: 100 is outside interval_ms..3600000");
+	expect_error("daemon:\n  log_level: loud\n",
+		     "tierd.yaml:2:14: daemon.log_level: invalid ENUM value: loud");
+	expect_error("daemon:\n  kernel_tiering: fight\n",
+		     "tierd.yaml:2:19: daemon.kernel_tiering: invalid ENUM value: fight");
+	expect_error("daemon:\n  socket: run/x.sock\n",
+		     "tierd.yaml: daemon.socket: 'run/x.sock' is not an absolute path");
+	expect_error("policy:\n  budget_mb_per_s: 0\n",
+		     "tierd.yaml: policy.budget_mb_per_s: must be positive");
+	expect_error("processes:\n  pids: [1, -3]\n",
+		     "tierd.yaml: processes.pids[1]: -3 is not a process id");
+	expect_error("processes:\n  min_rss_mb: lots\n",
+		     "tierd.yaml:2:15: processes.min_rss_mb: invalid uint64_t value: 'lots'");
+}
+
 static void test_syntax_error(void **state)
 {
 	struct tier_config cfg;
@@ -152,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_daemon_sections),
 		cmocka_unit_test(test_syntax_error),
 		cmocka_unit_test(test_file),
 	};

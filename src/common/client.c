@@ -1,0 +1,130 @@
+/* client.c - a client of tierd's control socket. */
+#include "common/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static int wait_fd(int fd, short events, long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	long left = deadline - now_ms();
+	int r;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	r = poll(&p, 1, (int)left);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	return r == 0 ? -ETIMEDOUT : 0;
+}
+
+int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_object *args,
+		     int timeout_ms, struct json_object **result, struct tier_err *err)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	long deadline = now_ms() + timeout_ms;
+	char *req = NULL, *buf = NULL;
+	size_t len = 0, cap = 0, off = 0, rlen;
+	int fd = -1, ret;
+
+	*result = NULL;
+	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
+		json_object_put(args);
+		return tier_err_set(err, -ENAMETOOLONG, "%s: socket path too long", socket_path);
+	}
+	strcpy(sa.sun_path, socket_path);
+	req = tier_request_format(cmd, args);
+	if (!req)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		ret = tier_err_set(err, -errno, "socket: %s", strerror(errno));
+		goto out;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ret = -errno;
+		if (ret == -ENOENT || ret == -ECONNREFUSED)
+			tier_err_set(err, ret, "tierd is not running (no daemon at %s)", socket_path);
+		else
+			tier_err_set(err, ret, "%s: %s", socket_path, strerror(-ret));
+		goto out;
+	}
+	rlen = strlen(req);
+	while (off < rlen) {
+		ssize_t n = send(fd, req + off, rlen - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EAGAIN) {
+			ret = wait_fd(fd, POLLOUT, deadline);
+			if (ret)
+				goto out_timeout;
+			continue;
+		}
+		if (n < 0) {
+			ret = tier_err_set(err, -errno, "%s: send: %s", socket_path, strerror(errno));
+			goto out;
+		}
+		off += (size_t)n;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 4096 > cap) {
+			char *nb;
+
+			cap = cap ? cap * 2 : 8192;
+			if (cap > TIER_PROTO_MAX_RESPONSE + 1) {
+				ret = tier_err_set(err, -E2BIG, "response from tierd too large");
+				goto out;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				ret = tier_err_set(err, -ENOMEM, "out of memory");
+				goto out;
+			}
+			buf = nb;
+		}
+		n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n < 0 && errno == EAGAIN) {
+			ret = wait_fd(fd, POLLIN, deadline);
+			if (ret)
+				goto out_timeout;
+			continue;
+		}
+		if (n < 0) {
+			ret = tier_err_set(err, -errno, "%s: recv: %s", socket_path, strerror(errno));
+			goto out;
+		}
+		if (n == 0) {
+			ret = tier_err_set(err, -EPROTO, "tierd closed the connection without answering");
+			goto out;
+		}
+		len += (size_t)n;
+		if (memchr(buf + len - n, '\n', (size_t)n))
+			break;
+	}
+	ret = tier_response_parse(buf, len, result, err);
+	goto out;
+out_timeout:
+	ret = tier_err_set(err, ret, ret == -ETIMEDOUT ? "tierd did not answer within %d ms" :
+			   "poll failed (%d ms)", timeout_ms);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(req);
+	free(buf);
+	return ret;
+}

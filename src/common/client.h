@@ -1,0 +1,18 @@
+/* client.h - a client of tierd's control socket (tierctl, libtier). */
+#ifndef TIER_COMMON_CLIENT_H
+#define TIER_COMMON_CLIENT_H
+
+#include <json-c/json.h>
+
+#include "common/protocol.h"
+
+#define TIER_DEFAULT_SOCKET "/run/tierd/tierd.sock"
+
+/* Sends one request (args may be NULL; ownership taken) and waits for the
+ * response, at most timeout_ms. On success *result is the result object
+ * (caller puts it). Returns 0, or -errno: the daemon's own error, -ENOENT /
+ * -ECONNREFUSED when tierd is not running (err says so), -ETIMEDOUT. */
+int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_object *args,
+		     int timeout_ms, struct json_object **result, struct tier_err *err);
+
+#endif

@@ -1,0 +1,64 @@
+/* protocol.h - tierd's control protocol (docs/protocol.md).
+ *
+ * A Unix stream socket; each message is one JSON object on one line
+ * (UTF-8, ending in '\n', at most TIER_PROTO_MAX_LINE bytes).
+ *   request:  {"v":1,"cmd":"status","args":{...}}
+ *   response: {"v":1,"ok":true,"result":{...}}
+ *             {"v":1,"ok":false,"errno":1,"error":"status: ..."}
+ * Parsing is strict and never trusts the peer: unknown commands, wrong
+ * types and oversized lines are errors with a clear message.
+ */
+#ifndef TIER_COMMON_PROTOCOL_H
+#define TIER_COMMON_PROTOCOL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/err.h"
+
+#define TIER_PROTO_VERSION 1
+#define TIER_PROTO_MAX_LINE 65536
+/* Responses can be larger (status of many processes). */
+#define TIER_PROTO_MAX_RESPONSE (16 << 20)
+
+enum tier_cmd {
+	TIER_CMD_PING,
+	TIER_CMD_STATUS,
+	TIER_CMD_RELOAD,
+	TIER_CMD__COUNT,
+};
+
+struct tier_cmd_info {
+	const char *name;
+	bool root_only;		/* needs uid 0 (SO_PEERCRED) */
+};
+
+extern const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT];
+
+struct tier_request {
+	enum tier_cmd cmd;
+	struct json_object *args;	/* owned; an object, never NULL */
+};
+
+/* Parses one request line (without or with its '\n'). On success fills
+ * req (release with tier_request_release). Returns 0 or -EINVAL /
+ * -EPROTO / -E2BIG with err saying what is wrong. */
+int tier_request_parse(const char *line, size_t len, struct tier_request *req,
+		       struct tier_err *err);
+void tier_request_release(struct tier_request *req);
+
+/* A request line (with '\n'), malloc'd; args may be NULL. NULL on ENOMEM. */
+char *tier_request_format(enum tier_cmd cmd, struct json_object *args);
+
+/* Response lines (with '\n'), malloc'd. ok takes ownership of result. */
+char *tier_response_ok(struct json_object *result);
+char *tier_response_error(int errno_value, const char *msg);
+
+/* Parses a response line. On success *result holds the result object
+ * (caller puts it). A server-side error returns its -errno with err set
+ * to its message. Malformed: -EPROTO. */
+int tier_response_parse(const char *line, size_t len, struct json_object **result,
+			struct tier_err *err);
+
+#endif
