@@ -150,6 +150,7 @@ void tier_topology_print(const struct tier_topology *topo, FILE *out)
 		topo->rank_source == TIER_RANK_KERNEL ? "the kernel's memory tiers" :
 		topo->rank_source == TIER_RANK_HMAT ? "HMAT latency and bandwidth" :
 		topo->rank_source == TIER_RANK_SLIT ? "SLIT distance from the CPU nodes" :
+		topo->rank_source == TIER_RANK_MEASURED ? "measured latency and bandwidth (tierctl probe)" :
 						      "nothing (no figures)");
 	for (i = 0; i < topo->nr_tiers; i++) {
 		const struct tier_tier *t = &topo->tiers[i];

@@ -184,6 +184,8 @@ const char *tier_rank_source_name(enum tier_rank_source src)
 		return "hmat";
 	case TIER_RANK_SLIT:
 		return "slit";
+	case TIER_RANK_MEASURED:
+		return "measured";
 	case TIER_RANK_NONE:
 		break;
 	}

@@ -57,6 +57,7 @@ enum tier_rank_source {
 	TIER_RANK_KERNEL,		/* /sys/devices/virtual/memory_tiering */
 	TIER_RANK_HMAT,			/* firmware access attributes */
 	TIER_RANK_SLIT,			/* firmware distances from CPU nodes */
+	TIER_RANK_MEASURED,		/* the figures tierctl probe measured */
 };
 
 struct tier_topology {
