@@ -9,6 +9,26 @@
  * to forget. page_node[] is kept current by move_pages(2) queries (nodes =
  * NULL), a bounded number of pages per call, and by the migrator's own
  * results.
+ *
+ * Ids are handed out as extents: runs of pages contiguous both in a
+ * process's address space and in ids. A new mapping takes ids from ranges
+ * released earlier (first fit, or split over free ranges of at least 64
+ * pages) before the id space grows, so nr_pages stays near the largest
+ * number of pages managed at once. Released ids read TIER_NODE_NONE in
+ * page_node and TIER_LINUX_OWNER_NONE in page_owner until reused.
+ *
+ * A page keeps its id across updates when the page is still mapped by the
+ * same process with the same backing: the same file and file offset, or
+ * anonymous memory. A mapping that grows (heap, stack) keeps its old ids
+ * and gets new ones for the new pages only; one that shrinks or is split
+ * by mprotect(2) releases only the pages that left the managed set.
+ *
+ * A mapping larger than the machine's memory (the MemTotal of all online
+ * nodes under ctx->sysfs_root) is a sparse reservation (sanitizer shadow
+ * memory, MAP_NORESERVE heaps) and is left out: its ids would outnumber
+ * the pages that exist.
+ *
+ * Not thread-safe: one caller at a time.
  */
 #ifndef TIER_LINUX_SPACE_H
 #define TIER_LINUX_SPACE_H
@@ -23,7 +43,14 @@
 
 struct tier_linux_space;
 
-/* page_shift: 12 (4 KiB pages). Returns 0 or -errno. */
+/* page_owner of a released id, and of the pages of processes in owner slots
+ * 255 and above (look those up with tier_linux_space_addr()). */
+#define TIER_LINUX_OWNER_NONE 0xff
+
+/* page_shift: 12 (4 KiB pages; 10..30 accepted). ctx is borrowed: it must
+ * outlive the space, and its roots are read at every call (procfs_root for
+ * maps and status, sysfs_root for node meminfo). Returns 0 or -errno
+ * (-EINVAL for a page_shift out of range, -ENOMEM). */
 int tier_linux_space_new(const struct tier_linux_ctx *ctx, unsigned page_shift,
 			 struct tier_linux_space **out, struct tier_err *err);
 void tier_linux_space_destroy(struct tier_linux_space *s);
@@ -31,14 +58,25 @@ void tier_linux_space_destroy(struct tier_linux_space *s);
 /* Makes pids the managed processes and re-reads their mappings
  * (/proc/PID/maps: private anonymous and private writable file mappings;
  * not [vsyscall], not shared, not VM_IO). forget(ctx, first, nr) is called
- * for every id range released. A pid that exited is dropped, not an error.
- * Returns 0 or -errno (-ENOMEM). */
+ * for every id range released (adjacent ranges merged, in id order; forget
+ * may be NULL), before any id is reused. A pid that exited (maps missing,
+ * empty, or ESRCH while read) is dropped, not an error.
+ * Owner indexes are slots: a process keeps its slot while it is managed;
+ * the slot of a process that left is reused by the next new one.
+ * Returns 0 or -errno; on error the space is unchanged and err names the
+ * file (and line): -EINVAL for a malformed maps line ("/proc/42/maps:7:
+ * ..."), -EACCES when maps cannot be read, -ENOMEM. */
 int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_t n,
 			    void (*forget)(void *ctx, uint64_t first, uint64_t nr), void *ctx,
 			    struct tier_err *err);
 
-/* Queries where up to max_pages pages are (round robin over the space) and
- * updates page_node. Returns 0 or -errno. */
+/* Queries where up to max_pages pages are and updates page_node: pages that
+ * came with the last updates and were never queried first, then round robin
+ * over the space (each page at most once per call). Pages not present
+ * become TIER_NODE_NONE, as do the pages of a process that has exited.
+ * One move_pages(2) call per process per 4096 pages.
+ * Returns 0 or -errno (-EPERM/-EACCES: not allowed to query a process; err
+ * names it; the other processes are still queried). */
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err);
 
@@ -60,26 +98,49 @@ int tier_linux_space_addr(const struct tier_linux_space *s, uint64_t page, pid_t
 bool tier_linux_space_page(const struct tier_linux_space *s, pid_t pid, uint64_t addr,
 			   uint64_t *page);
 
-/* Managed processes now (owner index -> pid). */
+/* Managed processes now (owner index -> pid). nr_procs is the number of
+ * slots; a free slot (its process left) gives pid 0. */
 size_t tier_linux_space_nr_procs(const struct tier_linux_space *s);
 pid_t tier_linux_space_proc_pid(const struct tier_linux_space *s, size_t idx);
 
 /* Migrator over a space (priv: struct tier_linux_space *): move_pages(2)
  * grouped by process, in the caller's batches, MPOL_MF_MOVE; per-page
  * statuses as in struct tier_migrator_ops; a process gone mid-batch gives
- * -ENOENT for its pages. Counters of what happened: */
+ * -ENOENT for its pages. Counters of what happened:
+ *
+ * One move_pages(2) call per process, unless the kernel stops early: since
+ * Linux 4.17 a failed run of pages (target node full: whole-call ENOMEM;
+ * pages busy: a positive return) leaves that run's statuses and all later
+ * ones unwritten. The unwritten pages of the failed run are then queried
+ * (those that made it before the failure count as moved, the rest get
+ * -ENOMEM, or -EBUSY for a positive return, or the call's -errno) and the
+ * pages for other nodes are sent again in another call.
+ * Statuses: the node (>= 0) on success; -ENOMEM (target full), -EBUSY
+ * (busy or pinned, also the kernel's -EAGAIN), -ENOENT (not present, or
+ * the process has exited), -EFAULT (no such page: unmapped, zero page, or
+ * an id that no extent holds), -EACCES (shared page, or no permission on
+ * the process), -EINVAL (node < 0 or > 254), other kernel -errno values
+ * (-ENODEV: node without memory). page_node follows: the node on success,
+ * TIER_NODE_NONE for -ENOENT/-EFAULT. move() returns the number of pages
+ * with status >= 0; -ENOMEM only when its own scratch memory ran out. */
 extern const struct tier_migrator_ops tier_linux_migrator_ops;
 
 struct tier_linux_migrate_stats {
-	uint64_t moved_pages;
-	uint64_t calls;
-	uint64_t busy, nomem, gone, access_denied, other;
+	uint64_t moved_pages;		/* status >= 0 */
+	uint64_t calls;			/* move_pages(2) calls, queries included */
+	uint64_t busy;			/* -EBUSY */
+	uint64_t nomem;			/* -ENOMEM */
+	uint64_t gone;			/* -ENOENT, -EFAULT */
+	uint64_t access_denied;		/* -EACCES */
+	uint64_t other;
 };
 void tier_linux_space_migrate_stats(const struct tier_linux_space *s,
 				    struct tier_linux_migrate_stats *out);
 
 /* Memory ops over the machine's nodes (priv: struct tier_linux_space *):
- * MemTotal/MemFree of /sys/devices/system/node/nodeN/meminfo in pages. */
+ * MemTotal/MemFree of /sys/devices/system/node/nodeN/meminfo (under
+ * ctx->sysfs_root) in pages, read afresh at every call (one small file).
+ * -ENOENT: no such node; -EINVAL: meminfo without those lines. */
 extern const struct tier_mem_ops tier_linux_mem_ops;
 
 #endif

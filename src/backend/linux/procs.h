@@ -1,0 +1,75 @@
+/* procs.h - which processes tierd manages on Linux: every large process by
+ * default, or given pids and cgroup v2 groups, filtered by executable and
+ * resident size.
+ *
+ * Reads, under ctx->procfs_root (normally "/proc"):
+ *   PID/status           Tgid, VmRSS (absent for kernel threads and zombies)
+ *   PID/exe              the executable (readlink)
+ *   self/mountinfo       where cgroup2 is mounted (relative cgroup paths)
+ * and, in each selected cgroup directory, cgroup.procs. Every call reads
+ * afresh, so processes that join or leave a cgroup are followed.
+ *
+ * Processes that exit (or exec) while they are being looked at are judged
+ * by whatever their files show at that moment, or skipped silently when the
+ * files are gone; the next call sees them as they are.
+ */
+#ifndef TIER_LINUX_PROCS_H
+#define TIER_LINUX_PROCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend/linux/tracker.h"
+#include "core/err.h"
+
+struct tier_linux_select {
+	/* Candidates: pids plus the members of cgroups; when both are empty,
+	 * every process. A thread id stands for its process (Tgid). */
+	const pid_t *pids;
+	size_t nr_pids;
+	/* cgroup v2 directories: an absolute path ("/sys/fs/cgroup/db"), or a
+	 * path relative to the cgroup2 mount point ("db", "system.slice/x"). */
+	const char *const *cgroups;
+	size_t nr_cgroups;
+	/* Where relative cgroup paths start; NULL: the cgroup2 mount point
+	 * from <procfs_root>/self/mountinfo (tests pass a fixture tree). */
+	const char *cgroup_mount;
+	/* fnmatch(3) pattern on the executable (the /proc/PID/exe link):
+	 * against the full path when it holds a '/' ("/usr/bin/post*"), else
+	 * against the base name ("memhog", "post*"). NULL: any. A process whose
+	 * exe cannot be read (kernel thread, no permission) does not match. */
+	const char *exe_pattern;
+	/* Minimum resident set (VmRSS), bytes; 0: any. The daemon's default
+	 * is 64 MiB. */
+	uint64_t min_rss_bytes;
+};
+
+/* Fills *out (malloc'd, caller frees; NULL when empty) with the selected
+ * processes, sorted by pid, never a kernel thread, a zombie or the calling
+ * process itself.
+ *
+ * Returns 0, or:
+ *   -ENOENT  one or more of sel->cgroups no longer exist (removed): the
+ *            processes of everything else ARE in *out and *nr, and err says
+ *            which cgroup ("cgroup db (/sys/fs/cgroup/db): removed", with
+ *            "and N more" when several). A caller treats this as a warning
+ *            and logs it when the message changes, not at every call.
+ *   other -errno, with err set and *out = NULL, *nr = 0:
+ *            -ENODEV  a relative cgroup path but no cgroup2 mount;
+ *            -ENOTDIR a cgroup path that is not a cgroup v2 directory;
+ *            -EINVAL  a malformed cgroup.procs or status file (file:line);
+ *            -EACCES, -ENOMEM, ... (the path is named).
+ */
+int tier_linux_select_processes(const struct tier_linux_ctx *ctx,
+				const struct tier_linux_select *sel, pid_t **out, size_t *nr,
+				struct tier_err *err);
+
+/* The mount point of the cgroup2 file system, from
+ * <procfs_root>/self/mountinfo (octal escapes decoded), into buf.
+ * Returns 0, -ENODEV when none is mounted, -ENAMETOOLONG, or the -errno of
+ * reading the file; err says which. */
+int tier_linux_cgroup2_mount(const struct tier_linux_ctx *ctx, char *buf, size_t sz,
+			     struct tier_err *err);
+
+#endif

@@ -1,0 +1,182 @@
+/* memhog - a workload with a known hot set, for the guest system tests
+ * (tests/system/migrate.sh).
+ *
+ *   memhog [--mib N] [--hot-mib H] [--hot-node X] [--cold-node Y] [--seconds S]
+ *     maps N MiB of anonymous memory (base pages, no THP), binds the first
+ *     H MiB (the hot set) to node X and the rest to node Y (mbind
+ *     MPOL_BIND; unbound when not given), touches every page, prints
+ *       memhog pid=P hot=0xA-0xB cold=0xC-0xD
+ *       ready
+ *     and then writes one byte per hot page every 10 ms for S seconds
+ *     (default 300) or until killed.
+ *
+ *   memhog --fill-node Z [--leave-mib L] [--seconds S]
+ *     fills node Z until about L MiB (default 8) of it are free: maps
+ *     MemFree - L MiB preferring node Z (MPOL_PREFERRED: what does not fit
+ *     goes elsewhere, no OOM kill), touches it, prints
+ *       memhog pid=P filled=M node=Z on_node=K
+ *       ready
+ *     (K: MiB that landed on Z) and sleeps.
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024ul * 1024)
+
+static long page_size;
+
+static int bind_range(void *p, size_t len, int mode, int node)
+{
+	unsigned long mask = 1ul << node;
+
+	if (mbind(p, len, mode, &mask, sizeof(mask) * 8, 0)) {
+		fprintf(stderr, "memhog: mbind node %d: %s\n", node, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static unsigned long node_free_mib(int node)
+{
+	char path[96], line[256];
+	unsigned long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		int n;
+
+		if (sscanf(line, "Node %d MemFree: %lu", &n, &kb) == 2)
+			break;
+	}
+	fclose(f);
+	return kb / 1024;
+}
+
+static int fill(int node, unsigned long leave_mib, double seconds)
+{
+	unsigned long free_mib = node_free_mib(node), mib, i, on_node = 0;
+	size_t len;
+	char *p;
+
+	if (free_mib <= leave_mib) {
+		fprintf(stderr, "memhog: node %d has only %lu MiB free\n", node, free_mib);
+		return 1;
+	}
+	mib = free_mib - leave_mib;
+	len = mib * MIB;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("memhog: mmap");
+		return 1;
+	}
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (bind_range(p, len, MPOL_PREFERRED, node))
+		return 1;
+	for (i = 0; i < len; i += (size_t)page_size)
+		p[i] = 1;
+	for (i = 0; i < len; i += MIB) {
+		void *pg = p + i;
+		int st = -1;
+
+		if (!move_pages(0, 1, &pg, NULL, &st, 0) && st == node)
+			on_node++;
+	}
+	printf("memhog pid=%d filled=%lu node=%d on_node=%lu\nready\n", (int)getpid(), mib,
+	       node, on_node);
+	fflush(stdout);
+	for (double end = now_s() + seconds; now_s() < end;)
+		sleep(1);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mib = 64, hot_mib = 0, leave_mib = 8;
+	int hot_node = -1, cold_node = -1, fill_node = -1, i;
+	double seconds = 300;
+	size_t len, hot_len, off;
+	char *p;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v) {
+			fprintf(stderr, "memhog: %s needs a value\n", a);
+			return 2;
+		}
+		if (!strcmp(a, "--mib"))
+			mib = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--hot-mib"))
+			hot_mib = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--hot-node"))
+			hot_node = atoi(v);
+		else if (!strcmp(a, "--cold-node"))
+			cold_node = atoi(v);
+		else if (!strcmp(a, "--fill-node"))
+			fill_node = atoi(v);
+		else if (!strcmp(a, "--leave-mib"))
+			leave_mib = strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--seconds"))
+			seconds = atof(v);
+		else {
+			fprintf(stderr, "memhog: unknown option %s\n", a);
+			return 2;
+		}
+		i++;
+	}
+	if (fill_node >= 0)
+		return fill(fill_node, leave_mib, seconds);
+	if (!hot_mib)
+		hot_mib = mib / 4;
+	if (!mib || hot_mib > mib) {
+		fprintf(stderr, "memhog: need 0 < --hot-mib <= --mib\n");
+		return 2;
+	}
+	len = mib * MIB;
+	hot_len = hot_mib * MIB;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("memhog: mmap");
+		return 1;
+	}
+	madvise(p, len, MADV_NOHUGEPAGE);
+	if (hot_node >= 0 && bind_range(p, hot_len, MPOL_BIND, hot_node))
+		return 1;
+	if (cold_node >= 0 && len > hot_len &&
+	    bind_range(p + hot_len, len - hot_len, MPOL_BIND, cold_node))
+		return 1;
+	for (off = 0; off < len; off += (size_t)page_size)
+		p[off] = 1;
+	printf("memhog pid=%d hot=%#lx-%#lx cold=%#lx-%#lx\nready\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)p, (unsigned long)(uintptr_t)(p + hot_len),
+	       (unsigned long)(uintptr_t)(p + hot_len), (unsigned long)(uintptr_t)(p + len));
+	fflush(stdout);
+	for (double end = now_s() + seconds; now_s() < end;) {
+		struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+		for (off = 0; off < hot_len; off += (size_t)page_size)
+			p[off]++;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# migrate-guest.sh - runs inside the tiered guest for tests/system/migrate.sh:
+# memhog workloads driven by migrate_check (the address space map, the
+# move_pages migrator, the memory ops, process selection). Prints TAP lines
+# without numbers; the host script counts them. Ends with "guest-done".
+MC=/usr/local/bin/migrate_check
+HOG=/usr/local/bin/memhog
+
+# tierd alone: the kernel's own NUMA balancing would move pages too.
+echo 0 >/proc/sys/kernel/numa_balancing
+[ -w /sys/kernel/mm/numa/demotion_enabled ] && echo false >/sys/kernel/mm/numa/demotion_enabled
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+
+# start_hog OUT ARGS...: memhog ARGS in the background; waits for "ready",
+# sets $hog (pid), $hot and $cold (address ranges).
+start_hog() {
+	out=$1
+	shift
+	$HOG "$@" >"$out" 2>&1 &
+	hog=$!
+	i=0
+	while ! grep -q '^ready$' "$out" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 600 ] || ! kill -0 "$hog" 2>/dev/null; then
+			notok "memhog $* started"
+			sed 's/^/# /' "$out"
+			return 1
+		fi
+		sleep 0.1
+	done
+	ok "memhog $* started"
+	line=$(grep '^memhog ' "$out")
+	echo "# $line"
+	hot=$(echo "$line" | sed -n 's/.* hot=\([^ ]*\).*/\1/p')
+	cold=$(echo "$line" | sed -n 's/.* cold=\([^ ]*\).*/\1/p')
+}
+
+stop_hog() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# 1. Hot set from node 2 to node 0, cold pages from node 1 to node 2.
+if start_hog /tmp/hog1 --mib 96 --hot-mib 32 --hot-node 2 --cold-node 1; then
+	$MC place "$hog" "$hot" "$cold"
+
+	# 2. Process selection while the 96 MiB workload runs.
+	$MC select --label "RSS >= 64 MiB" --min-rss-mib 64 --expect "$hog"
+	$MC select --label "exe memhog" --exe memhog --expect "$hog"
+	$MC select --label "busybox processes are small" --exe busybox --min-rss-mib 64 --expect ""
+	$MC select --label "any RSS, no kernel threads" --expect-not 2
+	CG=/sys/fs/cgroup/tierd-test
+	if mkdir "$CG"; then
+		$MC select --label "empty cgroup" --cgroup tierd-test --expect ""
+		echo "$hog" >"$CG/cgroup.procs"
+		$MC select --label "cgroup joined" --cgroup tierd-test --expect "$hog"
+		$MC select --label "cgroup by absolute path" --cgroup "$CG" --expect "$hog"
+		echo "$hog" >/sys/fs/cgroup/cgroup.procs
+		$MC select --label "cgroup left" --cgroup tierd-test --expect ""
+		rmdir "$CG"
+		$MC select --label "cgroup removed" --cgroup tierd-test --pid "$hog" \
+			--expect "$hog" --expect-rc -2 --expect-err "cgroup tierd-test ($CG): removed"
+	else
+		notok "mkdir $CG"
+	fi
+	stop_hog "$hog"
+fi
+
+# 3. The workload exits between two batches.
+if start_hog /tmp/hog2 --mib 16 --hot-mib 16 --hot-node 1; then
+	$MC exit "$hog" "$hot"
+	wait "$hog" 2>/dev/null
+fi
+
+# 4. Node 0 full: a filler takes all but ~8 MiB of it, then the hot set of
+# a workload on node 1 is sent to node 0 (mixed with moves to node 2).
+if start_hog /tmp/hog3 --mib 64 --hot-mib 48 --hot-node 1 --cold-node 1; then
+	work=$hog work_hot=$hot work_cold=$cold
+	if start_hog /tmp/fill --fill-node 0 --leave-mib 8; then
+		filler=$hog
+		grep MemFree /sys/devices/system/node/node0/meminfo | sed 's/^/# /'
+		$MC full "$work" "$work_hot" "$work_cold"
+		stop_hog "$filler"
+	fi
+	stop_hog "$work"
+fi
+echo guest-done
