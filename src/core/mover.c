@@ -203,6 +203,10 @@ int tier_mover_flush(struct tier_mover *m)
 				m->stats.failed_busy++;
 			} else if (st == -ENOENT || st == -EFAULT) {
 				m->stats.failed_gone++;
+			} else if (st == -EACCES) {
+				/* Shared with another process (needs MPOL_MF_MOVE_ALL):
+				 * not ours to move; counted, not an error. */
+				m->stats.failed_shared++;
 			} else {
 				m->stats.failed_other++;
 				ret = st;

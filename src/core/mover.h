@@ -23,6 +23,7 @@ struct tier_mover_stats {
 	uint64_t failed_nomem;		/* no tier had room */
 	uint64_t failed_busy;		/* -EBUSY: retry in a later tick */
 	uint64_t failed_gone;		/* -ENOENT/-EFAULT: page went away */
+	uint64_t failed_shared;		/* -EACCES: shared page, not moved */
 	uint64_t failed_other;
 };
 
