@@ -70,4 +70,13 @@ extern const struct tier_linux_tracker_ops *const tier_linux_trackers[];
 
 const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name);
 
+/* Picks the tracker to run: wanted NULL or "auto" = the best available,
+ * else the one named. Probes every candidate (all of them for "auto") and
+ * appends one line per unavailable tracker to why ("idle: ... missing
+ * (kernel without CONFIG_IDLE_PAGE_TRACKING ...)\n"), cut to why_sz, for
+ * the daemon's log. Returns 0 with *out set, -ENODEV when none can run,
+ * -EINVAL for an unknown name, or the named tracker's probe error. */
+int tier_linux_tracker_pick(const struct tier_linux_ctx *ctx, const char *wanted,
+			    const struct tier_linux_tracker_ops **out, char *why, size_t why_sz);
+
 #endif

@@ -1,0 +1,367 @@
+/* tracker_util.c - helpers shared by the Linux trackers: control-file
+ * writes, the watched mappings of a process, pagemap reads, and turning
+ * per-page bits into runs of observations. */
+#include "backend/linux/tracker_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/linux/sysfs.h"
+
+int tier__write_str(const char *path, const char *val, struct tier_err *err)
+{
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		return tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
+	}
+	do {
+		n = write(fd, val, len);
+	} while (n < 0 && errno == EINTR);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return tier_err_set(err, ret, "%s: writing '%s': %s", path, val, strerror(-ret));
+	if ((size_t)n != len)
+		return tier_err_set(err, -EIO, "%s: short write of '%s'", path, val);
+	return 0;
+}
+
+int tier__read_line(const char *path, char *buf, size_t sz, struct tier_err *err)
+{
+	long n = tier_sysfs_read(path, buf, sz, err);
+
+	if (n < 0)
+		return (int)n;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+uint64_t tier__now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+bool tier__pid_alive(const struct tier_linux_ctx *ctx, pid_t pid)
+{
+	char path[512];
+
+	if (pid <= 0 || tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d", (int)pid))
+		return false;
+	return tier_sysfs_exists(path);
+}
+
+bool tier__maps_line_watched(const char *line, struct tier__vma *vma)
+{
+	unsigned long long start, end, off, inode;
+	char perms[8], dev[32];
+	int name_at = 0;
+	const char *name;
+
+	/* "7f12a000-7f12b000 rw-p 00000000 00:00 0    [heap]" */
+	if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %n", &start, &end, perms, &off, dev,
+		   &inode, &name_at) < 6)
+		return false;
+	if (strlen(perms) < 4 || perms[1] != 'w' || perms[3] != 'p')
+		return false;
+	name = name_at ? line + name_at : "";
+	if (!strncmp(name, "[vsyscall]", 10) || !strncmp(name, "[vvar", 5) ||
+	    !strncmp(name, "[vdso]", 6))
+		return false;
+	if (end <= start)
+		return false;
+	vma->start = start;
+	vma->end = end;
+	return true;
+}
+
+int tier__vmas_read(const struct tier_linux_ctx *ctx, pid_t pid, struct tier__vma **out,
+		    size_t *n, struct tier_err *err)
+{
+	struct tier__vma *v = NULL, *grown, one;
+	size_t nr = 0, cap = 0;
+	char path[512], line[4096];
+	FILE *f;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/maps", (int)pid))
+		return tier_err_set(err, -ENAMETOOLONG, "procfs root too long");
+	f = fopen(path, "re");
+	if (!f) {
+		ret = errno == ENOENT ? -ESRCH : -errno;
+		return tier_err_set(err, ret, "%s: %s", path, strerror(errno));
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+
+			/* A very long path: the rest of the line is the name. */
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+		}
+		if (!tier__maps_line_watched(line, &one))
+			continue;
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 32;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				fclose(f);
+				return tier_err_set(err, -ENOMEM, "out of memory reading %s", path);
+			}
+			v = grown;
+		}
+		v[nr++] = one;
+	}
+	ret = ferror(f) ? -EIO : 0;
+	fclose(f);
+	if (ret) {
+		free(v);
+		/* A process exiting while its maps are read. */
+		return tier_err_set(err, -ESRCH, "%s: read error", path);
+	}
+	*out = v;
+	*n = nr;
+	return 0;
+}
+
+int tier__pagemap_read(int fd, uint64_t vaddr, uint64_t *entries, size_t n)
+{
+	size_t want = n * sizeof(*entries), got = 0;
+	off_t off = (off_t)((vaddr >> 12) * sizeof(*entries));
+
+	while (got < want) {
+		ssize_t r = pread(fd, (char *)entries + got, want - got, off + (off_t)got);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got < want)
+		memset((char *)entries + got, 0, want - got);
+	return 0;
+}
+
+void tier__batch_init(struct tier__obs_batch *b, tier_linux_obs_sink sink, void *ctx)
+{
+	b->n = 0;
+	b->sink = sink;
+	b->ctx = ctx;
+	b->total = 0;
+}
+
+void tier__batch_flush(struct tier__obs_batch *b)
+{
+	if (b->n && b->sink)
+		b->sink(b->ctx, b->obs, b->n);
+	b->total += b->n;
+	b->n = 0;
+}
+
+void tier__batch_add(struct tier__obs_batch *b, const struct tier_linux_addr_obs *o)
+{
+	if (b->n == sizeof(b->obs) / sizeof(b->obs[0]))
+		tier__batch_flush(b);
+	b->obs[b->n++] = *o;
+}
+
+void tier__run_init(struct tier__run *r, struct tier__obs_batch *b, pid_t pid, uint16_t kind,
+		    uint32_t interval_us)
+{
+	memset(r, 0, sizeof(*r));
+	r->batch = b;
+	r->pid = pid;
+	r->kind = kind;
+	r->interval_us = interval_us;
+}
+
+void tier__run_gap(struct tier__run *r)
+{
+	struct tier_linux_addr_obs o;
+
+	if (!r->open)
+		return;
+	memset(&o, 0, sizeof(o));
+	o.pid = r->pid;
+	o.start = r->start;
+	o.end = r->end;
+	o.kind = r->kind;
+	o.count = r->value;
+	o.max = 1;
+	o.interval_us = r->interval_us;
+	tier__batch_add(r->batch, &o);
+	r->open = false;
+}
+
+void tier__run_page(struct tier__run *r, uint64_t addr, uint32_t value)
+{
+	if (r->open && (r->end != addr || r->value != value))
+		tier__run_gap(r);
+	if (!r->open) {
+		r->open = true;
+		r->start = addr;
+		r->value = value;
+	}
+	r->end = addr + 4096;
+}
+
+#define WALK_CHUNK 512
+
+int tier__pagemap_walk(const struct tier_linux_ctx *ctx, pid_t pid,
+		       int (*fn)(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n),
+		       void *arg, struct tier_err *err)
+{
+	struct tier__vma *v = NULL;
+	uint64_t *pm = NULL;
+	char path[512];
+	size_t nr, i;
+	int fd = -1, ret;
+
+	ret = tier__vmas_read(ctx, pid, &v, &nr, err);
+	if (ret)
+		return ret;
+	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/pagemap", (int)pid)) {
+		ret = tier_err_set(err, -ENAMETOOLONG, "procfs root too long");
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = errno == ENOENT ? -ESRCH : -errno;
+		tier_err_set(err, ret, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	pm = malloc(WALK_CHUNK * sizeof(*pm));
+	if (!pm) {
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		uint64_t a;
+
+		for (a = v[i].start & ~4095ull; a < v[i].end;) {
+			size_t n = (size_t)((v[i].end - a + 4095) >> 12);
+
+			if (n > WALK_CHUNK)
+				n = WALK_CHUNK;
+			ret = tier__pagemap_read(fd, a, pm, n);
+			if (ret) {
+				/* ESRCH/EIO: the process went away mid-walk. */
+				tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
+				goto out;
+			}
+			ret = fn(arg, a, pm, n);
+			if (ret)
+				goto out;
+			a += (uint64_t)n << 12;
+		}
+	}
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(pm);
+	free(v);
+	return ret;
+}
+
+int tier__targets_update(struct tier__targets *set, const struct tier_linux_ctx *ctx,
+			 const pid_t *pids, size_t n,
+			 int (*reset)(void *arg, pid_t pid, struct tier_err *err), void *arg,
+			 struct tier_err *err)
+{
+	struct tier__target *v = NULL;
+	size_t i, j, nr = 0;
+	int ret;
+
+	if (n) {
+		v = malloc(n * sizeof(*v));
+		if (!v)
+			return tier_err_set(err, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const struct tier__target *old = NULL;
+
+		for (j = 0; j < nr && v[j].pid != pids[i]; j++)
+			;
+		if (j < nr)
+			continue;	/* twice in pids */
+		for (j = 0; j < set->n; j++)
+			if (set->v[j].pid == pids[i])
+				old = &set->v[j];
+		if (old) {
+			if (!tier__pid_alive(ctx, pids[i]))
+				continue;
+			v[nr++] = *old;
+			continue;
+		}
+		if (!tier__pid_alive(ctx, pids[i]))
+			continue;
+		ret = reset ? reset(arg, pids[i], err) : 0;
+		if (ret == -ESRCH) {
+			tier_err_clear(err);
+			continue;	/* exited meanwhile */
+		}
+		if (ret) {
+			free(v);
+			return ret;
+		}
+		v[nr].pid = pids[i];
+		v[nr].since_us = tier__now_us();
+		nr++;
+	}
+	free(set->v);
+	set->v = v;
+	set->n = nr;
+	return 0;
+}
+
+void tier__targets_release(struct tier__targets *set)
+{
+	free(set->v);
+	set->v = NULL;
+	set->n = 0;
+}
+
+int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx)
+{
+	memset(r, 0, sizeof(*r));
+	r->sysfs_root = strdup(ctx->sysfs_root ? ctx->sysfs_root : "/sys");
+	r->procfs_root = strdup(ctx->procfs_root ? ctx->procfs_root : "/proc");
+	r->debugfs_root = strdup(ctx->debugfs_root ? ctx->debugfs_root : "/sys/kernel/debug");
+	if (!r->sysfs_root || !r->procfs_root || !r->debugfs_root) {
+		tier__roots_release(r);
+		return -ENOMEM;
+	}
+	r->ctx.sysfs_root = r->sysfs_root;
+	r->ctx.procfs_root = r->procfs_root;
+	r->ctx.debugfs_root = r->debugfs_root;
+	return 0;
+}
+
+void tier__roots_release(struct tier__roots *r)
+{
+	free(r->sysfs_root);
+	free(r->procfs_root);
+	free(r->debugfs_root);
+	memset(r, 0, sizeof(*r));
+}

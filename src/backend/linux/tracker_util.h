@@ -1,0 +1,235 @@
+/* tracker_util.h - internal helpers shared by the Linux trackers (not part
+ * of the backend's interface): writing control files, the monotonic clock,
+ * the mappings a tracker watches, pagemap entries, and the pure decoders
+ * the unit tests call directly.
+ *
+ * Paths are always built from the roots in struct tier_linux_ctx, so the
+ * tests run every tracker against fixture trees.
+ */
+#ifndef TIER_LINUX_TRACKER_UTIL_H
+#define TIER_LINUX_TRACKER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend/linux/tracker.h"
+#include "core/err.h"
+
+/* The trackers (tracker.c lists them in tier_linux_trackers[]). */
+extern const struct tier_linux_tracker_ops tier__linux_tracker_damon;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_idle;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_softdirty;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_perf;
+
+/* ---- files ------------------------------------------------------------ */
+
+/* Writes val to the existing file at path (O_WRONLY | O_TRUNC, never
+ * creates it: a missing control file is an error, -ENOENT). Returns 0 or
+ * -errno with err naming the path and the value. */
+int tier__write_str(const char *path, const char *val, struct tier_err *err);
+
+/* Reads a one-line file into buf with the trailing newline removed.
+ * Returns 0 or -errno. */
+int tier__read_line(const char *path, char *buf, size_t sz, struct tier_err *err);
+
+/* CLOCK_MONOTONIC in microseconds. */
+uint64_t tier__now_us(void);
+
+/* True when <procfs_root>/PID exists. */
+bool tier__pid_alive(const struct tier_linux_ctx *ctx, pid_t pid);
+
+/* ---- mappings --------------------------------------------------------- */
+
+struct tier__vma {
+	uint64_t start, end;
+};
+
+/* The mappings of pid that trackers watch: private and writable (what the
+ * address space map manages: anonymous memory, heap, stack, private
+ * writable file mappings), not [vsyscall]/[vvar]/[vdso]. Reads
+ * <procfs_root>/PID/maps into *out (malloc'd, caller frees). A process
+ * that is gone gives -ESRCH. Returns 0 or -errno. */
+int tier__vmas_read(const struct tier_linux_ctx *ctx, pid_t pid, struct tier__vma **out,
+		    size_t *n, struct tier_err *err);
+
+/* Parses one line of /proc/PID/maps. Returns true and fills *vma when the
+ * line is a mapping trackers watch (see above). */
+bool tier__maps_line_watched(const char *line, struct tier__vma *vma);
+
+/* ---- pagemap ---------------------------------------------------------- */
+
+/* Bits of a /proc/PID/pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
+#define TIER__PM_PRESENT	(1ull << 63)
+#define TIER__PM_SWAPPED	(1ull << 62)
+#define TIER__PM_FILE		(1ull << 61)
+#define TIER__PM_EXCLUSIVE	(1ull << 56)
+#define TIER__PM_SOFT_DIRTY	(1ull << 55)
+#define TIER__PM_PFN_MASK	((1ull << 55) - 1)
+
+/* /proc/kpageflags bits used here. */
+#define TIER__KPF_COMPOUND_HEAD	15
+#define TIER__KPF_COMPOUND_TAIL	16
+
+/* Reads n pagemap entries for the pages starting at vaddr (page_shift
+ * 12) from the open pagemap fd. A short file (fixtures) reads as zeros.
+ * Returns 0 or -errno. */
+int tier__pagemap_read(int fd, uint64_t vaddr, uint64_t *entries, size_t n);
+
+/* Walks the pagemap entries of the mappings of pid that trackers watch
+ * (tier__vmas_read), in address order: fn(arg, vaddr, entries, n) per chunk
+ * of at most 512 pages; a non-zero return from fn stops the walk and is
+ * returned. -ESRCH when the process is gone. Returns 0 or -errno. */
+int tier__pagemap_walk(const struct tier_linux_ctx *ctx, pid_t pid,
+		       int (*fn)(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n),
+		       void *arg, struct tier_err *err);
+
+/* The processes a page-walking tracker watches, with the time each one's
+ * bits were last reset. */
+struct tier__target {
+	pid_t pid;
+	uint64_t since_us;
+};
+
+struct tier__targets {
+	struct tier__target *v;
+	size_t n;
+};
+
+/* Replaces the set with pids (duplicates and processes that are gone
+ * dropped). Processes already in the set keep their since_us; for a new
+ * one reset(arg, pid, err) runs first (it resets the bits, so that the
+ * first scan covers only the time since): -ESRCH from it drops the
+ * process, another error leaves the set as it was and is returned.
+ * Returns 0 or -errno (-ENOMEM). */
+int tier__targets_update(struct tier__targets *set, const struct tier_linux_ctx *ctx,
+			 const pid_t *pids, size_t n,
+			 int (*reset)(void *arg, pid_t pid, struct tier_err *err), void *arg,
+			 struct tier_err *err);
+void tier__targets_release(struct tier__targets *set);
+
+/* Copies the roots of ctx into owned storage (freed by _release). */
+struct tier__roots {
+	struct tier_linux_ctx ctx;
+	char *sysfs_root, *procfs_root, *debugfs_root;
+};
+int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx);
+void tier__roots_release(struct tier__roots *r);
+
+/* Batches address observations for a sink. */
+struct tier__obs_batch {
+	struct tier_linux_addr_obs obs[256];
+	size_t n;
+	tier_linux_obs_sink sink;
+	void *ctx;
+	uint64_t total;
+};
+
+void tier__batch_init(struct tier__obs_batch *b, tier_linux_obs_sink sink, void *ctx);
+void tier__batch_add(struct tier__obs_batch *b, const struct tier_linux_addr_obs *o);
+void tier__batch_flush(struct tier__obs_batch *b);
+
+/* Builds runs of equal 0/1 values over consecutive pages: feed pages in
+ * address order; a page that has no value (not present) ends the run.
+ * Each run becomes one observation of `kind` (count = the value, max 1). */
+struct tier__run {
+	struct tier__obs_batch *batch;
+	pid_t pid;
+	uint16_t kind;
+	uint32_t interval_us;
+	bool open;
+	uint64_t start, end;
+	uint32_t value;
+};
+
+void tier__run_init(struct tier__run *r, struct tier__obs_batch *b, pid_t pid, uint16_t kind,
+		    uint32_t interval_us);
+void tier__run_page(struct tier__run *r, uint64_t addr, uint32_t value);
+void tier__run_gap(struct tier__run *r);
+
+/* ---- DAMON (tracker_damon.c) ------------------------------------------ */
+
+/* One damon:damon_aggregated trace line:
+ *   "kdamond.0-179 [001] ..... 12.3: damon_aggregated: target_id=0
+ *    nr_regions=15 4194304-49410048: 3 8"
+ * (age since 5.17; has_age false before). */
+struct tier__damon_trace_rec {
+	pid_t task_pid;			/* the kdamond that emitted it */
+	unsigned long target_id;	/* index of the target in the context */
+	unsigned nr_regions;
+	uint64_t start, end;
+	unsigned nr_accesses;
+	unsigned age;
+	bool has_age;
+};
+
+/* Returns 0, -ENOENT for a line that is not a damon_aggregated event (a
+ * lost-events note, another event), or -EINVAL for a malformed one. */
+int tier__damon_parse_trace_line(const char *line, struct tier__damon_trace_rec *rec);
+
+/* Test hooks: every control-file write goes through on_write (the path
+ * relative to <sysfs>/kernel/mm/damon/admin, or "tracing/..." relative to
+ * the tracefs directory, and the value) before it reaches the file. A
+ * negative return fails that write with that errno (to inject EBUSY), a
+ * positive one makes it succeed without touching the file (a fixture
+ * cannot act like the kernel's state file), 0 lets it through. */
+struct tier__damon_hooks {
+	int (*on_write)(void *ctx, const char *rel, const char *val);
+	void *ctx;
+	unsigned busy_retry_us;		/* pause between EBUSY retries; 0 = default */
+};
+
+int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
+		       const struct tier__damon_hooks *hooks, void **priv,
+		       struct tier_err *err);
+
+/* What the DAMON tracker chose, for tests and the daemon's log. */
+struct tier__damon_info {
+	unsigned kdamond;		/* index under kdamonds/ */
+	bool grew;			/* nr_kdamonds was raised for it */
+	bool tracepoint;		/* no tried_regions: damon_aggregated */
+	bool per_target_schemes;	/* a target filter per scheme */
+	uint64_t sample_us, aggr_us, update_us;
+	uint64_t empty_snapshots;	/* empty tried_regions, asked again */
+};
+void tier__damon_info(void *priv, struct tier__damon_info *out);
+
+/* ---- perf (tracker_perf.c) -------------------------------------------- */
+
+struct tier__perf_sample {
+	uint32_t pid, tid;
+	uint64_t addr;
+	uint64_t period;	/* 0 when PERF_SAMPLE_PERIOD is not sampled */
+	uint64_t weight;
+	uint64_t data_src;
+};
+
+struct tier__perf_stats {
+	uint64_t samples;
+	uint64_t lost;		/* sum of PERF_RECORD_LOST counts */
+	uint64_t other;		/* other record types, skipped */
+	uint64_t bad;		/* malformed records: the rest was dropped */
+};
+
+/* Supported sample_type bits (others: -EINVAL from the check below). */
+bool tier__perf_sample_type_ok(uint64_t sample_type);
+
+/* Decodes the records in [tail, head) of a perf ring buffer's data area
+ * (data_sz bytes, a power of two; positions are free-running counters as
+ * in struct perf_event_mmap_page), including records that wrap around the
+ * end. Calls fn for each PERF_RECORD_SAMPLE. Returns the new tail (head,
+ * unless the last record is incomplete). */
+uint64_t tier__perf_decode(const uint8_t *data, size_t data_sz, uint64_t tail,
+			   uint64_t head, uint64_t sample_type,
+			   void (*fn)(void *ctx, const struct tier__perf_sample *s), void *ctx,
+			   struct tier__perf_stats *st);
+
+/* True when a sample's PERF_SAMPLE_DATA_SRC says store (mem_op bits). */
+bool tier__perf_data_src_is_store(uint64_t data_src);
+
+/* Parses a PMU event alias ("event=0xcd,umask=0x1,ldlat=3") into config
+ * (event | umask << 8) and config1 (ldlat). Returns 0 or -EINVAL. */
+int tier__perf_parse_event(const char *alias, uint64_t *config, uint64_t *config1);
+
+#endif

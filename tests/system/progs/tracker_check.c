@@ -1,0 +1,502 @@
+/* tracker_check.c - the Linux trackers and the kernel-tiering guard on a
+ * real kernel (run in the test guest by tests/system/trackers.sh; needs
+ * root). Prints TAP.
+ *
+ * Two children share one address layout: child A keeps writing a 4 MiB
+ * hot range and leaves a 32 MiB cold range (touched once) alone; child B
+ * touched its own ranges at the same addresses once and sleeps. Between
+ * the two ranges lies a 92 MiB PROT_NONE reservation, so that DAMON's
+ * regions cannot smear the hot range over the cold one. Checked:
+ *   - DAMON (both children as targets): A's hot range reported accessed,
+ *     its cold range not, and nothing of B's (same addresses: a region
+ *     attributed to the wrong process would show);
+ *   - soft-dirty (after its first clear): A's hot range written, its cold
+ *     range and B's ranges not;
+ *   - tier_linux_tracker_pick() chooses DAMON and explains why idle page
+ *     tracking and perf sampling are unavailable;
+ *   - kernel tiering switched off and restored (numa_balancing 2 -> 0 -> 2,
+ *     demotion_enabled true -> false -> true).
+ *
+ * Usage: tracker_check [SECONDS]   (DAMON monitoring time, default 12)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/linux/kernel_tiering.h"
+#include "backend/linux/sysfs.h"
+#include "backend/linux/tracker.h"
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+
+#define HOT_SZ		(4ul << 20)
+#define GAP_SZ		(92ul << 20)
+#define COLD_SZ		(32ul << 20)
+#define AREA_SZ		(HOT_SZ + GAP_SZ + COLD_SZ)
+#define PAGE		4096ul
+#define SCRATCH_SZ	(64 * PAGE)
+
+static unsigned nr_tests, nr_failed;
+
+static void ok(int pass, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void ok(int pass, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %u - ", pass ? "" : "not ", ++nr_tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!pass)
+		nr_failed++;
+}
+
+static void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* ---- the children ------------------------------------------------------- */
+
+/* Maps hot and cold at fixed places of a PROT_NONE reservation at base. */
+static int map_area(char *base)
+{
+	if (mmap(base, AREA_SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
+		 MAP_NORESERVE, -1, 0) != base)
+		return -1;
+	if (mmap(base, HOT_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) != base)
+		return -1;
+	if (mmap(base + HOT_SZ + GAP_SZ, COLD_SZ, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != base + HOT_SZ + GAP_SZ)
+		return -1;
+	/* No huge pages: the checks count 4 KiB pages. */
+	madvise(base, HOT_SZ, MADV_NOHUGEPAGE);
+	madvise(base + HOT_SZ + GAP_SZ, COLD_SZ, MADV_NOHUGEPAGE);
+	return 0;
+}
+
+static void touch_all(char *p, size_t sz, char v)
+{
+	size_t i;
+
+	for (i = 0; i < sz; i += PAGE)
+		((volatile char *)p)[i] = v;
+}
+
+/* hot: keep writing the hot range; else sleep. Writes one byte to fd
+ * when set up. */
+static pid_t spawn_child(char *base, int hot)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *scratch;
+
+		close(fds[0]);
+		/* The area first: the parent's hole is where a new mapping
+		 * would go. */
+		if (map_area(base))
+			_exit(1);
+		scratch = mmap(NULL, SCRATCH_SZ, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (scratch == MAP_FAILED)
+			_exit(1);
+		touch_all(scratch, SCRATCH_SZ, 1);
+		touch_all(base, HOT_SZ, 1);
+		touch_all(base + HOT_SZ + GAP_SZ, COLD_SZ, 1);
+		if (write(fds[1], "r", 1) != 1)
+			_exit(1);
+		close(fds[1]);
+		for (char v = 2;; v++) {
+			if (!hot) {
+				pause();
+				continue;
+			}
+			/* QEMU's TCG sets a PTE's accessed bit only when it
+			 * fills its (large) software TLB, and clearing the bit
+			 * (DAMON does, like the kernel's aging) flushes no TLB
+			 * on x86: a process that keeps its TLB entries - one
+			 * that is never switched out for another process, or
+			 * sleeps into the idle task - shows no accesses at all
+			 * to DAMON (measured in the guest: spinning, a run saw
+			 * none in 6 windows in a row; sleeping 0.5 ms per pass,
+			 * 4 windows of 10 saw any). Hardware TLBs
+			 * hold ~1-2k entries and refill all the time. Changing
+			 * the protection of a scratch mapping of more than 33
+			 * pages flushes the whole TLB on x86 (above
+			 * tlb_single_page_flush_ceiling), standing in for that
+			 * without touching the ranges under test. */
+			touch_all(base, HOT_SZ, v);
+			mprotect(scratch, SCRATCH_SZ, PROT_READ);
+			mprotect(scratch, SCRATCH_SZ, PROT_READ | PROT_WRITE);
+		}
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) != 1) {
+		close(fds[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(fds[0]);
+	return pid;
+}
+
+/* ---- what a tracker reported -------------------------------------------- */
+
+struct range_score {
+	pid_t pid;
+	uint64_t start, end;
+	uint64_t hit_bytes;	/* covered by observations with count > 0 */
+	uint64_t seen_bytes;	/* covered by any observation */
+};
+
+struct scores {
+	struct range_score r[4];
+	size_t n;
+	uint64_t nr_obs;
+};
+
+static void score_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct scores *s = ctx;
+	size_t i, k;
+
+	s->nr_obs += n;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < s->n; k++) {
+			struct range_score *r = &s->r[k];
+			uint64_t a = obs[i].start > r->start ? obs[i].start : r->start;
+			uint64_t b = obs[i].end < r->end ? obs[i].end : r->end;
+
+			if (obs[i].pid != r->pid || a >= b)
+				continue;
+			r->seen_bytes += b - a;
+			if (obs[i].count > 0)
+				r->hit_bytes += b - a;
+		}
+	}
+}
+
+static void scores_init(struct scores *s, pid_t a, pid_t b, char *base)
+{
+	uint64_t hot = (uint64_t)(uintptr_t)base, cold = hot + HOT_SZ + GAP_SZ;
+
+	memset(s, 0, sizeof(*s));
+	s->r[0] = (struct range_score){ a, hot, hot + HOT_SZ, 0, 0 };
+	s->r[1] = (struct range_score){ a, cold, cold + COLD_SZ, 0, 0 };
+	s->r[2] = (struct range_score){ b, hot, hot + HOT_SZ, 0, 0 };
+	s->r[3] = (struct range_score){ b, cold, cold + COLD_SZ, 0, 0 };
+	s->n = 4;
+}
+
+static double frac(const struct range_score *r)
+{
+	return (double)r->hit_bytes / (double)(r->end - r->start);
+}
+
+/* ---- checks ------------------------------------------------------------- */
+
+static const struct tier_linux_ctx live = {
+	.sysfs_root = "/sys",
+	.procfs_root = "/proc",
+	.debugfs_root = "/sys/kernel/debug",
+};
+
+static void check_pick(void)
+{
+	const struct tier_linux_tracker_ops *ops = NULL;
+	char why[2048], *line, *save = NULL;
+	int ret;
+
+	ret = tier_linux_tracker_pick(&live, "auto", &ops, why, sizeof(why));
+	ok(ret == 0 && ops && !strcmp(ops->name, "damon"), "pick(auto) chooses damon (got %s)",
+	   ops ? ops->name : "none");
+	ok(strstr(why, "idle: ") && strstr(why, "CONFIG_IDLE_PAGE_TRACKING"),
+	   "pick explains that idle page tracking is missing");
+	ok(strstr(why, "perf: no PMU with memory-access samples") != NULL,
+	   "pick explains that no PMU samples memory accesses");
+	ok(!strstr(why, "DAMON") && !strstr(why, "softdirty"),
+	   "damon and softdirty are not reported unavailable");
+	for (line = strtok_r(why, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		diag("unavailable: %s", line);
+}
+
+static int read_str(const char *path, char *buf, size_t sz)
+{
+	return tier__read_line(path, buf, sz, NULL);
+}
+
+static void check_kernel_tiering(void)
+{
+	struct tier_linux_kernel_tiering boot, kt, saved;
+	struct tier_err err = { "" };
+	char desc[256], nb[32] = "", dem[32] = "";
+	int ret;
+
+	ret = tier_linux_kernel_tiering_read(&live, &boot, &err);
+	tier_linux_kernel_tiering_describe(&boot, desc, sizeof(desc));
+	ok(ret == 0 && boot.has_numa_balancing && boot.has_demotion,
+	   "kernel tiering read at boot: %s", ret ? err.msg : desc);
+	/* Turn the kernel's own tiering on, as an operator might have. */
+	tier__write_str("/proc/sys/kernel/numa_balancing", "2", NULL);
+	tier__write_str("/sys/kernel/mm/numa/demotion_enabled", "true", NULL);
+	ret = tier_linux_kernel_tiering_read(&live, &kt, &err);
+	ok(!ret && kt.numa_balancing == 2 && kt.demotion_enabled &&
+	   tier_linux_kernel_tiering_active(&kt), "kernel tiering on: numa_balancing=2, "
+	   "demotion_enabled=true");
+
+	ret = tier_linux_kernel_tiering_disable(&live, &saved, &err);
+	read_str("/proc/sys/kernel/numa_balancing", nb, sizeof(nb));
+	read_str("/sys/kernel/mm/numa/demotion_enabled", dem, sizeof(dem));
+	ok(ret == 0 && !strcmp(nb, "0") && !strcmp(dem, "false"),
+	   "disable: numa_balancing %s, demotion_enabled %s%s%s", nb, dem, ret ? ": " : "",
+	   ret ? err.msg : "");
+	ok(saved.numa_balancing == 2 && saved.demotion_enabled, "disable saved 2 and true");
+
+	ret = tier_linux_kernel_tiering_restore(&live, &saved, &err);
+	read_str("/proc/sys/kernel/numa_balancing", nb, sizeof(nb));
+	read_str("/sys/kernel/mm/numa/demotion_enabled", dem, sizeof(dem));
+	ok(ret == 0 && !strcmp(nb, "2") && !strcmp(dem, "true"),
+	   "restore: numa_balancing %s, demotion_enabled %s", nb, dem);
+
+	/* Leave the guest as it booted. */
+	tier_linux_kernel_tiering_restore(&live, &boot, NULL);
+}
+
+static void check_damon(pid_t a, pid_t b, char *base, double seconds)
+{
+	const struct tier_linux_tracker_ops *damon = tier_linux_tracker_find("damon");
+	const pid_t pids[] = { a, b };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct scores last;
+	double t0, wait_max = 0, hot_best = 0, cold_a_worst = 0, b_worst = 0;
+	unsigned rounds = 0, late = 0, late_hot = 0;
+	char path[256], st[32] = "", comm[64] = "";
+	uint64_t kpid = 0;
+	void *priv = NULL;
+	int ret;
+
+	ret = damon->create(&live, 1000000, &priv, &err);
+	ok(ret == 0, "damon: create%s%s", ret ? ": " : "", ret ? err.msg : "");
+	if (ret)
+		return;
+	tier__damon_info(priv, &info);
+	diag("damon: kdamond %u%s, sample %llu us, aggregation %llu us, %s", info.kdamond,
+	     info.grew ? " (added)" : "", (unsigned long long)info.sample_us,
+	     (unsigned long long)info.aggr_us,
+	     info.tracepoint ? "damon_aggregated tracepoint" :
+	     info.per_target_schemes ? "tried_regions, a target filter per scheme" :
+	     "tried_regions");
+	ok(!info.tracepoint, "damon: this kernel has tried_regions (the tracepoint path is "
+	   "covered by unit tests only)");
+	ret = damon->set_targets(priv, pids, 2, &err);
+	ok(ret == 0, "damon: set_targets(A, B)%s%s", ret ? ": " : "", ret ? err.msg : "");
+	snprintf(path, sizeof(path), "/sys/kernel/mm/damon/admin/kdamonds/%u/state", info.kdamond);
+	read_str(path, st, sizeof(st));
+	ok(!strcmp(st, "on"), "damon: kdamond %u is on", info.kdamond);
+
+	/* Collect once a second; the first seconds let the regions adapt. */
+	t0 = now_s();
+	while (now_s() - t0 < seconds) {
+		double c0;
+
+		sleep_s(1.0);
+		scores_init(&last, a, b, base);
+		c0 = now_s();
+		ret = damon->collect(priv, score_sink, &last, &err);
+		if (now_s() - c0 > wait_max)
+			wait_max = now_s() - c0;
+		if (ret) {
+			ok(0, "damon: collect: %s", err.msg);
+			break;
+		}
+		rounds++;
+		diag("damon %4.1fs: %llu regions; A hot %3.0f%% accessed (%3.0f%% seen), A cold "
+		     "%3.0f%%, B hot %3.0f%%, B cold %3.0f%%", now_s() - t0,
+		     (unsigned long long)last.nr_obs, 100 * frac(&last.r[0]),
+		     100.0 * (double)last.r[0].seen_bytes / HOT_SZ, 100 * frac(&last.r[1]),
+		     100 * frac(&last.r[2]), 100 * frac(&last.r[3]));
+		if (now_s() - t0 < seconds / 2)
+			continue;
+		/* The second half: regions have settled. */
+		late++;
+		if (frac(&last.r[0]) > hot_best)
+			hot_best = frac(&last.r[0]);
+		if (frac(&last.r[0]) >= 0.75)
+			late_hot++;
+		if (frac(&last.r[1]) > cold_a_worst)
+			cold_a_worst = frac(&last.r[1]);
+		if (frac(&last.r[2]) > b_worst)
+			b_worst = frac(&last.r[2]);
+		if (frac(&last.r[3]) > b_worst)
+			b_worst = frac(&last.r[3]);
+	}
+	tier__damon_info(priv, &info);
+	diag("damon: %u collects, longest %.2f s, %llu empty snapshots asked again", rounds,
+	     wait_max, (unsigned long long)info.empty_snapshots);
+	ok(late >= 2, "damon: at least 2 collects after the regions settled (%u)", late);
+	/* Region edges need not fall on the range's: most of it will do. */
+	ok(hot_best >= 0.75, "damon: A's hot range reported accessed (best %.0f%% of it)",
+	   100 * hot_best);
+	ok(late_hot * 2 > late, "damon: ... in most collects (%u of %u)", late_hot, late);
+	ok(cold_a_worst <= 0.2, "damon: A's cold range not (worst %.0f%% of it)",
+	   100 * cold_a_worst);
+	ok(b_worst <= 0.2, "damon: nothing of B's ranges at the same addresses (worst %.0f%%)",
+	   100 * b_worst);
+	ok(wait_max < 2.0, "damon: collect() waits under 2 s (longest %.2f s)", wait_max);
+
+	snprintf(path, sizeof(path), "/sys/kernel/mm/damon/admin/kdamonds/%u/pid", info.kdamond);
+	tier_sysfs_read_u64(path, &kpid, NULL);
+	damon->destroy(priv);
+	/* The kernel thread exits right after "off"; give it a moment. */
+	snprintf(path, sizeof(path), "/proc/%llu/comm", (unsigned long long)kpid);
+	for (ret = 0; ret < 30 && !read_str(path, comm, sizeof(comm)); ret++)
+		sleep_s(0.1);
+	ret = read_str(path, comm, sizeof(comm));
+	ok(kpid > 0 && ret != 0, "damon: destroy stops the kdamond (pid %llu%s%s)",
+	   (unsigned long long)kpid, ret ? "" : ", still there: ", ret ? "" : comm);
+	st[0] = '\0';
+	read_str("/sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", st, sizeof(st));
+	ok(!info.grew || (unsigned)atoi(st) == info.kdamond,
+	   "damon: destroy gives back the kdamond it added (nr_kdamonds %s)", st);
+}
+
+static void check_softdirty(pid_t a, pid_t b, char *base)
+{
+	const struct tier_linux_tracker_ops *sd = tier_linux_tracker_find("softdirty");
+	const pid_t pids[] = { a, b };
+	struct tier_err err = { "" };
+	struct scores s;
+	void *priv = NULL;
+	int ret, round;
+
+	ret = sd->probe(&live, &err);
+	ok(ret == 0, "softdirty: probe%s%s", ret ? ": " : "", ret ? err.msg : "");
+	ret = sd->create(&live, 1000000, &priv, &err);
+	if (!ret)
+		ret = sd->set_targets(priv, pids, 2, &err);
+	ok(ret == 0, "softdirty: create and set_targets%s%s", ret ? ": " : "",
+	   ret ? err.msg : "");
+	if (ret)
+		goto out;
+	for (round = 1; round <= 2; round++) {
+		sleep_s(1.0);
+		scores_init(&s, a, b, base);
+		ret = sd->collect(priv, score_sink, &s, &err);
+		ok(ret == 0, "softdirty: collect %d%s%s", round, ret ? ": " : "",
+		   ret ? err.msg : "");
+		diag("softdirty: A hot %.1f%% written (%.0f%% present), A cold %.1f%%, B hot "
+		     "%.1f%%, B cold %.1f%%", 100 * frac(&s.r[0]),
+		     100.0 * (double)s.r[0].seen_bytes / HOT_SZ, 100 * frac(&s.r[1]),
+		     100 * frac(&s.r[2]), 100 * frac(&s.r[3]));
+		ok(frac(&s.r[0]) >= 0.9, "softdirty %d: A's hot range written (%.1f%%)", round,
+		   100 * frac(&s.r[0]));
+		ok(s.r[1].seen_bytes == COLD_SZ && frac(&s.r[1]) <= 0.01,
+		   "softdirty %d: A's cold range present and not written (%.1f%%)", round,
+		   100 * frac(&s.r[1]));
+		ok(frac(&s.r[2]) <= 0.01 && frac(&s.r[3]) <= 0.01,
+		   "softdirty %d: B's ranges not written (%.1f%%, %.1f%%)", round,
+		   100 * frac(&s.r[2]), 100 * frac(&s.r[3]));
+	}
+out:
+	if (priv)
+		sd->destroy(priv);
+}
+
+static void check_unavailable(void)
+{
+	struct tier_err err = { "" };
+	int ret;
+
+	ret = tier_linux_tracker_find("idle")->probe(&live, &err);
+	ok(ret == -ENOENT && strstr(err.msg, "CONFIG_IDLE_PAGE_TRACKING"),
+	   "idle: probe fails: %s", err.msg);
+	ret = tier_linux_tracker_find("perf")->probe(&live, &err);
+	ok(ret == -ENODEV, "perf: probe fails: %s", err.msg);
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = argc > 1 ? atof(argv[1]) : 12;
+	char *base;
+	pid_t a, b;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid() != 0) {
+		printf("1..0 # SKIP needs root (DAMON sysfs, clear_refs, sysctls)\n");
+		return 0;
+	}
+	/* A free place for both children's areas (same in both). */
+	base = mmap(NULL, AREA_SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		perror("mmap");
+		return 2;
+	}
+	munmap(base, AREA_SZ);
+
+	check_kernel_tiering();
+	check_pick();
+	check_unavailable();
+
+	a = spawn_child(base, 1);
+	b = spawn_child(base, 0);
+	ok(a > 0 && b > 0, "children A (hot writer, pid %d) and B (sleeper, pid %d) set up",
+	   (int)a, (int)b);
+	if (a > 0 && b > 0) {
+		check_damon(a, b, base, seconds);
+		check_softdirty(a, b, base);
+	}
+	if (a > 0)
+		kill(a, SIGKILL);
+	if (b > 0)
+		kill(b, SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	printf("1..%u\n", nr_tests);
+	return nr_failed ? 1 : 0;
+}

@@ -1,0 +1,1403 @@
+/* test_linux_trackers.c - the Linux trackers and the kernel-tiering guard
+ * against fixture trees copied to a temporary directory
+ * (tests/fixtures/damon-sysfs, pagemap, kernel-tiering; each has a
+ * README.md): what the DAMON tracker writes and in which order, tried
+ * regions and damon_aggregated trace lines, pagemap and page_idle bitmap
+ * walks, soft-dirty bits, perf ring-buffer records, tracker selection, and
+ * switching the kernel's own tiering off and back. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/linux/kernel_tiering.h"
+#include "backend/linux/tracker.h"
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+
+#define FIXTURES TIERD_SOURCE_ROOT "/tests/fixtures/"
+
+/* ---- temporary copies of fixture trees ---------------------------------- */
+
+struct tmp {
+	char dir[256];
+	char sys[512], proc[512];
+	struct tier_linux_ctx ctx;
+};
+
+static const char *copy_src, *copy_dst;
+
+static int copy_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	char to[1024], buf[8192];
+	int in, out;
+	ssize_t n;
+
+	(void)f;
+	snprintf(to, sizeof(to), "%s%s", copy_dst, path + strlen(copy_src));
+	if (type == FTW_D)
+		return mkdir(to, 0755) && errno != EEXIST ? -1 : 0;
+	if (type != FTW_F)
+		return 0;
+	in = open(path, O_RDONLY);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, st->st_mode & 0777);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	close(out);
+	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)type;
+	(void)f;
+	return remove(path);
+}
+
+/* Copies FIXTURES/name to a fresh temporary directory; sys/ and proc/ of
+ * it are the roots. */
+static void tmp_init(struct tmp *t, const char *name)
+{
+	char src[512];
+
+	snprintf(t->dir, sizeof(t->dir), "/tmp/tierd-trk-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(src, sizeof(src), FIXTURES "%s", name);
+	copy_src = src;
+	copy_dst = t->dir;
+	assert_int_equal(nftw(src, copy_one, 16, FTW_PHYS), 0);
+	snprintf(t->sys, sizeof(t->sys), "%s/sys", t->dir);
+	snprintf(t->proc, sizeof(t->proc), "%s/proc", t->dir);
+	t->ctx.sysfs_root = t->sys;
+	t->ctx.procfs_root = t->proc;
+	t->ctx.debugfs_root = t->sys;	/* no debugfs in the fixtures */
+}
+
+static void tmp_release(struct tmp *t)
+{
+	nftw(t->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void put(const struct tmp *t, const char *rel, const char *content)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static const char *get(const struct tmp *t, const char *rel)
+{
+	static char buf[4096];
+	char path[1024];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* ---- observations ------------------------------------------------------- */
+
+struct got {
+	struct tier_linux_addr_obs v[256];
+	size_t n;
+	unsigned calls;
+};
+
+static void sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct got *g = ctx;
+	size_t i;
+
+	g->calls++;
+	for (i = 0; i < n && g->n < 256; i++)
+		g->v[g->n++] = obs[i];
+}
+
+static void expect_obs(const struct tier_linux_addr_obs *o, pid_t pid, uint64_t start,
+		       uint64_t end, uint16_t kind, uint32_t count, uint32_t max)
+{
+	if (o->pid != pid || o->start != start || o->end != end || o->kind != kind ||
+	    o->count != count || o->max != max)
+		fail_msg("obs pid %d [%#llx, %#llx) kind %u %u/%u, expected pid %d [%#llx, %#llx) "
+			 "kind %u %u/%u", (int)o->pid, (unsigned long long)o->start,
+			 (unsigned long long)o->end, o->kind, o->count, o->max, (int)pid,
+			 (unsigned long long)start, (unsigned long long)end, kind, count, max);
+}
+
+/* ---- DAMON: the writes -------------------------------------------------- */
+
+struct journal {
+	char line[512][128];
+	size_t n;
+	const char *busy_val;	/* this value fails with EBUSY ... */
+	int busy_left;		/* ... this many times (-1: always) */
+	int busy_errno;		/* or with this errno (0: EBUSY) */
+};
+
+static int on_write(void *ctx, const char *rel, const char *val)
+{
+	struct journal *j = ctx;
+	size_t len = strlen(rel);
+
+	if (j->n < 512)
+		snprintf(j->line[j->n++], sizeof(j->line[0]), "%s=%s", rel, val);
+	if (j->busy_val && !strcmp(val, j->busy_val) && j->busy_left) {
+		if (j->busy_left > 0)
+			j->busy_left--;
+		return j->busy_errno ? -j->busy_errno : -EBUSY;
+	}
+	/* Like the kernel: a command leaves state "on"; only on/off land. */
+	if (len >= 6 && !strcmp(rel + len - 6, "/state") && strcmp(val, "on") &&
+	    strcmp(val, "off"))
+		return 1;
+	return 0;
+}
+
+/* Compares the journal from index *at with want[] (NULL-terminated;
+ * "K/" stands for "kdamonds/<k>/"). */
+static void expect_writes(const struct journal *j, size_t *at, unsigned k,
+			  const char *const *want)
+{
+	char line[160];
+	size_t i;
+
+	for (i = 0; want[i]; i++, (*at)++) {
+		if (!strncmp(want[i], "K/", 2))
+			snprintf(line, sizeof(line), "kdamonds/%u/%s", k, want[i] + 2);
+		else
+			snprintf(line, sizeof(line), "%s", want[i]);
+		if (*at >= j->n)
+			fail_msg("write %zu: none, expected %s", *at, line);
+		if (strcmp(j->line[*at], line))
+			fail_msg("write %zu: %s, expected %s", *at, j->line[*at], line);
+	}
+}
+
+static const char *const create_writes_v612[] = {
+	"kdamonds/nr_kdamonds=2",
+	"K/contexts/nr_contexts=1",
+	"K/contexts/0/operations=vaddr",
+	"K/contexts/0/monitoring_attrs/intervals/sample_us=5000",
+	"K/contexts/0/monitoring_attrs/intervals/aggr_us=100000",
+	"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+	"K/contexts/0/monitoring_attrs/nr_regions/min=10",
+	"K/contexts/0/monitoring_attrs/nr_regions/max=1000",
+	"K/contexts/0/targets/nr_targets=0",
+	"K/contexts/0/schemes/nr_schemes=1",
+	"K/contexts/0/schemes/0/filters/nr_filters=1",
+	"K/contexts/0/schemes/0/filters/nr_filters=0",
+	"K/contexts/0/schemes/nr_schemes=0",
+	NULL,
+};
+
+#define SCHEME(s)                                                         \
+	"K/contexts/0/schemes/" #s "/action=stat",                         \
+	"K/contexts/0/schemes/" #s "/access_pattern/sz/min=0",             \
+	"K/contexts/0/schemes/" #s "/access_pattern/sz/max=18446744073709551615", \
+	"K/contexts/0/schemes/" #s "/access_pattern/nr_accesses/min=0",    \
+	"K/contexts/0/schemes/" #s "/access_pattern/nr_accesses/max=4294967295", \
+	"K/contexts/0/schemes/" #s "/access_pattern/age/min=0",            \
+	"K/contexts/0/schemes/" #s "/access_pattern/age/max=4294967295",   \
+	"K/contexts/0/schemes/" #s "/apply_interval_us=0"
+
+#define TARGET_FILTER(s)                                                  \
+	"K/contexts/0/schemes/" #s "/filters/nr_filters=1",                \
+	"K/contexts/0/schemes/" #s "/filters/0/type=target",               \
+	"K/contexts/0/schemes/" #s "/filters/0/damon_target_idx=" #s,      \
+	"K/contexts/0/schemes/" #s "/filters/0/matching=N"
+
+static void test_damon_setup_and_collect(void **state)
+{
+	static const char *const targets_writes[] = {
+		"K/contexts/0/targets/nr_targets=2",
+		"K/contexts/0/targets/0/pid_target=100",
+		"K/contexts/0/targets/1/pid_target=200",
+		"K/contexts/0/schemes/nr_schemes=2",
+		SCHEME(0), TARGET_FILTER(0),
+		SCHEME(1), TARGET_FILTER(1),
+		"K/state=on",
+		NULL,
+	};
+	static const char *const collect_writes[] = {
+		"K/state=update_schemes_tried_regions",
+		"K/state=clear_schemes_tried_regions",
+		NULL,
+	};
+	static const char *const retarget_writes[] = {
+		"K/contexts/0/targets/nr_targets=1",
+		"K/contexts/0/targets/0/pid_target=200",
+		"K/contexts/0/schemes/nr_schemes=1",
+		SCHEME(0),
+		"K/state=commit",
+		NULL,
+	};
+	static const char *const destroy_writes[] = {
+		"K/state=off",
+		"kdamonds/nr_kdamonds=1",
+		NULL,
+	};
+	const pid_t pids[] = { 100, 300 /* gone */, 200 };
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t at = 0;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.kdamond, 1);	/* kdamond 0 runs: never taken */
+	assert_true(info.grew);
+	assert_false(info.tracepoint);
+	assert_true(info.per_target_schemes);
+	assert_int_equal(info.aggr_us, 100000);
+	expect_writes(j, &at, 1, create_writes_v612);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "2");
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "on");
+
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 3, &err))
+		fail_msg("set_targets: %s", err.msg);
+	expect_writes(j, &at, 1, targets_writes);
+	assert_int_equal(at, j->n);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/state"), "on");
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/1/"
+				"access_pattern/nr_accesses/max"), "4294967295");
+
+	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	expect_writes(j, &at, 1, collect_writes);
+	assert_int_equal(g.n, 5);
+	expect_obs(&g.v[0], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
+	expect_obs(&g.v[1], 100, 0x555555600000, 0x555556000000, TIER_OBS_ACCESSED, 0, 20);
+	/* nr_accesses 25 is above aggr / sample = 20: clamped. */
+	expect_obs(&g.v[2], 100, 0x7ffd00000000, 0x7ffd00021000, TIER_OBS_ACCESSED, 20, 20);
+	expect_obs(&g.v[3], 200, 0x400000, 0x500000, TIER_OBS_ACCESSED, 7, 20);
+	expect_obs(&g.v[4], 200, 0x7ffe00000000, 0x7ffe00010000, TIER_OBS_ACCESSED, 0, 20);
+	assert_int_equal(g.v[0].interval_us, 100000);
+
+	/* Targets change while it runs: commit, one scheme, no filter. */
+	if (tier__linux_tracker_damon.set_targets(priv, &pids[2], 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	expect_writes(j, &at, 1, retarget_writes);
+
+	tier__linux_tracker_damon.destroy(priv);
+	expect_writes(j, &at, 1, destroy_writes);
+	assert_int_equal(at, j->n);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/state"), "off");
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_reuses_off_kdamond(void **state)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds", "2\n");
+	if (tier__damon_create(&t.ctx, 5000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.kdamond, 1);
+	assert_false(info.grew);
+	/* A 5 s collect interval: 500 ms aggregations. */
+	assert_int_equal(info.aggr_us, 500000);
+	assert_int_equal(info.sample_us, 5000);
+	assert_int_equal(info.update_us, 1000000);
+	assert_string_equal(j->line[0], "kdamonds/1/contexts/nr_contexts=1");
+	tier__linux_tracker_damon.destroy(priv);
+	/* Off and unused: nothing to stop, nr_kdamonds left alone. */
+	assert_string_equal(j->line[j->n - 1], "kdamonds/1/contexts/0/schemes/nr_schemes=0");
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds"), "2");
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_all_running(void **state)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .busy_retry_us = 1 };
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	/* The kernel refuses to add a kdamond while one runs. */
+	j->busy_val = "2";
+	j->busy_left = -1;
+	assert_int_equal(tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err), -EBUSY);
+	assert_null(priv);
+	assert_non_null(strstr(err.msg, "run for another user"));
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "on");
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_busy_retry(void **state)
+{
+	const pid_t pid = 100;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .busy_retry_us = 1 };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t i, tries = 0;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	/* Two EBUSY answers to "on", then it goes through. */
+	j->busy_val = "on";
+	j->busy_left = 2;
+	if (tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	for (i = 0; i < j->n; i++)
+		tries += !strcmp(j->line[i], "kdamonds/1/state=on");
+	assert_int_equal(tries, 3);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/state"), "on");
+
+	/* Busy for good: the error says so. */
+	j->busy_val = "update_schemes_tried_regions";
+	j->busy_left = -1;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "still busy"));
+	assert_int_equal(g.n, 0);
+	j->busy_val = NULL;
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_exited_targets(void **state)
+{
+	const pid_t pid = 100, gone = 300;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t before;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* Every target exited: the kdamond stopped by itself; the command
+	 * fails (EINVAL), collect reports nothing and no error. */
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/state", "off\n");
+	j->busy_val = "update_schemes_tried_regions";
+	j->busy_left = -1;
+	j->busy_errno = EINVAL;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	/* Only processes that are gone: nothing to start. */
+	before = j->n;
+	assert_int_equal(tier__linux_tracker_damon.set_targets(priv, &gone, 1, &err), 0);
+	assert_int_equal(j->n, before);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	/* A live one again: started with "on" (not "commit"). */
+	assert_int_equal(tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err), 0);
+	assert_string_equal(j->line[j->n - 1], "kdamonds/1/state=on");
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_empty_snapshot(void **state)
+{
+	static const char *const collect_writes[] = {
+		"K/state=update_schemes_tried_regions",
+		"K/state=update_schemes_tried_regions",
+		"K/state=clear_schemes_tried_regions",
+		NULL,
+	};
+	const pid_t pid = 100;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char from[1024], to[1024];
+	struct tmp t;
+	size_t at;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	/* No tried regions: the kernel's snapshot came back empty. */
+	snprintf(from, sizeof(from), "%s/sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
+		 "schemes/0/tried_regions/0", t.dir);
+	snprintf(to, sizeof(to), "%s/sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
+		 "schemes/0/tried_regions-0.away", t.dir);
+	assert_int_equal(rename(from, to), 0);
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	at = j->n;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	/* Asked once more, then gave up for this round. */
+	expect_writes(j, &at, 1, collect_writes);
+	assert_int_equal(at, j->n);
+	assert_int_equal(g.n, 0);
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
+static void region(const struct tmp *t, unsigned s, unsigned i, unsigned long long start,
+		   unsigned long long end, unsigned nr)
+{
+	char rel[256], val[32];
+	char dir[1024];
+
+	snprintf(dir, sizeof(dir), "%s/sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/"
+		 "%u/tried_regions/%u", t->dir, s, i);
+	mkdir(dir, 0755);
+	snprintf(rel, sizeof(rel), "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/%u/"
+		 "tried_regions/%u/start", s, i);
+	snprintf(val, sizeof(val), "%llu\n", start);
+	put(t, rel, val);
+	snprintf(rel + strlen(rel) - 5, 16, "end");
+	snprintf(val, sizeof(val), "%llu\n", end);
+	put(t, rel, val);
+	snprintf(rel + strlen(rel) - 3, 16, "nr_accesses");
+	snprintf(val, sizeof(val), "%u\n", nr);
+	put(t, rel, val);
+	snprintf(rel + strlen(rel) - 11, 16, "age");
+	put(t, rel, "1\n");
+}
+
+static void test_damon_without_target_filters(void **state)
+{
+	const pid_t pids[] = { 100, 200 };
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char path[1024];
+	struct tmp t;
+	size_t i;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	/* A 6.2-6.5 kernel: filters without damon_target_idx. */
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/"
+		 "0/filters/0/damon_target_idx", t.dir);
+	assert_int_equal(unlink(path), 0);
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_false(info.per_target_schemes);
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	for (i = 0; i < j->n; i++)
+		assert_null(strstr(j->line[i], "filters/0/type"));
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/"
+				"nr_schemes"), "1");
+	/* One scheme lists target 0's regions, then target 1's: the
+	 * address going down starts the next target. */
+	region(&t, 0, 3, 0x400000, 0x500000, 7);
+	region(&t, 0, 4, 0x7ffe00000000, 0x7ffe00010000, 0);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 5);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(g.v[i].pid, 100);
+	expect_obs(&g.v[3], 200, 0x400000, 0x500000, TIER_OBS_ACCESSED, 7, 20);
+	assert_int_equal(g.v[4].pid, 200);
+
+	/* Three regions groups for two targets: cannot tell, dropped. */
+	region(&t, 0, 5, 0x1000, 0x2000, 3);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
+static void test_damon_probe(void **state)
+{
+	struct tier_err err = { "" };
+	struct tmp t;
+	char path[1024];
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	assert_int_equal(tier__linux_tracker_damon.probe(&t.ctx, &err), 0);
+
+	put(&t, "sys/module/damon_stat/parameters/enabled", "Y\n");
+	assert_int_equal(tier__linux_tracker_damon.probe(&t.ctx, &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "damon_stat is enabled"));
+	assert_non_null(strstr(err.msg, "damon_stat.enabled=N"));
+	put(&t, "sys/module/damon_stat/parameters/enabled", "N\n");
+
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/0/contexts/0/avail_operations", "paddr\n");
+	assert_int_equal(tier__linux_tracker_damon.probe(&t.ctx, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "CONFIG_DAMON_VADDR"));
+	tmp_release(&t);
+
+	/* No DAMON at all (the pagemap fixture has no damon directory). */
+	tmp_init(&t, "pagemap");
+	assert_int_equal(tier__linux_tracker_damon.probe(&t.ctx, &err), -ENOENT);
+	snprintf(path, sizeof(path), "DAMON: %s/kernel/mm/damon/admin missing (kernel without "
+		 "CONFIG_DAMON_SYSFS", t.sys);
+	assert_non_null(strstr(err.msg, path));
+	tmp_release(&t);
+}
+
+/* ---- DAMON: the tracepoint (kernels before 6.2) ------------------------- */
+
+static void test_damon_trace_line(void **state)
+{
+	struct tier__damon_trace_rec r;
+
+	(void)state;
+	assert_int_equal(tier__damon_parse_trace_line(
+		"         kdamond.0-179     [001] .....   101.234567: damon_aggregated: "
+		"target_id=0 nr_regions=3 93824992231424-93824992935936: 12 4\n", &r), 0);
+	assert_int_equal(r.task_pid, 179);
+	assert_int_equal(r.target_id, 0);
+	assert_int_equal(r.nr_regions, 3);
+	assert_true(r.start == 93824992231424ull && r.end == 93824992935936ull);
+	assert_int_equal(r.nr_accesses, 12);
+	assert_true(r.has_age);
+	assert_int_equal(r.age, 4);
+
+	/* 5.15/5.16 lines have no age; comm may hold dashes and spaces. */
+	assert_int_equal(tier__damon_parse_trace_line(
+		"  my-daemon thing-4242  [000] d..1  5.000001: damon_aggregated: target_id=2 "
+		"nr_regions=10 4096-8192: 0", &r), 0);
+	assert_int_equal(r.task_pid, 4242);
+	assert_int_equal(r.target_id, 2);
+	assert_false(r.has_age);
+	assert_int_equal(r.nr_accesses, 0);
+
+	/* Without the task column (a trace_pipe with other options). */
+	assert_int_equal(tier__damon_parse_trace_line(
+		"damon_aggregated: target_id=1 nr_regions=1 0-4096: 1 1", &r), -ENOENT);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"x-1 [000] 1.0: damon_aggregated: target_id=1 nr_regions=1 0-4096: 1 1", &r), 0);
+	assert_int_equal(r.task_pid, 1);
+
+	/* Not ours. */
+	assert_int_equal(tier__damon_parse_trace_line("CPU:1 [LOST 17 EVENTS]", &r), -ENOENT);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damos_before_apply: ctx_idx=0 scheme_idx=0 target_idx=0 "
+		"nr_regions=2 0-4096: 0 0", &r), -ENOENT);
+	assert_int_equal(tier__damon_parse_trace_line("", &r), -ENOENT);
+
+	/* Malformed. */
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damon_aggregated: target_id=x nr_regions=1 0-4096: 1 1", &r),
+		-EINVAL);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damon_aggregated: target_id=0 nr_regions=1 8192-4096: 1 1", &r),
+		-EINVAL);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damon_aggregated: target_id=0 nr_regions=1 0-4096 1 1", &r),
+		-EINVAL);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damon_aggregated: target_id=0 nr_regions=1 0-4096: 1 1 junk", &r),
+		-EINVAL);
+	assert_int_equal(tier__damon_parse_trace_line(
+		"k-1 [001] 1.0: damon_aggregated: target_id=0 nr_regions=1 0-4096: 99999999999",
+		&r), -EINVAL);
+}
+
+static void test_damon_tracepoint(void **state)
+{
+	static const char *const create_writes[] = {
+		"K/contexts/nr_contexts=1",
+		"K/contexts/0/operations=vaddr",
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=5000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=100000",
+		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/contexts/0/monitoring_attrs/nr_regions/min=10",
+		"K/contexts/0/monitoring_attrs/nr_regions/max=1000",
+		"K/contexts/0/targets/nr_targets=0",
+		"K/contexts/0/schemes/nr_schemes=1",
+		"K/contexts/0/schemes/nr_schemes=0",
+		"tracing/instances/tierd-damon-0/events/damon/damon_aggregated/enable=1",
+		NULL,
+	};
+	static const char *const targets_writes[] = {
+		"K/contexts/0/targets/nr_targets=2",
+		"K/contexts/0/targets/0/pid_target=100",
+		"K/contexts/0/targets/1/pid_target=200",
+		"K/state=on",
+		NULL,
+	};
+	const pid_t pids[] = { 100, 200 };
+	const char *pipe_rel = "sys/kernel/tracing/instances/tierd-damon-0/trace_pipe";
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char src[512], dst[1024], buf[4096];
+	size_t at = 0, n;
+	struct tmp t;
+	FILE *in, *out;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.1");
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_true(info.tracepoint);
+	assert_int_equal(info.kdamond, 0);
+	expect_writes(j, &at, 0, create_writes);
+	assert_string_equal(get(&t, "sys/kernel/tracing/instances/tierd-damon-0/events/damon/"
+				"damon_aggregated/enable"), "1");
+
+	/* What the pipe held before the targets were set is dropped (its
+	 * target indexes are stale). */
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	expect_writes(j, &at, 0, targets_writes);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+
+	/* New events arrive. */
+	snprintf(src, sizeof(src), FIXTURES "damon-sysfs/v6.1/%s", pipe_rel);
+	snprintf(dst, sizeof(dst), "%s/%s", t.dir, pipe_rel);
+	in = fopen(src, "r");
+	out = fopen(dst, "a");
+	assert_non_null(in);
+	assert_non_null(out);
+	n = fread(buf, 1, sizeof(buf), in);
+	fwrite(buf, 1, n, out);
+	fclose(in);
+	fclose(out);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	/* kdamond 250's line, the lost-events note, the other event and
+	 * target 5 are skipped. */
+	assert_int_equal(g.n, 4);
+	expect_obs(&g.v[0], 100, 93824992231424ull, 93824992935936ull, TIER_OBS_ACCESSED, 12, 20);
+	expect_obs(&g.v[1], 100, 93824992935936ull, 93825001324544ull, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[2], 200, 4194304, 5242880, TIER_OBS_ACCESSED, 7, 20);
+	expect_obs(&g.v[3], 200, 140729898270720ull, 140729898336256ull, TIER_OBS_ACCESSED, 3, 20);
+	tier__linux_tracker_damon.destroy(priv);
+	assert_string_equal(j->line[at + 0], "kdamonds/0/state=off");
+	assert_string_equal(j->line[at + 1],
+			    "tracing/instances/tierd-damon-0/events/damon/damon_aggregated/enable=0");
+	free(j);
+	tmp_release(&t);
+}
+
+/* ---- pagemap, page_idle bitmap, soft-dirty ------------------------------ */
+
+#define P  TIER__PM_PRESENT
+#define SD TIER__PM_SOFT_DIRTY
+
+/* The pages of fixture process 100 (see tests/fixtures/pagemap/README.md). */
+static void write_pagemaps(const struct tmp *t)
+{
+	static const struct { uint64_t addr, entry; } pages[] = {
+		/* [heap] 0x600000, 8 pages; page 2 swapped out */
+		{ 0x600000, P | 0x1000 }, { 0x601000, P | SD | 0x1001 },
+		{ 0x602000, TIER__PM_SWAPPED | SD }, { 0x603000, P | SD | 0x1003 },
+		{ 0x604000, P | 0x2040 }, { 0x605000, P | 0x2041 },
+		{ 0x606000, P | 0x2042 }, { 0x607000, P | 0x2043 },
+		/* shared mapping 0x700000: not watched */
+		{ 0x700000, P | SD | 0x6000 },
+		/* anonymous 0x800000, 16 pages: a huge page (head 0x3000) and
+		 * eight small pages */
+		{ 0x800000, P | SD | 0x3000 }, { 0x801000, P | SD | 0x3001 },
+		{ 0x802000, P | SD | 0x3002 }, { 0x803000, P | SD | 0x3003 },
+		{ 0x804000, P | SD | 0x3004 }, { 0x805000, P | SD | 0x3005 },
+		{ 0x806000, P | SD | 0x3006 }, { 0x807000, P | SD | 0x3007 },
+		{ 0x808000, P | 0x4008 }, { 0x809000, P | 0x4009 }, { 0x80a000, P | 0x400a },
+		{ 0x80b000, P | 0x400b }, { 0x80c000, P | 0x400c }, { 0x80d000, P | 0x400d },
+		{ 0x80e000, P | 0x400e }, { 0x80f000, P | 0x400f },
+		/* private writable file mapping 0xa00000 */
+		{ 0xa00000, P | SD | 0x5000 },
+	};
+	uint64_t flags[64] = { 0 };
+	char path[1024];
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		assert_int_equal(pwrite(fd, &pages[i].entry, 8, (off_t)(pages[i].addr >> 12) * 8), 8);
+	/* up to the end of the last mapping */
+	assert_int_equal(ftruncate(fd, (0xa01000 >> 12) * 8), 0);
+	close(fd);
+
+	/* Process 101: present pages, no PFNs (no CAP_SYS_ADMIN). */
+	snprintf(path, sizeof(path), "%s/proc/101/pagemap", t->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < 2; i++) {
+		uint64_t e = P;
+
+		assert_int_equal(pwrite(fd, &e, 8, (off_t)((0x600000 >> 12) + i) * 8), 8);
+	}
+	close(fd);
+
+	/* kpageflags: 0x3000 a compound head, 0x3001-0x3007 its tails. */
+	snprintf(path, sizeof(path), "%s/proc/kpageflags", t->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	flags[0] = 1ull << TIER__KPF_COMPOUND_HEAD;
+	for (i = 1; i < 8; i++)
+		flags[i] = 1ull << TIER__KPF_COMPOUND_TAIL;
+	assert_int_equal(pwrite(fd, flags, sizeof(flags), 0x3000 * 8), sizeof(flags));
+	close(fd);
+
+	/* An all-zero bitmap covering PFNs up to 0x7fff. */
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/page_idle/bitmap", t->dir);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 0x8000 / 8), 0);
+	close(fd);
+}
+
+static uint64_t bitmap_word(const struct tmp *t, uint64_t pfn)
+{
+	char path[1024];
+	uint64_t w = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/page_idle/bitmap", t->dir);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &w, 8, (off_t)(pfn / 64) * 8), 8);
+	close(fd);
+	return w;
+}
+
+static bool idle_bit(const struct tmp *t, uint64_t pfn)
+{
+	return bitmap_word(t, pfn) & (1ull << (pfn % 64));
+}
+
+/* What the kernel does when a page is touched: its idle bit reads 0. */
+static void touch(const struct tmp *t, uint64_t pfn)
+{
+	char path[1024];
+	uint64_t w = bitmap_word(t, pfn) & ~(1ull << (pfn % 64));
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/page_idle/bitmap", t->dir);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &w, 8, (off_t)(pfn / 64) * 8), 8);
+	close(fd);
+}
+
+static void test_maps_lines(void **state)
+{
+	struct tier__vma v;
+
+	(void)state;
+	assert_true(tier__maps_line_watched("00600000-00608000 rw-p 00000000 00:00 0      [heap]\n",
+					    &v));
+	assert_true(v.start == 0x600000 && v.end == 0x608000);
+	assert_true(tier__maps_line_watched("7f0000000000-7f0000100000 rw-p 00000000 00:00 0\n",
+					    &v));
+	assert_true(tier__maps_line_watched("00a00000-00a01000 rw-p 00001000 08:01 12 /a b c\n",
+					    &v));
+	assert_false(tier__maps_line_watched("00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n",
+					     &v));
+	assert_false(tier__maps_line_watched("00700000-00704000 rw-s 00000000 00:05 9 /dev/shm/x\n",
+					     &v));
+	assert_false(tier__maps_line_watched("7ffc00000000-7ffc00002000 rw-p 00000000 00:00 0 "
+					     "[vvar]\n", &v));
+	assert_false(tier__maps_line_watched("garbage\n", &v));
+	assert_false(tier__maps_line_watched("", &v));
+}
+
+static void test_idle(void **state)
+{
+	static const uint64_t ours[] = {
+		0x1000, 0x1001, 0x1003, 0x2040, 0x2041, 0x2042, 0x2043, 0x3000, 0x3001, 0x3002,
+		0x3003, 0x3004, 0x3005, 0x3006, 0x3007, 0x4008, 0x4009, 0x400a, 0x400b, 0x400c,
+		0x400d, 0x400e, 0x400f, 0x5000,
+	};
+	const pid_t pids[] = { 100, 300 /* gone */ };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t i;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__linux_tracker_idle.probe(&t.ctx, &err))
+		fail_msg("probe: %s", err.msg);
+	if (tier__linux_tracker_idle.create(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_idle.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* Every present page of the watched mappings marked idle, nothing
+	 * else (not 0x1002 next to them, not the shared mapping's 0x6000). */
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (!idle_bit(&t, ours[i]))
+			fail_msg("pfn %#llx not marked idle", (unsigned long long)ours[i]);
+	assert_false(idle_bit(&t, 0x1002));
+	assert_false(idle_bit(&t, 0x6000));
+	assert_false(idle_bit(&t, 0x3008));
+
+	/* Accesses; a huge page's tails read "not idle" whatever happened,
+	 * its head (idle) answers for them. */
+	touch(&t, 0x1001);
+	touch(&t, 0x2041);
+	touch(&t, 0x400a);
+	for (i = 1; i < 8; i++)
+		touch(&t, 0x3000 + i);
+	if (tier__linux_tracker_idle.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	assert_int_equal(g.n, 9);
+	expect_obs(&g.v[0], 100, 0x600000, 0x601000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[1], 100, 0x601000, 0x602000, TIER_OBS_ACCESSED, 1, 1);
+	/* page 2 is swapped out: a gap */
+	expect_obs(&g.v[2], 100, 0x603000, 0x605000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[3], 100, 0x605000, 0x606000, TIER_OBS_ACCESSED, 1, 1);
+	expect_obs(&g.v[4], 100, 0x606000, 0x608000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[5], 100, 0x800000, 0x80a000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[6], 100, 0x80a000, 0x80b000, TIER_OBS_ACCESSED, 1, 1);
+	expect_obs(&g.v[7], 100, 0x80b000, 0x810000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[8], 100, 0xa00000, 0xa01000, TIER_OBS_ACCESSED, 0, 1);
+	/* Marked idle again after the scan. */
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+		if (!idle_bit(&t, ours[i]))
+			fail_msg("pfn %#llx not marked idle again", (unsigned long long)ours[i]);
+	assert_false(idle_bit(&t, 0x6000));
+
+	/* The huge page's head touched: all 8 pages accessed. */
+	touch(&t, 0x3000);
+	for (i = 1; i < 8; i++)
+		touch(&t, 0x3000 + i);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_idle.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 5);
+	expect_obs(&g.v[0], 100, 0x600000, 0x602000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[1], 100, 0x603000, 0x608000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[2], 100, 0x800000, 0x808000, TIER_OBS_ACCESSED, 1, 1);
+	expect_obs(&g.v[3], 100, 0x808000, 0x810000, TIER_OBS_ACCESSED, 0, 1);
+	tier__linux_tracker_idle.destroy(priv);
+	tmp_release(&t);
+}
+
+static void test_idle_no_pfns(void **state)
+{
+	const pid_t pid = 101;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__linux_tracker_idle.create(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_idle.set_targets(priv, &pid, 1, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "pid 101"));
+	assert_non_null(strstr(err.msg, "CAP_SYS_ADMIN"));
+	tier__linux_tracker_idle.destroy(priv);
+
+	/* probe: no CAP_SYS_ADMIN in the process's status. */
+	snprintf(t.proc, sizeof(t.proc), "%s/proc-nocap", t.dir);
+	t.ctx.procfs_root = t.proc;
+	assert_int_equal(tier__linux_tracker_idle.probe(&t.ctx, &err), -EPERM);
+	assert_non_null(strstr(err.msg, "CAP_SYS_ADMIN"));
+	tmp_release(&t);
+
+	/* No page_idle in the kernel. */
+	tmp_init(&t, "damon-sysfs/v6.12");
+	assert_int_equal(tier__linux_tracker_idle.probe(&t.ctx, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "/kernel/mm/page_idle/bitmap missing (kernel without "
+				"CONFIG_IDLE_PAGE_TRACKING"));
+	tmp_release(&t);
+}
+
+static void test_softdirty(void **state)
+{
+	const pid_t pids[] = { 100, 300 /* gone */ };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__linux_tracker_softdirty.probe(&t.ctx, &err))
+		fail_msg("probe: %s", err.msg);
+	if (tier__linux_tracker_softdirty.create(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_softdirty.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* Cleared before the first scan. */
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+	put(&t, "proc/100/clear_refs", "");
+	if (tier__linux_tracker_softdirty.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	assert_int_equal(g.n, 7);
+	expect_obs(&g.v[0], 100, 0x600000, 0x601000, TIER_OBS_WRITTEN, 0, 1);
+	expect_obs(&g.v[1], 100, 0x601000, 0x602000, TIER_OBS_WRITTEN, 1, 1);
+	/* the swapped page carries soft-dirty but is not present: a gap */
+	expect_obs(&g.v[2], 100, 0x603000, 0x604000, TIER_OBS_WRITTEN, 1, 1);
+	expect_obs(&g.v[3], 100, 0x604000, 0x608000, TIER_OBS_WRITTEN, 0, 1);
+	expect_obs(&g.v[4], 100, 0x800000, 0x808000, TIER_OBS_WRITTEN, 1, 1);
+	expect_obs(&g.v[5], 100, 0x808000, 0x810000, TIER_OBS_WRITTEN, 0, 1);
+	expect_obs(&g.v[6], 100, 0xa00000, 0xa01000, TIER_OBS_WRITTEN, 1, 1);
+	assert_true(g.v[0].interval_us < 60000000u);
+	/* And cleared again after it. */
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+
+	/* The process exits: skipped without error. */
+	{
+		char from[1024], to[1024];
+
+		snprintf(from, sizeof(from), "%s/proc/100", t.dir);
+		snprintf(to, sizeof(to), "%s/proc/100.gone", t.dir);
+		assert_int_equal(rename(from, to), 0);
+	}
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	tier__linux_tracker_softdirty.destroy(priv);
+
+	/* No soft-dirty support: no "sd" VmFlags. */
+	snprintf(t.proc, sizeof(t.proc), "%s/proc-nocap", t.dir);
+	assert_int_equal(tier__linux_tracker_softdirty.probe(&t.ctx, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "CONFIG_MEM_SOFT_DIRTY"));
+	tmp_release(&t);
+}
+
+/* ---- perf records ------------------------------------------------------- */
+
+#define ST (PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD | PERF_SAMPLE_WEIGHT | \
+	    PERF_SAMPLE_DATA_SRC)
+
+struct ring {
+	uint8_t data[256];
+	uint64_t head;
+};
+
+static void ring_put(struct ring *r, const void *rec, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		r->data[(r->head + i) % sizeof(r->data)] = ((const uint8_t *)rec)[i];
+	r->head += len;
+}
+
+static void put_sample(struct ring *r, uint32_t pid, uint64_t addr, uint64_t period,
+		       uint64_t weight, uint64_t data_src)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t addr, period, weight, data_src;
+	} s = { { PERF_RECORD_SAMPLE, 0, sizeof(s) }, pid, pid + 1, addr, period, weight,
+		data_src };
+
+	ring_put(r, &s, sizeof(s));
+}
+
+struct samples {
+	struct tier__perf_sample v[16];
+	size_t n;
+};
+
+static void on_sample(void *ctx, const struct tier__perf_sample *s)
+{
+	struct samples *ss = ctx;
+
+	if (ss->n < 16)
+		ss->v[ss->n++] = *s;
+}
+
+static void test_perf_decode(void **state)
+{
+	const uint64_t load = PERF_MEM_OP_LOAD, store = PERF_MEM_OP_STORE;
+	struct tier__perf_stats st = { 0 };
+	struct samples ss = { .n = 0 };
+	struct ring r = { .head = 0 };
+	struct {
+		struct perf_event_header h;
+		uint64_t id, lost;
+	} lost = { { PERF_RECORD_LOST, 0, sizeof(lost) }, 7, 42 };
+	struct {
+		struct perf_event_header h;
+		uint64_t x;
+	} other = { { PERF_RECORD_MMAP, 0, sizeof(other) }, 0 };
+	uint64_t tail;
+
+	(void)state;
+	assert_true(tier__perf_sample_type_ok(ST));
+	assert_false(tier__perf_sample_type_ok(ST | PERF_SAMPLE_CALLCHAIN));
+	assert_false(tier__perf_sample_type_ok(PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT));
+
+	/* Start near the end of the 256-byte area: the second sample (48
+	 * bytes at 208) wraps around. */
+	r.head = tail = 160;
+	put_sample(&r, 100, 0x7f0000001234, 10007, 250, load | (1ull << 5));
+	put_sample(&r, 100, 0x7f0000002000, 10007, 90, store);
+	ring_put(&r, &lost, sizeof(lost));
+	ring_put(&r, &other, sizeof(other));
+	put_sample(&r, 200, 0x600000, 20011, 0, PERF_MEM_OP_NA);
+	tail = tier__perf_decode(r.data, sizeof(r.data), tail, r.head, ST, on_sample, &ss, &st);
+	assert_true(tail == r.head);
+	assert_int_equal(st.samples, 3);
+	assert_int_equal(st.lost, 42);
+	assert_int_equal(st.other, 1);
+	assert_int_equal(st.bad, 0);
+	assert_int_equal(ss.n, 3);
+	assert_int_equal(ss.v[0].pid, 100);
+	assert_int_equal(ss.v[0].tid, 101);
+	assert_true(ss.v[0].addr == 0x7f0000001234);
+	assert_int_equal(ss.v[0].period, 10007);
+	assert_int_equal(ss.v[0].weight, 250);
+	assert_false(tier__perf_data_src_is_store(ss.v[0].data_src));
+	assert_true(ss.v[1].addr == 0x7f0000002000);	/* the wrapped one */
+	assert_true(tier__perf_data_src_is_store(ss.v[1].data_src));
+	assert_int_equal(ss.v[2].pid, 200);
+	assert_int_equal(ss.v[2].period, 20011);
+	assert_false(tier__perf_data_src_is_store(ss.v[2].data_src));
+
+	/* A record the kernel has not finished: left for the next call. */
+	ss.n = 0;
+	put_sample(&r, 100, 0x1000, 1, 1, load);
+	tail = tier__perf_decode(r.data, sizeof(r.data), tail, r.head - 8, ST, on_sample, &ss,
+				 &st);
+	assert_int_equal(ss.n, 0);
+	assert_true(tail == r.head - 48);
+	tail = tier__perf_decode(r.data, sizeof(r.data), tail, r.head, ST, on_sample, &ss, &st);
+	assert_int_equal(ss.n, 1);
+	assert_true(tail == r.head);
+
+	/* A sample shorter than its sample_type says: counted bad. */
+	{
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, tid;
+		} shortrec = { { PERF_RECORD_SAMPLE, 0, sizeof(shortrec) }, 1, 1 };
+
+		ring_put(&r, &shortrec, sizeof(shortrec));
+		tail = tier__perf_decode(r.data, sizeof(r.data), tail, r.head, ST, on_sample, &ss,
+					 &st);
+		assert_int_equal(st.bad, 1);
+		assert_true(tail == r.head);
+	}
+	/* Garbage (size 0): everything up to head dropped, no endless loop. */
+	{
+		struct perf_event_header zero = { PERF_RECORD_SAMPLE, 0, 0 };
+
+		ring_put(&r, &zero, sizeof(zero));
+		put_sample(&r, 100, 0x1000, 1, 1, load);
+		ss.n = 0;
+		tail = tier__perf_decode(r.data, sizeof(r.data), tail, r.head, ST, on_sample, &ss,
+					 &st);
+		assert_int_equal(st.bad, 2);
+		assert_int_equal(ss.n, 0);
+		assert_true(tail == r.head);
+	}
+
+	/* WEIGHT_STRUCT: the latency is the low 32 bits; IDENTIFIER, IP,
+	 * TIME, CPU and RAW are skipped in their places. */
+	{
+		uint64_t st2 = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
+			       PERF_SAMPLE_RAW | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC;
+		struct {
+			struct perf_event_header h;
+			uint64_t id, ip;
+			uint32_t pid, tid;
+			uint64_t time, addr;
+			uint32_t cpu, res;
+			uint32_t raw_size;
+			uint8_t raw[12];	/* 4 + 12 = 16: u64 aligned */
+			uint64_t weight, data_src;
+		} __attribute__((packed)) s2 = {
+			{ PERF_RECORD_SAMPLE, 0, sizeof(s2) }, 9, 0x401000, 300, 301, 5, 0xabc000,
+			1, 0, 12, { 0 }, (7ull << 32) | 123, store,
+		};
+
+		struct ring r2 = { .head = 0 };
+
+		ring_put(&r2, &s2, sizeof(s2));
+		ss.n = 0;
+		memset(&st, 0, sizeof(st));
+		tier__perf_decode(r2.data, sizeof(r2.data), 0, r2.head, st2, on_sample, &ss, &st);
+		assert_int_equal(ss.n, 1);
+		assert_int_equal(ss.v[0].pid, 300);
+		assert_true(ss.v[0].addr == 0xabc000);
+		assert_int_equal(ss.v[0].weight, 123);
+		assert_true(tier__perf_data_src_is_store(ss.v[0].data_src));
+	}
+}
+
+static void test_perf_event_alias(void **state)
+{
+	uint64_t config, config1;
+
+	(void)state;
+	assert_int_equal(tier__perf_parse_event("event=0xcd,umask=0x1,ldlat=3\n", &config,
+						&config1), 0);
+	assert_true(config == 0x1cd);
+	assert_true(config1 == 3);
+	assert_int_equal(tier__perf_parse_event("event=0xcd,umask=0x1", &config, &config1), 0);
+	assert_true(config1 == 3);	/* the default threshold */
+	assert_int_equal(tier__perf_parse_event("umask=0x1", &config, &config1), -EINVAL);
+	assert_int_equal(tier__perf_parse_event("event=0xcd,frontend=0x8", &config, &config1),
+			 -EINVAL);
+	assert_int_equal(tier__perf_parse_event("event=zz", &config, &config1), -EINVAL);
+}
+
+static void test_perf_probe(void **state)
+{
+	struct tier_err err = { "" };
+	struct tmp t;
+	char path[1024];
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	assert_int_equal(tier__linux_tracker_perf.probe(&t.ctx, &err), -ENODEV);
+	assert_non_null(strstr(err.msg, "perf: no PMU with memory-access samples"));
+
+	/* An Intel PMU with the mem-loads alias. */
+	snprintf(path, sizeof(path), "%s/sys/bus", t.dir);
+	mkdir(path, 0755);
+	strcat(path, "/event_source");
+	mkdir(path, 0755);
+	strcat(path, "/devices");
+	mkdir(path, 0755);
+	strcat(path, "/cpu");
+	mkdir(path, 0755);
+	strcat(path, "/events");
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(&t, "sys/bus/event_source/devices/cpu/events/mem-loads",
+	    "event=0xcd,umask=0x1,ldlat=3\n");
+	put(&t, "sys/bus/event_source/devices/cpu/type", "4\n");
+	assert_int_equal(tier__linux_tracker_perf.probe(&t.ctx, &err), 0);
+	put(&t, "sys/bus/event_source/devices/cpu/events/mem-loads", "event=what\n");
+	assert_int_equal(tier__linux_tracker_perf.probe(&t.ctx, &err), -EINVAL);
+	tmp_release(&t);
+}
+
+/* ---- picking ------------------------------------------------------------ */
+
+static void test_pick(void **state)
+{
+	const struct tier_linux_tracker_ops *ops;
+	struct tmp t, p;
+	char why[2048];
+
+	(void)state;
+	assert_ptr_equal(tier_linux_tracker_find("damon"), &tier__linux_tracker_damon);
+	assert_ptr_equal(tier_linux_tracker_find("perf"), &tier__linux_tracker_perf);
+	assert_null(tier_linux_tracker_find("hintfault"));
+	assert_string_equal(tier_linux_trackers[0]->name, "damon");
+	assert_string_equal(tier_linux_trackers[1]->name, "idle");
+	assert_string_equal(tier_linux_trackers[2]->name, "softdirty");
+	assert_string_equal(tier_linux_trackers[3]->name, "perf");
+	assert_null(tier_linux_trackers[4]);
+
+	/* DAMON's sysfs, the pagemap fixture's procfs: like Debian 6.12. */
+	tmp_init(&t, "damon-sysfs/v6.12");
+	tmp_init(&p, "pagemap");
+	t.ctx.procfs_root = p.proc;
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, NULL, &ops, why, sizeof(why)), 0);
+	assert_ptr_equal(ops, &tier__linux_tracker_damon);
+	assert_non_null(strstr(why, "idle: "));
+	assert_non_null(strstr(why, "CONFIG_IDLE_PAGE_TRACKING"));
+	assert_non_null(strstr(why, "\nperf: no PMU"));
+	assert_null(strstr(why, "DAMON"));
+	assert_null(strstr(why, "softdirty"));
+	assert_int_equal(why[strlen(why) - 1], '\n');
+
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "softdirty", &ops, why, sizeof(why)), 0);
+	assert_ptr_equal(ops, &tier__linux_tracker_softdirty);
+	assert_string_equal(why, "");
+
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "perf", &ops, why, sizeof(why)), -ENODEV);
+	assert_null(ops);
+	assert_non_null(strstr(why, "perf: no PMU"));
+
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "bogus", &ops, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf, auto)\n");
+
+	/* The pagemap fixture's sysfs has page_idle but no DAMON: idle. */
+	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "auto", &ops, why, sizeof(why)), 0);
+	assert_ptr_equal(ops, &tier__linux_tracker_idle);
+	assert_non_null(strstr(why, "DAMON: "));
+
+	/* A small why: cut, never overrun. */
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, NULL, &ops, why, 16), 0);
+	assert_true(strlen(why) < 16);
+	tmp_release(&p);
+	tmp_release(&t);
+}
+
+/* ---- kernel tiering ----------------------------------------------------- */
+
+static void test_kernel_tiering(void **state)
+{
+	struct tier_linux_kernel_tiering kt, saved;
+	struct tier_err err = { "" };
+	struct tmp t;
+	char buf[256];
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/debian");
+	assert_int_equal(tier_linux_kernel_tiering_read(&t.ctx, &kt, &err), 0);
+	assert_true(kt.has_numa_balancing && kt.has_demotion);
+	assert_int_equal(kt.numa_balancing, 1);
+	assert_false(kt.demotion_enabled);
+	/* Mode 1 migrates too. */
+	assert_true(tier_linux_kernel_tiering_active(&kt));
+	tier_linux_kernel_tiering_describe(&kt, buf, sizeof(buf));
+	assert_string_equal(buf, "numa_balancing=1 (NUMA balancing), demotion_enabled=false");
+	tmp_release(&t);
+
+	tmp_init(&t, "kernel-tiering/tiering");
+	assert_int_equal(tier_linux_kernel_tiering_read(&t.ctx, &kt, &err), 0);
+	tier_linux_kernel_tiering_describe(&kt, buf, sizeof(buf));
+	assert_string_equal(buf, "numa_balancing=2 (memory tiering), demotion_enabled=true");
+	if (tier_linux_kernel_tiering_disable(&t.ctx, &saved, &err))
+		fail_msg("disable: %s", err.msg);
+	assert_int_equal(saved.numa_balancing, 2);
+	assert_true(saved.demotion_enabled);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "0");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "false");
+	assert_int_equal(tier_linux_kernel_tiering_read(&t.ctx, &kt, &err), 0);
+	assert_false(tier_linux_kernel_tiering_active(&kt));
+	if (tier_linux_kernel_tiering_restore(&t.ctx, &saved, &err))
+		fail_msg("restore: %s", err.msg);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "true");
+
+	/* Not writable: a clear error, nothing left half-done. As root the
+	 * check runs in a child that gave up root. */
+	{
+		char path[1024];
+		pid_t pid;
+		int status = -1;
+
+		snprintf(path, sizeof(path), "%s/proc/sys/kernel/numa_balancing", t.dir);
+		assert_int_equal(chmod(path, 0666), 0);
+		snprintf(path, sizeof(path), "%s/sys/kernel/mm/numa/demotion_enabled", t.dir);
+		assert_int_equal(chmod(path, 0444), 0);
+		assert_int_equal(chmod(t.dir, 0755), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
+				_exit(2);
+			if (tier_linux_kernel_tiering_disable(&t.ctx, &saved, &err) != -EACCES)
+				_exit(3);
+			if (!strstr(err.msg, "demotion_enabled: writing 'false': Permission "
+				    "denied; switching kernel tiering needs root"))
+				_exit(4);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		/* numa_balancing was put back after demotion failed. */
+		assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+		chmod(path, 0644);
+	}
+	tmp_release(&t);
+
+	/* An old kernel: neither file. */
+	tmp_init(&t, "pagemap");
+	assert_int_equal(tier_linux_kernel_tiering_read(&t.ctx, &kt, &err), 0);
+	assert_false(kt.has_numa_balancing || kt.has_demotion);
+	assert_false(tier_linux_kernel_tiering_active(&kt));
+	assert_int_equal(tier_linux_kernel_tiering_disable(&t.ctx, &saved, &err), 0);
+	assert_int_equal(tier_linux_kernel_tiering_restore(&t.ctx, &saved, &err), 0);
+	tier_linux_kernel_tiering_describe(&kt, buf, sizeof(buf));
+	assert_string_equal(buf, "numa_balancing absent, demotion_enabled absent");
+	tmp_release(&t);
+
+	tmp_init(&t, "kernel-tiering/bad");
+	assert_int_equal(tier_linux_kernel_tiering_read(&t.ctx, &kt, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "demotion_enabled: expected true or false, found 'maybe'"));
+	tmp_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_damon_setup_and_collect),
+		cmocka_unit_test(test_damon_reuses_off_kdamond),
+		cmocka_unit_test(test_damon_all_running),
+		cmocka_unit_test(test_damon_busy_retry),
+		cmocka_unit_test(test_damon_exited_targets),
+		cmocka_unit_test(test_damon_empty_snapshot),
+		cmocka_unit_test(test_damon_without_target_filters),
+		cmocka_unit_test(test_damon_probe),
+		cmocka_unit_test(test_damon_trace_line),
+		cmocka_unit_test(test_damon_tracepoint),
+		cmocka_unit_test(test_maps_lines),
+		cmocka_unit_test(test_idle),
+		cmocka_unit_test(test_idle_no_pfns),
+		cmocka_unit_test(test_softdirty),
+		cmocka_unit_test(test_perf_decode),
+		cmocka_unit_test(test_perf_event_alias),
+		cmocka_unit_test(test_perf_probe),
+		cmocka_unit_test(test_pick),
+		cmocka_unit_test(test_kernel_tiering),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
