@@ -6,12 +6,18 @@
 
 extern const struct tier_policy_ops tier_policy_static;
 extern const struct tier_policy_ops tier_policy_tierd;
+extern const struct tier_policy_ops tier_policy_hemem;
+extern const struct tier_policy_ops tier_policy_memtis;
+extern const struct tier_policy_ops tier_policy_memtierd_heat;
 extern const struct tier_policy_ops tier_policy_kernel_nb;
 extern const struct tier_policy_ops tier_policy_damon;
 
 const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_tierd,
 	&tier_policy_static,
+	&tier_policy_hemem,
+	&tier_policy_memtis,
+	&tier_policy_memtierd_heat,
 	&tier_policy_kernel_nb,
 	&tier_policy_damon,
 	NULL,

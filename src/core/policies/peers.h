@@ -1,0 +1,84 @@
+/* peers.h - internals of the peer policies (hemem.c, memtis.c,
+ * memtierd_heat.c) that their unit tests inspect or configure. Not a public
+ * interface: the policies are used through tier_policy_find() like any other.
+ */
+#ifndef TIER_CORE_POLICIES_PEERS_H
+#define TIER_CORE_POLICIES_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/policy.h"
+
+/* --- HeMem ---------------------------------------------------------------- */
+
+enum tier_hemem_count {
+	TIER_HEMEM_READS,	/* sampled loads (DRAM + NVM events) */
+	TIER_HEMEM_WRITES,	/* sampled stores */
+};
+
+/* A 2 MiB region's sampled count as HeMem would see it after its lazy
+ * cooling: the raw count shifted by the global clock's advance since the
+ * region's last sample. */
+uint32_t tier__hemem_count(const void *priv, uint64_t region, enum tier_hemem_count which);
+/* Whether the region sits on a hot list. */
+bool tier__hemem_is_hot(const void *priv, uint64_t region);
+/* The global cooling clock (advances each time a count passes the cooling
+ * threshold). */
+uint64_t tier__hemem_clock(const void *priv);
+
+/* --- MEMTIS --------------------------------------------------------------- */
+
+/* Current hot and warm thresholds (histogram bin indices). */
+unsigned tier__memtis_hot_threshold(const void *priv);
+unsigned tier__memtis_warm_threshold(const void *priv);
+/* A page's total_accesses as stored (cooling is applied lazily). */
+uint32_t tier__memtis_accesses(const void *priv, uint64_t page);
+/* The memcg cooling clock (one tick per cooling). */
+unsigned tier__memtis_cooling_clock(const void *priv);
+/* Pages in histogram bin `bin` (0..15). */
+uint64_t tier__memtis_histogram(const void *priv, unsigned bin);
+
+/* --- memtierd heat -------------------------------------------------------- */
+
+enum { TIER_MTD_MAX_CLASSES = 64, TIER_MTD_MAX_NODES = 8 };
+
+/* The heat policy's configuration (memtierd's PolicyHeatConfig, its
+ * HeatmapConfig, MoverConfig and the tracker's region size), units in the
+ * names. tier__memtierd_heat_defaults() fills the values the registered
+ * "memtierd-heat" policy runs with. */
+struct tier_memtierd_heat_config {
+	uint64_t interval_ms;			/* IntervalMs: heat round period */
+	uint64_t pages_in_region;		/* tracker PagesInRegion */
+	uint64_t max_count_per_region;		/* tracker MaxCountPerRegion, 0 = all */
+	double heat_max;			/* HeatMax */
+	double heat_retention;			/* HeatRetention, per second */
+	unsigned heat_classes;			/* HeatClasses */
+	/* HeatNumas: node ids per class, in the configured order. */
+	int heat_numas[TIER_MTD_MAX_CLASSES][TIER_MTD_MAX_NODES];
+	size_t nr_heat_numas[TIER_MTD_MAX_CLASSES];
+	/* NumaSize: a cap in pages per node id; < 0 = not configured. */
+	int64_t numa_size_pages[256];
+	/* Later upstream versions also enter every HeatNumas node into
+	 * numaSize as unlimited, which selects the FillFastFree path whenever
+	 * HeatNumas is set. false = the selection the guest measurements
+	 * show (FillFastFree only with a NumaSize). */
+	bool seed_numa_size_from_heat_numas;
+	uint64_t mover_interval_ms;		/* Mover IntervalMs */
+	uint64_t mover_bandwidth_mbps;		/* Mover Bandwidth, MB/s; 0 moves nothing */
+};
+
+void tier__memtierd_heat_defaults(const struct tier_env *env,
+				  struct tier_memtierd_heat_config *cfg);
+/* Creates the policy with cfg (copied). Returns 0 or -errno with err set
+ * (-EINVAL: a bad configuration, -ENOMEM). */
+int tier__memtierd_heat_create(const struct tier_env *env,
+			       const struct tier_memtierd_heat_config *cfg, void **priv,
+			       struct tier_err *err);
+/* Heat of the range holding page (0 when not in the heatmap yet). */
+double tier__memtierd_heat_of(const void *priv, uint64_t page);
+/* Mover tasks queued (memtierd's Mover.TaskCount()). */
+size_t tier__memtierd_tasks(const void *priv);
+
+#endif
