@@ -11,6 +11,9 @@ static const struct verb {
 } verbs[] = {
 	{ "topology", tierctl_topology, "nodes, tiers and firmware figures" },
 	{ "probe", tierctl_probe, "measured latency and bandwidth, against firmware claims" },
+	{ "status", tierctl_status, "the daemon: managed bytes per tier, migrations, tracker, CPU" },
+	{ "top", tierctl_top, "the daemon's status, refreshed" },
+	{ "reload", tierctl_reload, "the daemon re-reads its configuration" },
 	{ NULL, NULL, NULL },
 };
 

@@ -8,5 +8,8 @@
 
 int tierctl_topology(int argc, char **argv);
 int tierctl_probe(int argc, char **argv);
+int tierctl_status(int argc, char **argv);
+int tierctl_top(int argc, char **argv);
+int tierctl_reload(int argc, char **argv);
 
 #endif

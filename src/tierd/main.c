@@ -11,29 +11,21 @@
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
 #include "common/config_yaml.h"
+#include "common/probe_out.h"
 #include "common/topology_out.h"
-
-#define TIERD_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
-#define TIERD_DEFAULT_SOCKET "/run/tierd/tierd.sock"
-
-struct tierd_args {
-	const char *config;
-	bool config_given;
-	const char *socket;
-	const char *machine;		/* NULL = this host; "sim:PRESET" */
-	bool foreground;
-	bool check;
-};
+#include "tierd/daemon.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: tierd [--config FILE] [--foreground] [--socket PATH] [--machine sim:PRESET] [--check]\n"
+		"usage: tierd [--config FILE] [--foreground] [--socket PATH] [--machine sim:PRESET]\n"
+		"             [--workload W] [--check]\n"
 		"  --config FILE         configuration (default " TIERD_DEFAULT_CONFIG
 		"; none: built-in defaults)\n"
 		"  --foreground          stay in the foreground, log to stderr\n"
-		"  --socket PATH         control socket (default " TIERD_DEFAULT_SOCKET ")\n"
+		"  --socket PATH         control socket (default: daemon.socket, /run/tierd/tierd.sock)\n"
 		"  --machine sim:PRESET  run against a simulated machine (see tiersim list)\n"
+		"  --workload W          the simulated machine's workload (default gups-hotset)\n"
 		"  --check               load the configuration, discover the tiers, print\n"
 		"                        them and exit (0 when both are valid)\n");
 }
@@ -46,6 +38,7 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		{ "socket", required_argument, NULL, 's' },
 		{ "machine", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'k' },
+		{ "workload", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -53,8 +46,9 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 
 	memset(a, 0, sizeof(*a));
 	a->config = TIERD_DEFAULT_CONFIG;
-	a->socket = TIERD_DEFAULT_SOCKET;
-	while ((c = getopt_long(argc, argv, "c:fs:m:kh", opts, NULL)) != -1) {
+	a->socket = NULL;
+	a->workload = "gups-hotset";
+	while ((c = getopt_long(argc, argv, "c:fs:m:kw:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			a->config = optarg;
@@ -75,6 +69,9 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 			break;
 		case 'k':
 			a->check = true;
+			break;
+		case 'w':
+			a->workload = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -107,12 +104,13 @@ static int discover(const struct tierd_args *a, const struct tier_config *cfg,
 	struct tier_tier_override *ovr = NULL;
 	struct tier_linux_topology lt = { .sysfs_root = cfg->sysfs_root };
 	struct tier_sim_machine sm;
+	int *ovr_nodes = NULL;
 	size_t nr_ovr = 0;
 	int ret;
 
-	ret = tier_config_override(cfg, &ovr, &nr_ovr);
+	ret = tier_probe_config_override(cfg, &ovr, &nr_ovr, &ovr_nodes, err);
 	if (ret)
-		return tier_err_set(err, ret, "out of memory");
+		return ret;
 	if (a->machine) {
 		ret = tier_sim_machine_init(&sm, a->machine + 4, NULL,
 					    TIER_SIM_UNIT_BYTES_DEFAULT, err);
@@ -124,6 +122,9 @@ static int discover(const struct tierd_args *a, const struct tier_config *cfg,
 					     topo, err);
 	}
 	free(ovr);
+	free(ovr_nodes);
+	if (!ret && cfg->rank_by == TIER_CONFIG_RANK_MEASURED)
+		topo->rank_source = TIER_RANK_MEASURED;
 	return ret;
 }
 
@@ -156,13 +157,10 @@ int main(int argc, char **argv)
 		printf("machine: %s\n\n", args.machine ? args.machine : "this host");
 		tier_topology_print(&topo, stdout);
 		ret = 0;
-	} else {
-		fprintf(stderr,
-			"tierd: the placement loop is not part of this build yet; "
-			"--check validates the configuration and topology\n");
-		ret = 1;
+		tier_topology_release(&topo);
+		tier_config_release(&cfg);
+		return 0;
 	}
 	tier_topology_release(&topo);
-	tier_config_release(&cfg);
-	return ret;
+	return tierd_run(&args, &cfg);
 }

@@ -1,0 +1,210 @@
+/* cmd_status.c - `tierctl status`, `tierctl top` and `tierctl reload`:
+ * the daemon's state over its control socket. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/client.h"
+#include "common/topology_out.h"
+#include "tierctl/tierctl.h"
+
+#define CALL_TIMEOUT_MS 5000
+
+static const char *get_str(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "?";
+}
+
+static uint64_t get_u64(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
+}
+
+static double get_dbl(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
+}
+
+static void print_status(struct json_object *st)
+{
+	struct json_object *tiers;
+	char b1[32], b2[32];
+	size_t i, n;
+
+	printf("machine %s, policy %s, tracker %s, %llu process%s, up %.0f s\n",
+	       get_str(st, "machine"), get_str(st, "policy"), get_str(st, "tracker"),
+	       (unsigned long long)get_u64(st, "processes"), get_u64(st, "processes") == 1 ? "" : "es",
+	       get_dbl(st, "uptime_seconds"));
+	if (json_object_object_get_ex(st, "tiers", &tiers)) {
+		n = json_object_array_length(tiers);
+		for (i = 0; i < n; i++) {
+			struct json_object *t = json_object_array_get_idx(tiers, i), *nodes;
+			char list[128] = "";
+			size_t k, len = 0;
+
+			if (json_object_object_get_ex(t, "nodes", &nodes))
+				for (k = 0; k < json_object_array_length(nodes); k++)
+					len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
+								k ? "," : "",
+								json_object_get_int(json_object_array_get_idx(nodes, k)));
+			printf("  tier %llu (node%s %s): %s managed\n",
+			       (unsigned long long)get_u64(t, "rank"),
+			       json_object_array_length(nodes) == 1 ? "" : "s", list,
+			       tier_format_bytes(get_u64(t, "managed_bytes"), b1, sizeof(b1)));
+		}
+	}
+	printf("  promoted %s, demoted %s, failed moves %llu\n",
+	       tier_format_bytes(get_u64(st, "promoted_bytes"), b1, sizeof(b1)),
+	       tier_format_bytes(get_u64(st, "demoted_bytes"), b2, sizeof(b2)),
+	       (unsigned long long)get_u64(st, "failed_moves"));
+	printf("  tierd CPU %.2f s, metadata %s\n", get_dbl(st, "cpu_seconds"),
+	       tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+}
+
+struct common_opts {
+	const char *socket;
+	bool json;
+	int interval_ms;
+	long iterations;
+};
+
+static int parse(const char *verb, int argc, char **argv, struct common_opts *o, bool top)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->socket = getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+	o->json = false;
+	o->interval_ms = 1000;
+	o->iterations = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->socket = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'i':
+			if (!top || (o->interval_ms = (int)strtol(optarg, &end, 10), *end) ||
+			    o->interval_ms < 100) {
+				fprintf(stderr, "tierctl %s: --interval '%s': expected milliseconds >= 100\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (!top || (o->iterations = strtol(optarg, &end, 10), *end) || o->iterations < 1) {
+				fprintf(stderr, "tierctl %s: --iterations '%s': expected a count >= 1\n",
+					verb, optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			printf("usage: tierctl %s [--socket PATH]%s%s\n", verb,
+			       top ? " [--interval MS] [--iterations N]" : "",
+			       !strcmp(verb, "status") ? " [--json]" : "");
+			return -1;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tierctl %s: unexpected argument '%s'\n", verb, argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+int tierctl_status(int argc, char **argv)
+{
+	struct common_opts o;
+	struct json_object *res;
+	struct tier_err err = { "" };
+	int ret = parse("status", argc, argv, &o, false);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = tier_client_call(o.socket, TIER_CMD_STATUS, NULL, CALL_TIMEOUT_MS, &res, &err);
+	if (ret) {
+		fprintf(stderr, "tierctl status: %s\n", err.msg);
+		return 1;
+	}
+	if (o.json)
+		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+	else
+		print_status(res);
+	json_object_put(res);
+	return 0;
+}
+
+int tierctl_top(int argc, char **argv)
+{
+	struct common_opts o;
+	bool tty = isatty(1);
+	long i;
+	int ret = parse("top", argc, argv, &o, true);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	for (i = 0; o.iterations < 0 || i < o.iterations; i++) {
+		struct json_object *res;
+		struct tier_err err = { "" };
+		struct timespec ts = { o.interval_ms / 1000, (o.interval_ms % 1000) * 1000000L };
+
+		if (i)
+			nanosleep(&ts, NULL);
+		ret = tier_client_call(o.socket, TIER_CMD_STATUS, NULL, CALL_TIMEOUT_MS, &res, &err);
+		if (ret) {
+			fprintf(stderr, "tierctl top: %s\n", err.msg);
+			return 1;
+		}
+		if (tty)
+			printf("\033[H\033[2J");
+		print_status(res);
+		if (!tty)
+			printf("\n");
+		fflush(stdout);
+		json_object_put(res);
+	}
+	return 0;
+}
+
+int tierctl_reload(int argc, char **argv)
+{
+	struct common_opts o;
+	struct json_object *res;
+	struct tier_err err = { "" };
+	int ret = parse("reload", argc, argv, &o, false);
+
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	ret = tier_client_call(o.socket, TIER_CMD_RELOAD, NULL, CALL_TIMEOUT_MS, &res, &err);
+	if (ret) {
+		fprintf(stderr, "tierctl reload: %s\n", err.msg);
+		return 1;
+	}
+	json_object_put(res);
+	printf("tierd reloaded its configuration\n");
+	return 0;
+}

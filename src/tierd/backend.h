@@ -1,0 +1,57 @@
+/* backend.h - what the daemon needs of a machine: the env the policy runs
+ * over, a tracker, and a hook run before each step. Two implementations:
+ * this host (backend_linux.c) and a simulated machine (backend_sim.c).
+ */
+#ifndef TIERD_BACKEND_H
+#define TIERD_BACKEND_H
+
+#include <stdint.h>
+
+#include "core/config.h"
+#include "core/loop.h"
+#include "core/policy.h"
+#include "tierd/log.h"
+
+struct tierd_backend_stats {
+	uint64_t promoted_bytes;
+	uint64_t demoted_bytes;
+	uint64_t failed_moves;
+	uint64_t processes;
+	uint64_t metadata_bytes;	/* the backend's own */
+};
+
+struct tierd_backend {
+	const char *name;		/* "linux", "sim:dram-cxl" */
+	const char *tracker_name;
+	const struct tier_topology *topo;
+	struct tier_env *env;		/* owned by the backend */
+	const struct tier_tracker_ops *tracker;
+	void *tracker_priv;
+	/* Required. Brings the env up to date before a step (re-reads the
+	 * processes and their mappings when due, advances a simulated
+	 * machine); calls tier_loop_resize/forget on loop as pages come and
+	 * go. Returns 0, 1 when the machine is done (a finite simulation), or
+	 * -errno with err set. */
+	int (*prepare)(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+		       struct tier_err *err);
+	/* Required. */
+	void (*stats)(struct tierd_backend *b, struct tierd_backend_stats *st);
+	/* Optional. A new configuration (process selection, budget). */
+	void (*reconfigure)(struct tierd_backend *b, const struct tier_config *cfg);
+	/* Required. Undoes what the backend changed (kernel tiering knobs, a
+	 * kdamond) and frees it. */
+	void (*destroy)(struct tierd_backend *b);
+	void *priv;
+};
+
+/* Builds the simulated backend for preset (e.g. "dram-cxl"), running
+ * workload under cfg's policy. Returns 0 or -errno. */
+int tierd_backend_sim_new(const char *preset, const char *workload,
+			  const struct tier_config *cfg, const struct tierd_log *log,
+			  struct tierd_backend **out, struct tier_err *err);
+
+/* Builds the Linux backend. Returns 0 or -errno. */
+int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_log *log,
+			    struct tierd_backend **out, struct tier_err *err);
+
+#endif

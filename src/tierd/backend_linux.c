@@ -1,0 +1,446 @@
+/* backend_linux.c - the daemon on this host: the managed processes'
+ * memory (backend/linux/space), the best available tracker
+ * (backend/linux/tracker), move_pages(2), and the kernel's own tiering kept
+ * from fighting tierd (backend/linux/kernel_tiering). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "backend/linux/kernel_tiering.h"
+#include "backend/linux/procs.h"
+#include "backend/linux/space.h"
+#include "backend/linux/topology.h"
+#include "backend/linux/tracker.h"
+#include "common/probe_out.h"
+#include "tierd/backend.h"
+
+/* Pages whose node is re-queried per step (move_pages with nodes = NULL). */
+#define QUERY_PAGES_PER_STEP 65536
+
+struct linux_backend {
+	struct tierd_backend b;
+	struct tier_env env;
+	struct tier_topology topo;
+	struct tier_linux_ctx ctx;
+	struct tier_linux_space *space;
+	const struct tier_linux_tracker_ops *trk;
+	void *trk_priv;
+	struct tier_tracker_ops core_trk;
+	const struct tierd_log *log;
+	struct tier_loop *loop;		/* for forget() during an update */
+	int node_rank[256];
+	/* selection */
+	pid_t *sel_pids;
+	size_t nr_sel_pids;
+	char **cgroups;
+	size_t nr_cgroups;
+	char *exe_pattern;
+	uint64_t min_rss_bytes;
+	uint64_t refresh_us;
+	uint64_t next_refresh_us;
+	size_t nr_procs;
+	/* accounting */
+	uint64_t work_units;
+	uint64_t promoted_pages, demoted_pages, failed_moves;
+	struct tier_linux_kernel_tiering kt;
+	bool kt_changed;
+	unsigned select_warnings;
+	char last_select_error[512];
+};
+
+/* --- tracker adapter: address observations -> dense ones ----------------- */
+
+struct collect_ctx {
+	struct linux_backend *lb;
+	void (*sink)(void *, const struct tier_obs *, size_t);
+	void *sink_ctx;
+};
+
+static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct collect_ctx *cc = ctx;
+
+	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
+}
+
+static int adapter_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
+			   void *ctx, struct tier_err *err)
+{
+	struct linux_backend *lb = priv;
+	struct collect_ctx cc = { lb, sink, ctx };
+
+	return lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
+}
+
+/* --- migrator wrapper: direction accounting ------------------------------ */
+
+static long counted_move(void *priv, const uint64_t *pages, const int *nodes, int *status,
+			 size_t n)
+{
+	struct linux_backend *lb = priv;
+	int from[1024];
+	size_t i, done = 0;
+	long total = 0;
+
+	/* In chunks, remembering each page's rank before the move. */
+	while (done < n) {
+		size_t k = n - done < 1024 ? n - done : 1024;
+		long moved;
+
+		for (i = 0; i < k; i++) {
+			uint8_t nd = lb->env.page_node[pages[done + i]];
+
+			from[i] = nd == TIER_NODE_NONE ? -1 : lb->node_rank[nd];
+		}
+		moved = tier_linux_migrator_ops.move(lb->space, pages + done, nodes + done,
+						     status + done, k);
+		if (moved < 0)
+			return total ? total : moved;
+		for (i = 0; i < k; i++) {
+			int st = status[done + i];
+
+			if (st < 0) {
+				lb->failed_moves++;
+				continue;
+			}
+			if (from[i] < 0 || st >= 256)
+				continue;
+			if (lb->node_rank[st] < from[i])
+				lb->promoted_pages++;
+			else if (lb->node_rank[st] > from[i])
+				lb->demoted_pages++;
+		}
+		total += moved;
+		done += k;
+	}
+	return total;
+}
+
+static const struct tier_migrator_ops counted_migrator = {
+	.name = "move_pages",
+	.move = counted_move,
+};
+
+/* --- clock ----------------------------------------------------------------- */
+
+static uint64_t linux_now_us(void *priv)
+{
+	struct timespec ts;
+
+	(void)priv;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static const struct tier_clock_ops linux_clock = {
+	.name = "monotonic",
+	.now_us = linux_now_us,
+};
+
+/* --- refresh ---------------------------------------------------------------- */
+
+static void forget_range(void *ctx, uint64_t first, uint64_t nr)
+{
+	struct linux_backend *lb = ctx;
+
+	if (lb->loop)
+		tier_loop_forget(lb->loop, first, nr);
+}
+
+static void sync_env(struct linux_backend *lb)
+{
+	lb->env.nr_pages = tier_linux_space_nr_pages(lb->space);
+	lb->env.page_node = tier_linux_space_page_node(lb->space);
+	lb->env.page_owner = tier_linux_space_page_owner(lb->space);
+}
+
+static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier_err *err)
+{
+	struct tier_linux_select sel = {
+		.pids = lb->sel_pids,
+		.nr_pids = lb->nr_sel_pids,
+		.cgroups = (const char *const *)lb->cgroups,
+		.nr_cgroups = lb->nr_cgroups,
+		.exe_pattern = lb->exe_pattern,
+		.min_rss_bytes = lb->min_rss_bytes,
+	};
+	uint64_t before = lb->env.nr_pages;
+	pid_t *pids = NULL;
+	size_t nr = 0;
+	int ret;
+
+	ret = tier_linux_select_processes(&lb->ctx, &sel, &pids, &nr, err);
+	if (ret == -ENOENT) {
+		/* A configured cgroup is gone: the others are still managed.
+		 * Say so when the message changes, not every refresh. */
+		if (strcmp(err->msg, lb->last_select_error)) {
+			tierd_log(lb->log, LOG_WARNING, "process selection: %s", err->msg);
+			snprintf(lb->last_select_error, sizeof(lb->last_select_error), "%s", err->msg);
+		}
+		tier_err_clear(err);
+	} else if (ret) {
+		free(pids);
+		if (lb->select_warnings++ < 3)
+			tierd_log(lb->log, LOG_WARNING, "process selection: %s", err->msg);
+		tier_err_clear(err);
+		return 0;
+	} else {
+		lb->last_select_error[0] = '\0';
+	}
+	if (nr != lb->nr_procs)
+		tierd_log(lb->log, LOG_INFO, "managing %zu process%s", nr, nr == 1 ? "" : "es");
+	lb->nr_procs = nr;
+	lb->loop = loop;
+	ret = tier_linux_space_update(lb->space, pids, nr, forget_range, lb, err);
+	lb->loop = NULL;
+	if (!ret)
+		ret = lb->trk->set_targets(lb->trk_priv, pids, nr, err);
+	free(pids);
+	if (ret)
+		return ret;
+	sync_env(lb);
+	if (lb->env.nr_pages > before)
+		ret = tier_loop_resize(loop, err);
+	return ret;
+}
+
+static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+			 struct tier_err *err)
+{
+	struct linux_backend *lb = b->priv;
+	int ret;
+
+	if (now_us >= lb->next_refresh_us) {
+		ret = refresh(lb, loop, err);
+		if (ret)
+			return ret;
+		lb->next_refresh_us = now_us + lb->refresh_us;
+	}
+	ret = tier_linux_space_query(lb->space, QUERY_PAGES_PER_STEP, err);
+	sync_env(lb);
+	return ret;
+}
+
+static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
+{
+	struct linux_backend *lb = b->priv;
+	uint64_t page = UINT64_C(1) << lb->env.page_shift;
+
+	memset(st, 0, sizeof(*st));
+	st->promoted_bytes = lb->promoted_pages * page;
+	st->demoted_bytes = lb->demoted_pages * page;
+	st->failed_moves = lb->failed_moves;
+	st->processes = lb->nr_procs;
+	/* page_node + page_owner per page, plus the id map. */
+	st->metadata_bytes = lb->env.nr_pages * 2;
+}
+
+static void free_selection(struct linux_backend *lb)
+{
+	size_t i;
+
+	free(lb->sel_pids);
+	for (i = 0; i < lb->nr_cgroups; i++)
+		free(lb->cgroups[i]);
+	free(lb->cgroups);
+	free(lb->exe_pattern);
+	lb->sel_pids = NULL;
+	lb->cgroups = NULL;
+	lb->exe_pattern = NULL;
+	lb->nr_sel_pids = lb->nr_cgroups = 0;
+}
+
+static int copy_selection(struct linux_backend *lb, const struct tier_config *cfg)
+{
+	size_t i;
+
+	free_selection(lb);
+	if (cfg->nr_pids) {
+		lb->sel_pids = calloc(cfg->nr_pids, sizeof(*lb->sel_pids));
+		if (!lb->sel_pids)
+			return -ENOMEM;
+		for (i = 0; i < cfg->nr_pids; i++)
+			lb->sel_pids[i] = cfg->pids[i];
+		lb->nr_sel_pids = cfg->nr_pids;
+	}
+	if (cfg->nr_cgroups) {
+		lb->cgroups = calloc(cfg->nr_cgroups, sizeof(*lb->cgroups));
+		if (!lb->cgroups)
+			return -ENOMEM;
+		lb->nr_cgroups = cfg->nr_cgroups;
+		for (i = 0; i < cfg->nr_cgroups; i++) {
+			lb->cgroups[i] = strdup(cfg->cgroups[i]);
+			if (!lb->cgroups[i])
+				return -ENOMEM;
+		}
+	}
+	if (cfg->exe_pattern) {
+		lb->exe_pattern = strdup(cfg->exe_pattern);
+		if (!lb->exe_pattern)
+			return -ENOMEM;
+	}
+	lb->min_rss_bytes = cfg->min_rss_bytes;
+	lb->refresh_us = cfg->refresh_ms * 1000;
+	return 0;
+}
+
+static void linux_reconfigure(struct tierd_backend *b, const struct tier_config *cfg)
+{
+	struct linux_backend *lb = b->priv;
+
+	if (copy_selection(lb, cfg))
+		tierd_log(lb->log, LOG_ERR, "reload: out of memory copying the process selection");
+	lb->next_refresh_us = 0;	/* apply at the next step */
+}
+
+static void linux_destroy(struct tierd_backend *b)
+{
+	struct linux_backend *lb = b->priv;
+	struct tier_err err = { "" };
+
+	if (lb->trk_priv)
+		lb->trk->destroy(lb->trk_priv);
+	if (lb->kt_changed) {
+		char desc[128];
+
+		tier_linux_kernel_tiering_describe(&lb->kt, desc, sizeof(desc));
+		if (tier_linux_kernel_tiering_restore(&lb->ctx, &lb->kt, &err))
+			tierd_log(lb->log, LOG_ERR, "restoring the kernel's tiering: %s", err.msg);
+		else
+			tierd_log(lb->log, LOG_INFO, "kernel tiering restored (%s)", desc);
+	}
+	if (lb->space)
+		tier_linux_space_destroy(lb->space);
+	tier_topology_release(&lb->topo);
+	free_selection(lb);
+	free(lb);
+}
+
+/* The kernel's NUMA balancing (mode 1 pulls pages toward the CPUs' node,
+ * mode 2 promotes by hint faults) and demotion in reclaim both move the
+ * pages tierd places. */
+static int guard_kernel_tiering(struct linux_backend *lb, const struct tier_config *cfg,
+				struct tier_err *err)
+{
+	char desc[128];
+	int ret = tier_linux_kernel_tiering_read(&lb->ctx, &lb->kt, err);
+
+	if (ret) {
+		tierd_log(lb->log, LOG_WARNING, "cannot read the kernel's tiering settings: %s",
+			  err->msg);
+		return 0;
+	}
+	if (!tier_linux_kernel_tiering_active(&lb->kt))
+		return 0;
+	tier_linux_kernel_tiering_describe(&lb->kt, desc, sizeof(desc));
+	if (cfg->kernel_tiering == TIER_CONFIG_KT_WARN) {
+		tierd_log(lb->log, LOG_WARNING,
+			  "the kernel's own tiering is on (%s) and will move pages tierd places; set daemon.kernel_tiering: disable",
+			  desc);
+		return 0;
+	}
+	ret = tier_linux_kernel_tiering_disable(&lb->ctx, &lb->kt, err);
+	if (ret)
+		return ret;
+	lb->kt_changed = true;
+	tierd_log(lb->log, LOG_INFO, "kernel tiering switched off while tierd runs (was %s)", desc);
+	return 0;
+}
+
+int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_log *log,
+			    struct tierd_backend **out, struct tier_err *err)
+{
+	struct linux_backend *lb = calloc(1, sizeof(*lb));
+	struct tier_linux_topology lt = { .sysfs_root = cfg->sysfs_root };
+	struct tier_tier_override *ovr = NULL;
+	int *ovr_nodes = NULL;
+	char why[1024] = "";
+	size_t nr_ovr = 0;
+	int ret;
+
+	if (!lb)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	lb->log = log;
+	lb->ctx.sysfs_root = cfg->sysfs_root;
+	lb->ctx.procfs_root = "/proc";
+	lb->ctx.debugfs_root = "/sys/kernel/debug";
+	ret = tier_probe_config_override(cfg, &ovr, &nr_ovr, &ovr_nodes, err);
+	if (!ret)
+		ret = tier_topology_discover(&tier_linux_topology_ops, &lt, ovr, nr_ovr, &lb->topo, err);
+	free(ovr);
+	free(ovr_nodes);
+	if (ret)
+		goto out_free;
+	if (cfg->rank_by == TIER_CONFIG_RANK_MEASURED)
+		lb->topo.rank_source = TIER_RANK_MEASURED;
+	if (lb->topo.nr_tiers < 2)
+		tierd_log(log, LOG_WARNING,
+			  "this host has one memory tier: nothing to place (try --machine sim:dram-cxl)");
+	tier_node_rank_map(&lb->topo, lb->node_rank);
+	ret = copy_selection(lb, cfg);
+	if (ret) {
+		tier_err_set(err, ret, "out of memory");
+		goto out_free;
+	}
+	ret = tier_linux_tracker_pick(&lb->ctx, cfg->tracker, &lb->trk, why, sizeof(why));
+	{
+		/* One log line per tracker that cannot run here, and why. */
+		char *line, *save = NULL;
+
+		for (line = strtok_r(why, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			tierd_log(log, ret ? LOG_ERR : LOG_INFO, "tracker %s", line);
+	}
+	if (ret) {
+		tier_err_set(err, ret, "no usable hotness tracker (see the lines above)");
+		goto out_free;
+	}
+	ret = tier_linux_space_new(&lb->ctx, 12, &lb->space, err);
+	if (ret)
+		goto out_free;
+	ret = lb->trk->create(&lb->ctx, cfg->interval_ms * 1000, &lb->trk_priv, err);
+	if (ret) {
+		lb->trk_priv = NULL;
+		goto out_free;
+	}
+	ret = guard_kernel_tiering(lb, cfg, err);
+	if (ret)
+		goto out_free;
+	lb->core_trk.name = lb->trk->name;
+	lb->core_trk.kinds = lb->trk->kinds;
+	lb->core_trk.collect = adapter_collect;
+	lb->env.topo = &lb->topo;
+	lb->env.page_shift = 12;
+	lb->env.obs_kinds = lb->trk->kinds;
+	lb->env.migrator = &counted_migrator;
+	lb->env.migrator_priv = lb;
+	lb->env.mem = &tier_linux_mem_ops;
+	lb->env.mem_priv = lb->space;
+	lb->env.clock = &linux_clock;
+	lb->env.clock_priv = lb;
+	lb->env.budget_bytes_per_s = cfg->budget_bytes_per_s;
+	/* A move_pages call of 256 pages holds the target's mmap lock for
+	 * well under a millisecond. */
+	lb->env.max_batch = 256;
+	lb->env.interval_us = cfg->interval_ms * 1000;
+	lb->env.work_units = &lb->work_units;
+	sync_env(lb);
+	lb->b.name = "linux";
+	lb->b.tracker_name = lb->trk->name;
+	lb->b.topo = &lb->topo;
+	lb->b.env = &lb->env;
+	lb->b.tracker = &lb->core_trk;
+	lb->b.tracker_priv = lb;
+	lb->b.prepare = linux_prepare;
+	lb->b.stats = linux_stats;
+	lb->b.reconfigure = linux_reconfigure;
+	lb->b.destroy = linux_destroy;
+	lb->b.priv = lb;
+	*out = &lb->b;
+	return 0;
+out_free:
+	lb->b.priv = lb;
+	linux_destroy(&lb->b);
+	return ret;
+}

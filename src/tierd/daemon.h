@@ -1,0 +1,26 @@
+/* daemon.h - tierd's main loop. */
+#ifndef TIERD_DAEMON_H
+#define TIERD_DAEMON_H
+
+#include <stdbool.h>
+
+#include "core/config.h"
+#include "tierd/backend.h"
+
+#define TIERD_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
+
+struct tierd_args {
+	const char *config;
+	bool config_given;
+	const char *socket;		/* overrides daemon.socket */
+	const char *machine;		/* NULL = this host; "sim:PRESET" */
+	const char *workload;		/* for sim: the built-in workload */
+	bool foreground;
+	bool check;
+};
+
+/* Runs the daemon until SIGTERM/SIGINT (or the end of a finite simulated
+ * run). Takes ownership of cfg. Returns the process exit status. */
+int tierd_run(const struct tierd_args *args, struct tier_config *cfg);
+
+#endif

@@ -1,0 +1,117 @@
+# daemon.sh - tierd on a simulated machine: the control socket, status,
+# reload (good and bad), SIGHUP, who may do what, shutdown.
+. "$(dirname "$0")/../lib/tap.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${TIERD_BUILD:-$ROOT/build}
+TMP=$(mktemp -d)
+chmod 755 "$TMP"
+SOCK=$TMP/tierd.sock
+CONF=$TMP/tierd.yaml
+PID=
+cleanup() {
+	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+wait_socket() {
+	local i
+	for i in $(seq 1 50); do
+		"$B/tierctl" status --socket "$SOCK" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+printf 'daemon:\n  interval_ms: 100\npolicy:\n  name: tierd\n' >"$CONF"
+"$B/tierd" --machine sim:dram-cxl --config "$CONF" --socket "$SOCK" --foreground 2>"$TMP/log" &
+PID=$!
+check "tierd on sim:dram-cxl answers on its socket" wait_socket
+
+sleep 2
+run "$B/tierctl" status --socket "$SOCK" --json
+is "$rc" 0 "status --json exits 0"
+is "$(echo "$out" | jq -c '[has("tiers"), has("promoted_bytes"), has("demoted_bytes"), has("tracker"), has("cpu_seconds")] | all')" true \
+	"status has the contract's fields"
+is "$(echo "$out" | jq -c '[.tiers[] | [.rank, .nodes]]')" '[[0,[0]],[1,[1]]]' "status lists the machine's tiers"
+check "the policy promoted hot pages" test "$(echo "$out" | jq '.promoted_bytes > 0')" = true
+is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
+check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
+is "$(echo "$out" | jq '.interval_ms')" 100 "interval from the config"
+
+run "$B/tierctl" status --socket "$SOCK"
+like "$out" "tier 0 (node 0)" "readable status"
+
+# Reload: a good file applies, a bad one is refused and the old one kept.
+printf 'daemon:\n  interval_ms: 200\npolicy:\n  name: tierd\n  budget_mb_per_s: 64\n' >"$CONF"
+run "$B/tierctl" reload --socket "$SOCK"
+is "$rc" 0 "reload of a good file"
+run "$B/tierctl" status --socket "$SOCK" --json
+is "$(echo "$out" | jq -c '[.interval_ms, .budget_bytes_per_s]')" "[200,$((64 << 20))]" "reloaded values in force"
+steps=$(echo "$out" | jq '.steps')
+
+printf 'daemon:\n  interval_ms: 3\n' >"$CONF"
+run "$B/tierctl" reload --socket "$SOCK"
+is "$rc" 1 "reload of a bad file fails"
+like "$err" "daemon.interval_ms: 3 is outside 10..60000" "reload says what is wrong"
+printf 'daemon:\n  intervl_ms: 100\n' >"$CONF"
+run "$B/tierctl" reload --socket "$SOCK"
+like "$err" "tierd.yaml:2:3: daemon: unknown field 'intervl_ms'" "reload names file, line and field"
+run "$B/tierctl" status --socket "$SOCK" --json
+is "$(echo "$out" | jq '.interval_ms')" 200 "the running configuration is kept"
+check "state is kept across reloads (steps go on)" test "$(echo "$out" | jq '.steps')" -ge "$steps"
+
+printf 'daemon:\n  interval_ms: 50\n' >"$CONF"
+kill -HUP "$PID"
+sleep 0.5
+run "$B/tierctl" status --socket "$SOCK" --json
+is "$(echo "$out" | jq '.interval_ms')" 50 "SIGHUP reloads"
+
+# The protocol: bad messages get one clear error, the daemon stays up.
+r=$(printf 'not json\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" '"ok":false' "garbage is answered with an error"
+like "$r" "invalid JSON" "the error says why"
+r=$(printf '{"v":1,"cmd":"frobnicate"}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "unknown command 'frobnicate'" "unknown command named"
+r=$(printf '{"v":9,"cmd":"status"}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "protocol version 9" "wrong protocol version refused"
+r=$(printf '{"v":1,"cmd":"ping"}\n{"v":1,"cmd":"ping"}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+is "$(echo "$r" | grep -c '"ok":true')" 2 "two requests on one connection, two answers"
+head -c 70000 /dev/zero | tr '\0' 'x' | socat -t 2 - "UNIX-CONNECT:$SOCK" >"$TMP/big" 2>/dev/null
+like "$(cat "$TMP/big")" "too long" "an oversized line is refused"
+check "tierd survives bad clients" kill -0 "$PID"
+
+# Who may do what: anyone may read status, only root reloads.
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" status --socket "$SOCK"
+	is "$rc" 0 "an unprivileged user may read status"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" reload --socket "$SOCK"
+	is "$rc" 1 "an unprivileged user may not reload"
+	like "$err" "only root may do this (uid 65534)" "EPERM says why"
+else
+	skip "unprivileged status" "needs root and setpriv"
+	skip "unprivileged reload" "needs root and setpriv"
+	skip "EPERM message" "needs root and setpriv"
+fi
+
+# One daemon per socket.
+run "$B/tierd" --machine sim:dram-cxl --socket "$SOCK" --foreground
+is "$rc" 1 "a second tierd on the same socket refuses"
+like "$err" "another tierd is running" "and says why"
+
+kill -TERM "$PID"
+wait "$PID"
+is "$?" 0 "SIGTERM stops tierd with status 0"
+PID=
+check "the socket is removed" test ! -e "$SOCK"
+run "$B/tierctl" status --socket "$SOCK"
+is "$rc" 1 "status without a daemon fails"
+like "$err" "tierd is not running" "and says so"
+
+# Startup errors.
+printf 'policy:\n  name: nope\n' >"$CONF"
+run "$B/tierd" --machine sim:dram-cxl --config "$CONF" --socket "$SOCK" --foreground
+is "$rc" 1 "unknown policy: tierd exits 1"
+like "$err" "unknown policy 'nope'" "and names it"
+
+done_testing

@@ -1,0 +1,159 @@
+#!/bin/sh
+# daemon-guest.sh - runs inside the tiered guest for tests/system/daemon.sh:
+# tierd managing real processes on a real kernel. Prints TAP lines without
+# numbers; ends with "guest-done".
+HOG=/usr/local/bin/memhog
+WHERE=/usr/local/bin/where
+SOCK=/run/tierd/tierd.sock
+LOG=/tmp/tierd.log
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else notok "$desc"; fi; }
+
+start_hog() { # OUT ARGS...
+	out=$1
+	shift
+	$HOG "$@" >"$out" 2>&1 &
+	hog=$!
+	i=0
+	while ! grep -q '^ready$' "$out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt 900 ] && { notok "memhog $* ready"; cat "$out" | sed 's/^/# /'; return 1; }
+		sleep 0.1
+	done
+	line=$(grep '^memhog ' "$out")
+	hot=$(echo "$line" | sed -n 's/.* hot=\([^ ]*\).*/\1/p')
+	cold=$(echo "$line" | sed -n 's/.* cold=\([^ ]*\).*/\1/p')
+	echo "# $line"
+}
+
+count() { # RANGE NODE -> pages of $hog in RANGE on NODE
+	$WHERE "$hog" "$1" | tr ' ' '\n' | sed -n "s/^node$2=//p"
+}
+
+wait_socket() {
+	i=0
+	while ! tierctl status >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 300 ] && return 1
+		sleep 0.1
+	done
+}
+
+# The kernel's own tiering is on, as an unwary host would have it.
+echo 2 >/proc/sys/kernel/numa_balancing
+echo true >/sys/kernel/mm/numa/demotion_enabled
+
+# A workload: 32 MiB hot set on node 2, 160 MiB cold on node 0 (first
+# touched there), then node 0 filled so promotions need demotions.
+start_hog /tmp/hog.out --mib 192 --hot-mib 32 --hot-node 2 --cold-node 0 || exit 1
+workload=$hog
+hot_before=$(count "$hot" 0)
+echo "# before: hot on node 0: $hot_before"
+$HOG --fill-node 0 --leave-mib 4 >/tmp/fill.out 2>&1 &
+filler=$!
+i=0
+while ! grep -q '^ready$' /tmp/fill.out 2>/dev/null && [ $i -lt 900 ]; do i=$((i + 1)); sleep 0.1; done
+echo "# $(grep '^memhog' /tmp/fill.out)"
+node0_pages() { # PID: its pages on node 0, from numa_maps
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^N0=/) { sub("N0=", "", $i); n += $i } } END { print n + 0 }' /proc/$1/numa_maps
+}
+cold_on0_before=$(( $(count "$cold" 0) + $(node0_pages $filler) ))
+echo "# cold pages on node 0 (workload's cold part and the filler): $cold_on0_before"
+
+mkdir -p /etc/tierd
+cat >/etc/tierd/tierd.yaml <<YAML
+daemon:
+  interval_ms: 200
+  refresh_ms: 1000
+processes:
+  min_rss_mb: 64
+YAML
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+check "tierd starts and answers" wait_socket
+check "tierd switched the kernel's NUMA balancing off" test "$(cat /proc/sys/kernel/numa_balancing)" = 0
+check "tierd switched demotion off" test "$(cat /sys/kernel/mm/numa/demotion_enabled)" = false
+if grep -q "kernel tiering switched off while tierd runs (was numa_balancing=2" $LOG; then
+	ok "the log says what tierd switched off"
+else
+	notok "the log says what tierd switched off"
+fi
+grep -q "tracker idle: .*CONFIG_IDLE_PAGE_TRACKING" $LOG && ok "the log explains unavailable trackers" || notok "the log explains unavailable trackers"
+sed 's/^/# log: /' $LOG
+
+# tierd brings the hot set to node 0 and pushes cold pages down.
+hot_pages=$((32 * 256))
+t=0
+while [ $t -lt 90 ]; do
+	on0=$(count "$hot" 0)
+	[ $((on0 * 10)) -ge $((hot_pages * 9)) ] && break
+	sleep 1
+	t=$((t + 1))
+done
+echo "# after ${t} s: hot on node 0: $on0 of $hot_pages"
+check "tierd brought >= 90% of the hot set to node 0" test $((on0 * 10)) -ge $((hot_pages * 9))
+cold_on0=$(( $(count "$cold" 0) + $(node0_pages $filler) ))
+echo "# cold pages on node 0: $cold_on0_before -> $cold_on0"
+# Node 0 keeps a little free memory after the filler, so not every page of
+# room comes from a demotion; most must.
+check "cold pages were pushed down from node 0 to make room (>= 50% of the hot set)" \
+	test $((cold_on0_before - cold_on0)) -ge $((hot_pages / 2))
+st=$(tierctl status --json)
+echo "# status: $st"
+echo "$st" | grep -q '"promoted_bytes":[1-9]' && ok "status counts promoted bytes" || notok "status counts promoted bytes"
+echo "$st" | grep -q '"tracker":"damon"' && ok "tracker damon on this kernel" || notok "tracker damon on this kernel"
+echo "$st" | grep -q '"processes":[1-9]' && ok "status counts managed processes" || notok "status counts managed processes"
+
+# The workload exits while tierd works on it: no crash, no error storm.
+kill "$workload"
+wait "$workload" 2>/dev/null
+sleep 3
+check "tierd survives the workload's exit" kill -0 "$tierd_pid"
+errors=$(grep -c "error" $LOG)
+check "no error storm after the exit ($errors error lines)" test "$errors" -le 3
+check "status still answers" tierctl status
+
+# SIGTERM: tierd stops and restores the kernel's tiering.
+kill "$tierd_pid"
+wait "$tierd_pid"
+rc=$?
+check "tierd exits 0 on SIGTERM" test "$rc" = 0
+check "numa_balancing restored to 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
+check "demotion_enabled restored" test "$(cat /sys/kernel/mm/numa/demotion_enabled)" = true
+kill "$filler" 2>/dev/null
+wait "$filler" 2>/dev/null
+
+# kernel_tiering: warn leaves the kernel alone and says so.
+printf 'daemon:\n  kernel_tiering: warn\n' >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+check "kernel_tiering: warn leaves numa_balancing on" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
+grep -q "the kernel's own tiering is on" $LOG && ok "and warns" || notok "and warns"
+kill "$tierd_pid"
+wait "$tierd_pid"
+
+# A managed cgroup removed while tierd runs: a clear log line, no crash.
+echo 0 >/proc/sys/kernel/numa_balancing
+CG=/sys/fs/cgroup/tierd-db
+mkdir $CG
+start_hog /tmp/hog2.out --mib 96 --hot-mib 16 --hot-node 1 --cold-node 1
+echo "$hog" >$CG/cgroup.procs
+printf 'processes:\n  cgroups: [tierd-db]\n  min_rss_mb: 1\n' >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+sleep 2
+echo "$hog" >/sys/fs/cgroup/cgroup.procs
+rmdir $CG
+sleep 3
+check "tierd survives its cgroup's removal" kill -0 "$tierd_pid"
+grep -q "tierd-db" $LOG && ok "the log names the removed cgroup" || notok "the log names the removed cgroup"
+check "one log line for it, not a storm" test "$(grep -c 'tierd-db' $LOG)" -le 2
+sed 's/^/# log: /' $LOG
+kill "$tierd_pid"
+wait "$tierd_pid"
+kill "$hog"
+echo guest-done
