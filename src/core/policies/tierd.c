@@ -35,7 +35,7 @@
 #define SHORT_TAU_US 250000.0
 #define BINS_PER_OCTAVE 16
 #define NR_BINS 512
-#define HEADROOM_BP 200			/* 2% of tier 0 kept free */
+#define HEADROOM_BP 50			/* 0.5% of tier 0 kept free */
 #define HYSTERESIS_BINS 4		/* a quarter octave */
 #define COOLDOWN_US 2000000		/* before a page may move back */
 /* A move costs the application about this much (TLB shootdown share,
@@ -84,19 +84,68 @@ struct tierd {
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
+	float *reg_mean;		/* per region: mean sampled rate */
+	float *reg_shrink;		/* per region: weight of a page's own samples */
 	uint64_t *cand;			/* promotion candidates */
 	uint64_t *down;			/* pages of the tier being filled */
 };
+
+/* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
+#define REGION_SHIFT 9
+
+/* The sampled part of a page's rate, shrunk toward its region's mean
+ * (empirical Bayes): a page's own count is a noisy Poisson draw; where the
+ * pages of a region really differ (the region's spread exceeds the sampling
+ * noise) the page's own count stands, where they do not (a uniform region,
+ * the inside of a hot set) the region's mean - 512 times the samples -
+ * replaces it. */
+static double shrunk_samples(const struct tierd *t, uint64_t i)
+{
+	size_t r = i >> REGION_SHIFT;
+	double m = t->reg_mean[r];
+
+	return m + t->reg_shrink[r] * (t->pages[i].smp - m);
+}
 
 /* Predicted access rate: a page heating up is as hot as its recent
  * past says; a page cooling down is between its long-term frequency and
  * its recent past (so a finished phase's pages make room within a second,
  * not after the long time constant). */
-static double page_score(const struct tierd_page *p)
+static double pscore(const struct tierd *t, uint64_t i)
 {
-	if (p->shrt >= p->lng)
+	const struct tierd_page *p = &t->pages[i];
+	double lng = p->lng - p->smp + shrunk_samples(t, i);
+
+	if (p->shrt >= lng)
 		return p->shrt;
-	return 0.5 * (p->lng + p->shrt);
+	return 0.5 * (lng + p->shrt);
+}
+
+/* Per-region mean and shrinkage factor of the sampled rates. */
+static void pool_samples(struct tierd *t)
+{
+	const double tau = LONG_TAU_US / 1e6;
+	uint64_t nr_regions = (t->nr_pages + (1u << REGION_SHIFT) - 1) >> REGION_SHIFT, r;
+
+	for (r = 0; r < nr_regions; r++) {
+		uint64_t first = r << REGION_SHIFT, end = first + (1u << REGION_SHIFT), i;
+		double sum = 0, sum2 = 0, n, m, var, noise, spread;
+
+		if (end > t->nr_pages)
+			end = t->nr_pages;
+		n = (double)(end - first);
+		for (i = first; i < end; i++) {
+			sum += t->pages[i].smp;
+			sum2 += (double)t->pages[i].smp * t->pages[i].smp;
+		}
+		m = sum / n;
+		var = sum2 / n - m * m;
+		noise = m * t->sample_weight / tau;	/* Poisson: variance of one page's estimate */
+		spread = var > noise ? var - noise : 0;
+		t->reg_mean[r] = (float)m;
+		t->reg_shrink[r] = spread + noise > 0 ? (float)(spread / (spread + noise)) : 1.0f;
+	}
+	*t->env->work_units += t->nr_pages;
 }
 
 static int score_bin(double score)
@@ -123,12 +172,16 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
 	t->cand = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->cand));
 	t->down = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->down));
-	if (!t->pages || !t->hist || !t->cand || !t->down ||
+	t->reg_mean = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_mean));
+	t->reg_shrink = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_shrink));
+	if (!t->pages || !t->hist || !t->cand || !t->down || !t->reg_mean || !t->reg_shrink ||
 	    tier_mover_init(&t->mover, env, &t->budget)) {
 		free(t->pages);
 		free(t->hist);
 		free(t->cand);
 		free(t->down);
+		free(t->reg_mean);
+		free(t->reg_shrink);
 		free(t);
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
@@ -155,6 +208,8 @@ static void tierd_destroy(void *priv)
 	free(t->hist);
 	free(t->cand);
 	free(t->down);
+	free(t->reg_mean);
+	free(t->reg_shrink);
 	free(t);
 }
 
@@ -246,7 +301,7 @@ static void fit_thresholds(struct tierd *t)
 	memset(t->hist, 0, NR_BINS * sizeof(*t->hist));
 	for (i = 0; i < t->nr_pages; i++)
 		if (t->env->page_node[i] != TIER_NODE_NONE)
-			t->hist[score_bin(page_score(&t->pages[i]))]++;
+			t->hist[score_bin(pscore(t, i))]++;
 	for (r = 0; r < t->nr_tiers; r++) {
 		uint64_t total, free;
 
@@ -287,8 +342,8 @@ static int target_rank(const struct tierd *t, int bin)
 static int cmp_score_desc(const void *a, const void *b, void *ctx)
 {
 	const struct tierd *t = ctx;
-	double x = page_score(&t->pages[*(const uint64_t *)a]);
-	double y = page_score(&t->pages[*(const uint64_t *)b]);
+	double x = pscore(t, *(const uint64_t *)a);
+	double y = pscore(t, *(const uint64_t *)b);
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -306,7 +361,7 @@ static bool cooling_down(const struct tierd *t, uint64_t page, uint64_t now_us)
 static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
 {
 	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
-	double s = page_score(&t->pages[page]);
+	double s = pscore(t, page);
 
 	/* Promotion: the page's accesses get faster; demotion of a cold page:
 	 * its few accesses get slower, which must stay below the cost of the
@@ -346,15 +401,18 @@ static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t rea
  * Without it, pages of equal heat trade places on noise (uniform, thrash). */
 static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
 {
-	double hot = page_score(&t->pages[up]), cold = page_score(&t->pages[down]);
+	double hot = pscore(t, up), cold = pscore(t, down);
 	double noise;
 
 	if (hot <= cold * SWAP_MARGIN + SWAP_MIN_DELTA)
 		return false;
 	if (t->sample_weight <= 0)
 		return true;
-	noise = sqrt((double)(t->pages[up].smp + t->pages[down].smp) * t->sample_weight /
-		     (LONG_TAU_US / 1e6));
+	/* After pooling, what is left of each page's noise scales with its
+	 * region's shrinkage factor. */
+	noise = sqrt(((double)t->pages[up].smp * t->reg_shrink[up >> REGION_SHIFT] +
+		      (double)t->pages[down].smp * t->reg_shrink[down >> REGION_SHIFT]) *
+		     t->sample_weight / (LONG_TAU_US / 1e6));
 	return hot - cold > SWAP_Z * noise;
 }
 
@@ -373,7 +431,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 
 		if (cur < 0)
 			continue;
-		bin = score_bin(page_score(&t->pages[i]));
+		bin = score_bin(pscore(t, i));
 		if (cur == r)
 			t->down[nr_down++] = i;
 		else if (cur > r && target_rank(t, bin) <= r)
@@ -389,7 +447,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 	for (k = 0; k < nr_up; k++) {
 		uint64_t p = t->cand[k], v;
 		int cur = tier_page_rank(env, t->node_rank, p), vtgt;
-		double ps = page_score(&t->pages[p]);
+		double ps = pscore(t, p);
 
 		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, r))
 			continue;
@@ -413,7 +471,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			return false;
 		/* The victim goes where its own score puts it: a page with long
 		 * predicted idleness skips the tiers in between. */
-		vtgt = target_rank(t, score_bin(page_score(&t->pages[v])));
+		vtgt = target_rank(t, score_bin(pscore(t, v)));
 		if (vtgt <= r)
 			vtgt = r + 1;
 		if (!tier_mover_add(&t->mover, v, vtgt))
@@ -426,7 +484,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 	/* Keep the headroom: demote clearly cold pages while below it. */
 	for (; j < nr_down && tier_mover_tier_free(&t->mover, r) < (int64_t)room_keep; j++) {
 		uint64_t v = t->down[j];
-		int bin = score_bin(page_score(&t->pages[v])), vtgt;
+		int bin = score_bin(pscore(t, v)), vtgt;
 
 		if (cooling_down(t, v, now_us) || bin + HYSTERESIS_BINS > t->thr_bin[r])
 			continue;
@@ -447,6 +505,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	int r, ret;
 
 	decay(t, now_us);
+	pool_samples(t);
 	fit_thresholds(t);
 	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
 	tier_budget_refill(&t->budget, now_us);
@@ -485,6 +544,18 @@ static int tierd_resize(void *priv)
 	if (!c)
 		return -ENOMEM;
 	t->down = c;
+	{
+		size_t nr = (n >> REGION_SHIFT) + 1;
+		float *f = realloc(t->reg_mean, nr * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		t->reg_mean = f;
+		f = realloc(t->reg_shrink, nr * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		t->reg_shrink = f;
+	}
 	memset(t->pages + t->nr_pages, 0, (n - t->nr_pages) * sizeof(*p));
 	t->nr_pages = n;
 	return 0;
