@@ -70,6 +70,9 @@ static void print_status(struct json_object *st)
 	       (unsigned long long)get_u64(st, "failed_moves"));
 	printf("  tierd CPU %.2f s, metadata %s\n", get_dbl(st, "cpu_seconds"),
 	       tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+	if (json_object_object_get_ex(st, "amat_ns", &tiers))
+		printf("  simulated application: AMAT %.1f ns, %.1f%% of accesses served by tier 0\n",
+		       get_dbl(st, "amat_ns"), get_dbl(st, "fast_access_ratio") * 100);
 }
 
 struct common_opts {

@@ -5,6 +5,7 @@
 #ifndef TIERD_BACKEND_H
 #define TIERD_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/config.h"
@@ -18,6 +19,10 @@ struct tierd_backend_stats {
 	uint64_t failed_moves;
 	uint64_t processes;
 	uint64_t metadata_bytes;	/* the backend's own */
+	/* A simulated machine knows what the application saw: */
+	bool has_sim_figures;
+	double amat_ns;			/* average memory access time so far */
+	double fast_access_ratio;	/* accesses served by tier 0 */
 };
 
 struct tierd_backend {

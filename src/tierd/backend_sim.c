@@ -42,6 +42,9 @@ static void sim_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	st->demoted_bytes = r.demoted_bytes;
 	st->processes = 1;
 	st->metadata_bytes = r.metadata_bytes;
+	st->has_sim_figures = true;
+	st->amat_ns = r.amat_ns;
+	st->fast_access_ratio = r.fast_access_ratio;
 }
 
 static void sim_destroy(struct tierd_backend *b)

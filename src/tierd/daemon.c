@@ -142,6 +142,11 @@ static struct json_object *status_json(struct tierd *d)
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
 	json_object_object_add(o, "budget_bytes_per_s",
 			       json_object_new_uint64(d->cfg.budget_bytes_per_s));
+	if (st.has_sim_figures) {
+		json_object_object_add(o, "amat_ns", json_object_new_double(st.amat_ns));
+		json_object_object_add(o, "fast_access_ratio",
+				       json_object_new_double(st.fast_access_ratio));
+	}
 	return o;
 }
 
