@@ -65,4 +65,19 @@ done
 run "$B/tiersim" run --workload gups-hotset
 is "$rc" 2 "run without --policy: usage error"
 
+# The oracle is a lower bound on the whole default suite: every workload x
+# every policy, on a two- and a three-tier machine.
+for m in dram-cxl dram-cxl-slow; do
+	run "$B/tiersim" compare --machine "$m" $SMALL --json
+	is "$rc" 0 "compare on $m: the default suite runs"
+	is "$(echo "$out" | jq '[.results[].workload] | unique | length')" \
+		"$("$B/tiersim" list --json | jq '.workloads | length')" "compare on $m: every built-in workload"
+	is "$(echo "$out" | jq '[.results[].policy] | unique | length')" \
+		"$(($("$B/tiersim" list --json | jq '.policies | length')))" "compare on $m: every policy and the oracle"
+	worse=$(echo "$out" | jq -r '[.results | group_by(.workload)[] |
+		(map(select(.policy == "oracle"))[0].amat_ns) as $o |
+		.[] | select(.policy != "oracle" and .amat_ns < $o) | "\(.workload)/\(.policy)"] | join(" ")')
+	is "$worse" "" "compare on $m: the oracle's AMAT is <= every policy's on every workload"
+done
+
 done_testing

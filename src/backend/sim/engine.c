@@ -632,15 +632,28 @@ static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n
 
 /* --- the oracle ---------------------------------------------------------- */
 
+struct weight_order {
+	const double *w;
+	const struct tier_sim *s;
+};
+
+/* Heaviest first; among equal weights the page already in the faster tier
+ * first, so that ties never move pages (on a uniform workload the oracle
+ * then keeps first touch: it cannot gain from noise, nor lose to it). */
 static int cmp_weight_desc(const void *a, const void *b, void *ctx)
 {
-	const double *w = ctx;
-	double x = w[*(const uint64_t *)a], y = w[*(const uint64_t *)b];
+	const struct weight_order *o = ctx;
+	uint64_t pa = *(const uint64_t *)a, pb = *(const uint64_t *)b;
+	double x = o->w[pa], y = o->w[pb];
+	int ra, rb;
 
 	if (x != y)
 		return x > y ? -1 : 1;
-	return (*(const uint64_t *)a > *(const uint64_t *)b) -
-	       (*(const uint64_t *)a < *(const uint64_t *)b);
+	ra = o->s->page_node[pa] == TIER_NODE_NONE ? 255 : o->s->node_rank[o->s->page_node[pa]];
+	rb = o->s->page_node[pb] == TIER_NODE_NONE ? 255 : o->s->node_rank[o->s->page_node[pb]];
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return (pa > pb) - (pa < pb);
 }
 
 static uint64_t tier_cap(const struct tier_sim *s, size_t rank)
@@ -767,7 +780,11 @@ static int oracle_epoch(struct tier_sim *s, const double *w)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		s->order[i] = i;
-	qsort_r(s->order, n, sizeof(*s->order), cmp_weight_desc, (void *)w);
+	{
+		struct weight_order wo = { w, s };
+
+		qsort_r(s->order, n, sizeof(*s->order), cmp_weight_desc, &wo);
+	}
 	cum[0] = 0;
 	{
 		double total = 0;
