@@ -9,6 +9,8 @@ const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
 	[TIER_CMD_PING] = { "ping", false },
 	[TIER_CMD_STATUS] = { "status", false },
 	[TIER_CMD_RELOAD] = { "reload", true },
+	/* Who may advise which process is checked per pid by the daemon. */
+	[TIER_CMD_HINT] = { "hint", false },
 };
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,

@@ -28,6 +28,18 @@
 /* page_node value of a page that is not present (never touched, swapped). */
 #define TIER_NODE_NONE 0xff
 
+/* What an application or operator asked for a page (libtier's
+ * enum tier_advice; the values are the same and never change). */
+enum tier_hint {
+	TIER_HINT_NONE = 0,	/* the policy decides */
+	TIER_HINT_HOT = 1,	/* treat as hot: promote first, demote last */
+	TIER_HINT_COLD = 2,	/* treat as cold: demote first, never promote */
+	TIER_HINT_PIN_FAST = 3,	/* keep in the fastest tier, whatever its heat */
+	TIER_HINT_LATENCY = 4,	/* latency-critical: as PIN_FAST */
+	TIER_HINT_BANDWIDTH = 5,/* bandwidth-bound: no preference yet (as NONE) */
+	TIER_HINT__COUNT,
+};
+
 /* What a tracker can report. A policy names the kinds it uses. */
 enum tier_obs_kind {
 	/* Pages [page, page + nr_pages) were found accessed in `count` of
@@ -95,6 +107,7 @@ struct tier_env {
 	uint64_t nr_pages;			/* managed pages */
 	const uint8_t *page_node;		/* [nr_pages], TIER_NODE_NONE = absent */
 	const uint8_t *page_owner;		/* [nr_pages] tenant/cgroup id, or NULL */
+	const uint8_t *page_hint;		/* [nr_pages] enum tier_hint, or NULL */
 	unsigned page_shift;			/* 12 for 4 KiB pages */
 	unsigned obs_kinds;			/* what the tracker will deliver */
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,5 +210,90 @@ int tierctl_reload(int argc, char **argv)
 	}
 	json_object_put(res);
 	printf("tierd reloaded its configuration\n");
+	return 0;
+}
+
+/* Parses a size with an optional K/M/G/T suffix (powers of 1024) or a
+ * 0x-prefixed hex number. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	if (!s[0] || s[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'T': case 't': shift = 40; end++; break;
+	default: break;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int tierctl_hint(int argc, char **argv)
+{
+	static const char *const advices[] = { "hot", "cold", "pin-fast", "latency", "bandwidth",
+					       "default" };
+	const char *socket = getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+	struct json_object *args, *res;
+	struct tier_err err = { "" };
+	uint64_t pid, addr, len;
+	int i, first = 1;
+	size_t k;
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: tierctl hint [--socket PATH] PID ADDR LEN hot|cold|pin-fast|latency|bandwidth|default\n"
+		       "  ADDR: 0x-prefixed hex or decimal; LEN: bytes with K/M/G suffixes\n");
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "--socket")) {
+		socket = argv[2];
+		first = 3;
+	}
+	if (argc - first != 4) {
+		fprintf(stderr, "tierctl hint: expected PID ADDR LEN ADVICE (see tierctl hint --help)\n");
+		return 2;
+	}
+	if (parse_size(argv[first], &pid) || !pid || pid > INT32_MAX) {
+		fprintf(stderr, "tierctl hint: PID '%s' is not a process id\n", argv[first]);
+		return 2;
+	}
+	if (parse_size(argv[first + 1], &addr)) {
+		fprintf(stderr, "tierctl hint: ADDR '%s' is not an address\n", argv[first + 1]);
+		return 2;
+	}
+	if (parse_size(argv[first + 2], &len) || !len) {
+		fprintf(stderr, "tierctl hint: LEN '%s' is not a positive size\n", argv[first + 2]);
+		return 2;
+	}
+	for (k = 0; k < sizeof(advices) / sizeof(advices[0]); k++)
+		if (!strcmp(argv[first + 3], advices[k]))
+			break;
+	if (k == sizeof(advices) / sizeof(advices[0])) {
+		fprintf(stderr, "tierctl hint: unknown advice '%s' (hot, cold, pin-fast, latency, bandwidth, default)\n",
+			argv[first + 3]);
+		return 2;
+	}
+	args = json_object_new_object();
+	json_object_object_add(args, "pid", json_object_new_uint64(pid));
+	json_object_object_add(args, "addr", json_object_new_uint64(addr));
+	json_object_object_add(args, "len", json_object_new_uint64(len));
+	json_object_object_add(args, "advice", json_object_new_string(advices[k]));
+	i = tier_client_call(socket, TIER_CMD_HINT, args, CALL_TIMEOUT_MS, &res, &err);
+	if (i) {
+		fprintf(stderr, "tierctl hint: %s\n", err.msg);
+		return 1;
+	}
+	json_object_put(res);
 	return 0;
 }

@@ -14,6 +14,7 @@ static const struct verb {
 	{ "status", tierctl_status, "the daemon: managed bytes per tier, migrations, tracker, CPU" },
 	{ "top", tierctl_top, "the daemon's status, refreshed" },
 	{ "reload", tierctl_reload, "the daemon re-reads its configuration" },
+	{ "hint", tierctl_hint, "intent for a process's range: hot, cold, pin-fast, default" },
 	{ NULL, NULL, NULL },
 };
 

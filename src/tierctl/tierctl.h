@@ -11,5 +11,6 @@ int tierctl_probe(int argc, char **argv);
 int tierctl_status(int argc, char **argv);
 int tierctl_top(int argc, char **argv);
 int tierctl_reload(int argc, char **argv);
+int tierctl_hint(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/config.h"
 #include "core/loop.h"
@@ -41,6 +42,13 @@ struct tierd_backend {
 		       struct tier_err *err);
 	/* Required. */
 	void (*stats)(struct tierd_backend *b, struct tierd_backend_stats *st);
+	/* Optional. Intent for [addr, addr + len) of process pid (enum
+	 * tier_hint; TIER_HINT_NONE clears). The range is rounded out to
+	 * pages; the hint lasts until the range is unmapped or the process
+	 * exits. Returns 0 or -errno (-ESRCH no such process, -EINVAL bad
+	 * range); NULL: the backend has no processes (-EOPNOTSUPP). */
+	int (*hint)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t len,
+		    int advice, struct tier_err *err);
 	/* Optional. A new configuration (process selection, budget). */
 	void (*reconfigure)(struct tierd_backend *b, const struct tier_config *cfg);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a

@@ -3,6 +3,7 @@
  * (backend/linux/tracker), move_pages(2), and the kernel's own tiering kept
  * from fighting tierd (backend/linux/kernel_tiering). */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -48,6 +49,17 @@ struct linux_backend {
 	bool kt_changed;
 	unsigned select_warnings;
 	char last_select_error[512];
+	/* intent */
+	struct hint *hints;
+	size_t nr_hints, cap_hints;
+	uint8_t *page_hint;		/* [env.nr_pages] */
+	uint64_t page_hint_len;
+};
+
+struct hint {
+	pid_t pid;
+	uint64_t start, end;		/* page-aligned addresses */
+	uint8_t advice;			/* enum tier_hint */
 };
 
 /* --- tracker adapter: address observations -> dense ones ----------------- */
@@ -156,6 +168,52 @@ static void sync_env(struct linux_backend *lb)
 	lb->env.page_owner = tier_linux_space_page_owner(lb->space);
 }
 
+/* Lays the hints over the dense pages (after every update of the space:
+ * ids come and go). A hint none of whose pages is mapped any more - the
+ * range was unmapped or the process exited - is dropped. */
+static int apply_hints(struct linux_backend *lb)
+{
+	uint64_t n = lb->env.nr_pages;
+	size_t h, keep = 0;
+
+	if (n > lb->page_hint_len) {
+		uint8_t *ph = realloc(lb->page_hint, n);
+
+		if (!ph)
+			return -ENOMEM;
+		lb->page_hint = ph;
+		lb->page_hint_len = n;
+	}
+	if (n)
+		memset(lb->page_hint, TIER_HINT_NONE, n);
+	for (h = 0; h < lb->nr_hints; h++) {
+		struct hint *hi = &lb->hints[h];
+		uint64_t a, page, mapped = 0;
+
+		for (a = hi->start; a < hi->end; a += 4096) {
+			if (!tier_linux_space_page(lb->space, hi->pid, a, &page) || page >= n)
+				continue;
+			lb->page_hint[page] = hi->advice;
+			mapped++;
+		}
+		if (mapped)
+			lb->hints[keep++] = *hi;
+	}
+	lb->nr_hints = keep;
+	lb->env.page_hint = n ? lb->page_hint : NULL;
+	return 0;
+}
+
+static bool pid_listed(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
 static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier_err *err)
 {
 	struct tier_linux_select sel = {
@@ -189,6 +247,22 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	} else {
 		lb->last_select_error[0] = '\0';
 	}
+	{
+		/* A process that stated intent is managed whatever its size. */
+		size_t h;
+
+		for (h = 0; h < lb->nr_hints; h++) {
+			pid_t *np;
+
+			if (pid_listed(pids, nr, lb->hints[h].pid) || kill(lb->hints[h].pid, 0))
+				continue;
+			np = realloc(pids, (nr + 1) * sizeof(*np));
+			if (!np)
+				break;
+			pids = np;
+			pids[nr++] = lb->hints[h].pid;
+		}
+	}
 	if (nr != lb->nr_procs)
 		tierd_log(lb->log, LOG_INFO, "managing %zu process%s", nr, nr == 1 ? "" : "es");
 	lb->nr_procs = nr;
@@ -201,9 +275,65 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	if (ret)
 		return ret;
 	sync_env(lb);
+	ret = apply_hints(lb);
+	if (ret)
+		return tier_err_set(err, ret, "out of memory");
 	if (lb->env.nr_pages > before)
 		ret = tier_loop_resize(loop, err);
 	return ret;
+}
+
+static int linux_hint(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t len,
+		      int advice, struct tier_err *err)
+{
+	struct linux_backend *lb = b->priv;
+	uint64_t start, end;
+	size_t h;
+
+	if (!len || addr + len < addr)
+		return tier_err_set(err, -EINVAL, "hint: empty or wrapping range");
+	if (advice < 0 || advice >= TIER_HINT__COUNT)
+		return tier_err_set(err, -EINVAL, "hint: unknown advice %d", advice);
+	if (kill(pid, 0) && errno == ESRCH)
+		return tier_err_set(err, -ESRCH, "hint: no process %d", (int)pid);
+	start = addr & ~UINT64_C(4095);
+	end = (addr + len + 4095) & ~UINT64_C(4095);
+	/* The new hint replaces what older ones said of its range: rebuild
+	 * the list, cutting overlapping hints down to what lies outside. */
+	{
+		size_t cap = 2 * lb->nr_hints + 1;
+		struct hint *nh = calloc(cap, sizeof(*nh));
+		size_t n = 0;
+
+		if (!nh)
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		for (h = 0; h < lb->nr_hints; h++) {
+			struct hint hi = lb->hints[h];
+
+			if (hi.pid != pid || hi.end <= start || hi.start >= end) {
+				nh[n++] = hi;
+				continue;
+			}
+			if (hi.start < start) {
+				nh[n] = hi;
+				nh[n++].end = start;
+			}
+			if (hi.end > end) {
+				nh[n] = hi;
+				nh[n++].start = end;
+			}
+		}
+		if (advice != TIER_HINT_NONE)
+			nh[n++] = (struct hint){ pid, start, end, (uint8_t)advice };
+		free(lb->hints);
+		lb->hints = nh;
+		lb->nr_hints = n;
+		lb->cap_hints = cap;
+	}
+	lb->next_refresh_us = 0;	/* take the process in, lay the hint, next step */
+	tierd_log(lb->log, LOG_INFO, "hint: pid %d [0x%llx, 0x%llx) %d", (int)pid,
+		  (unsigned long long)start, (unsigned long long)end, advice);
+	return 0;
 }
 
 static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
@@ -315,6 +445,8 @@ static void linux_destroy(struct tierd_backend *b)
 		tier_linux_space_destroy(lb->space);
 	tier_topology_release(&lb->topo);
 	free_selection(lb);
+	free(lb->hints);
+	free(lb->page_hint);
 	free(lb);
 }
 
@@ -435,6 +567,7 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 	lb->b.prepare = linux_prepare;
 	lb->b.stats = linux_stats;
 	lb->b.reconfigure = linux_reconfigure;
+	lb->b.hint = linux_hint;
 	lb->b.destroy = linux_destroy;
 	lb->b.priv = lb;
 	*out = &lb->b;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,59 @@ static void client_send(struct tierd *d, struct client *c, char *line)
 	free(line);
 }
 
+static const char *const advice_names[TIER_HINT__COUNT] = {
+	[TIER_HINT_NONE] = "default", [TIER_HINT_HOT] = "hot", [TIER_HINT_COLD] = "cold",
+	[TIER_HINT_PIN_FAST] = "pin-fast", [TIER_HINT_LATENCY] = "latency",
+	[TIER_HINT_BANDWIDTH] = "bandwidth",
+};
+
+static bool get_u64_arg(struct json_object *args, const char *key, uint64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(args, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_uint64(v);
+	return json_object_get_int64(v) >= 0 || *out > INT64_MAX;
+}
+
+/* hint: {"pid":P,"addr":A,"len":L,"advice":"hot"}. A user may advise only
+ * its own processes (the owner of /proc/PID); root any. */
+static int handle_hint(struct tierd *d, const struct client *c, struct json_object *args,
+		       struct tier_err *err)
+{
+	struct json_object *v;
+	uint64_t pid, addr, len;
+	char path[64];
+	struct stat st;
+	int advice;
+
+	if (!get_u64_arg(args, "pid", &pid) || !pid || pid > INT32_MAX)
+		return tier_err_set(err, -EINVAL, "hint: 'pid' must be a process id");
+	if (!get_u64_arg(args, "addr", &addr) || !get_u64_arg(args, "len", &len))
+		return tier_err_set(err, -EINVAL, "hint: 'addr' and 'len' must be unsigned integers");
+	if (!json_object_object_get_ex(args, "advice", &v) || !json_object_is_type(v, json_type_string))
+		return tier_err_set(err, -EINVAL, "hint: 'advice' must be a string");
+	for (advice = 0; advice < TIER_HINT__COUNT; advice++)
+		if (!strcmp(json_object_get_string(v), advice_names[advice]))
+			break;
+	if (advice == TIER_HINT__COUNT)
+		return tier_err_set(err, -EINVAL,
+				    "hint: unknown advice '%.32s' (hot, cold, pin-fast, latency, bandwidth, default)",
+				    json_object_get_string(v));
+	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)pid);
+	if (stat(path, &st))
+		return tier_err_set(err, -ESRCH, "hint: no process %llu", (unsigned long long)pid);
+	if (c->uid != 0 && c->uid != st.st_uid)
+		return tier_err_set(err, -EPERM,
+				    "hint: uid %u may not advise process %llu (owned by uid %u)",
+				    (unsigned)c->uid, (unsigned long long)pid, (unsigned)st.st_uid);
+	if (!d->be->hint)
+		return tier_err_set(err, -EOPNOTSUPP, "hint: %s has no processes to advise",
+				    d->be->name);
+	return d->be->hint(d->be, (pid_t)pid, addr, len, advice, err);
+}
+
 static void handle_request(struct tierd *d, struct client *c, const char *line, size_t len)
 {
 	struct tier_request req;
@@ -278,6 +332,10 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 		break;
 	case TIER_CMD_RELOAD:
 		ret = reload(d, &err);
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
+		break;
+	case TIER_CMD_HINT:
+		ret = handle_hint(d, c, req.args, &err);
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
 		break;
 	case TIER_CMD__COUNT:

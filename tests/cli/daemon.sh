@@ -94,6 +94,30 @@ else
 	skip "EPERM message" "needs root and setpriv"
 fi
 
+# Hints: who may advise whom, and what a simulated machine says.
+run "$B/tierctl" hint --socket "$SOCK" $$ 0x7f0000000000 4M hot
+is "$rc" 1 "a hint on the simulated machine fails"
+like "$err" "has no processes to advise" "and says why"
+run "$B/tierctl" hint --socket "$SOCK" $$ 0x1000 4K sideways
+is "$rc" 2 "an unknown advice is a usage error"
+like "$err" "unknown advice 'sideways'" "and names it"
+run "$B/tierctl" hint --socket "$SOCK" 0 0x1000 4K hot
+is "$rc" 2 "pid 0 is a usage error"
+run "$B/tierctl" hint --socket "$SOCK" $$ 0x1000 0 hot
+is "$rc" 2 "an empty range is a usage error"
+r=$(printf '{"v":1,"cmd":"hint","args":{"pid":1,"addr":4096,"len":4096,"advice":"loud"}}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "unknown advice 'loud'" "the daemon checks the advice too"
+r=$(printf '{"v":1,"cmd":"hint","args":{"pid":"x"}}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "'pid' must be a process id" "and the argument types"
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" hint --socket "$SOCK" 1 0x1000 4K hot
+	is "$rc" 1 "an unprivileged user may not advise another user's process"
+	like "$err" "uid 65534 may not advise process 1 (owned by uid 0)" "EPERM says who and whom"
+else
+	skip "unprivileged hint" "needs root and setpriv"
+	skip "EPERM message for hint" "needs root and setpriv"
+fi
+
 # One daemon per socket.
 run "$B/tierd" --machine sim:dram-cxl --socket "$SOCK" --foreground
 is "$rc" 1 "a second tierd on the same socket refuses"

@@ -61,6 +61,7 @@ enum tierd_reason {
 	TIERD_REASON_DEMOTE_EXCHANGE,	/* made room for a hotter page */
 	TIERD_REASON_DEMOTE_SKIP,	/* cold for long: straight past the next tier */
 	TIERD_REASON_DEMOTE_HEADROOM,	/* cold, freed headroom for promotions */
+	TIERD_REASON_DEMOTE_ADVISED,	/* advised cold (libtier, tierctl hint) */
 };
 
 struct tierd_page {
@@ -88,6 +89,7 @@ struct tierd {
 	float *reg_shrink;		/* per region: weight of a page's own samples */
 	uint64_t *cand;			/* promotion candidates */
 	uint64_t *down;			/* pages of the tier being filled */
+	float *score;			/* this tick's score per page */
 };
 
 /* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
@@ -111,7 +113,7 @@ static double shrunk_samples(const struct tierd *t, uint64_t i)
  * past says; a page cooling down is between its long-term frequency and
  * its recent past (so a finished phase's pages make room within a second,
  * not after the long time constant). */
-static double pscore(const struct tierd *t, uint64_t i)
+static double heat_score(const struct tierd *t, uint64_t i)
 {
 	const struct tierd_page *p = &t->pages[i];
 	double lng = p->lng - p->smp + shrunk_samples(t, i);
@@ -119,6 +121,31 @@ static double pscore(const struct tierd *t, uint64_t i)
 	if (p->shrt >= lng)
 		return p->shrt;
 	return 0.5 * (lng + p->shrt);
+}
+
+static uint8_t hint_of(const struct tierd *t, uint64_t i)
+{
+	return t->env->page_hint ? t->env->page_hint[i] : TIER_HINT_NONE;
+}
+
+/* The score placement works with: the heat, bent by intent. A pinned or
+ * latency-critical page outranks any heat; a page advised hot counts four
+ * times its heat (and never less than a warm page); a page advised cold
+ * counts nothing. */
+#define PINNED_SCORE 1e9
+static double compute_score(const struct tierd *t, uint64_t i)
+{
+	switch (hint_of(t, i)) {
+	case TIER_HINT_PIN_FAST:
+	case TIER_HINT_LATENCY:
+		return PINNED_SCORE;
+	case TIER_HINT_HOT:
+		return 4 * heat_score(t, i) + 1000;
+	case TIER_HINT_COLD:
+		return 0;
+	default:
+		return heat_score(t, i);
+	}
 }
 
 /* Per-region mean and shrinkage factor of the sampled rates. */
@@ -172,14 +199,17 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
 	t->cand = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->cand));
 	t->down = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->down));
+	t->score = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->score));
 	t->reg_mean = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_mean));
 	t->reg_shrink = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_shrink));
-	if (!t->pages || !t->hist || !t->cand || !t->down || !t->reg_mean || !t->reg_shrink ||
+	if (!t->pages || !t->hist || !t->cand || !t->down || !t->score || !t->reg_mean ||
+	    !t->reg_shrink ||
 	    tier_mover_init(&t->mover, env, &t->budget)) {
 		free(t->pages);
 		free(t->hist);
 		free(t->cand);
 		free(t->down);
+		free(t->score);
 		free(t->reg_mean);
 		free(t->reg_shrink);
 		free(t);
@@ -208,6 +238,7 @@ static void tierd_destroy(void *priv)
 	free(t->hist);
 	free(t->cand);
 	free(t->down);
+	free(t->score);
 	free(t->reg_mean);
 	free(t->reg_shrink);
 	free(t);
@@ -301,7 +332,7 @@ static void fit_thresholds(struct tierd *t)
 	memset(t->hist, 0, NR_BINS * sizeof(*t->hist));
 	for (i = 0; i < t->nr_pages; i++)
 		if (t->env->page_node[i] != TIER_NODE_NONE)
-			t->hist[score_bin(pscore(t, i))]++;
+			t->hist[score_bin(((double)t->score[i]))]++;
 	for (r = 0; r < t->nr_tiers; r++) {
 		uint64_t total, free;
 
@@ -339,11 +370,66 @@ static int target_rank(const struct tierd *t, int bin)
 	return (int)t->nr_tiers - 1;
 }
 
+/* Computes every page's score once per tick (placement reads it many
+ * times: histogram, candidates, sorting, exchanges). */
+static void compute_scores(struct tierd *t)
+{
+	uint64_t i;
+
+	for (i = 0; i < t->nr_pages; i++)
+		t->score[i] = (float)compute_score(t, i);
+	*t->env->work_units += t->nr_pages;
+}
+
+/* Moves the k pages of a[0..n) with the highest (desc) or lowest scores to
+ * the front, in no order (quickselect, median of three: O(n)). */
+static void select_k(uint64_t *a, size_t n, size_t k, const float *score, bool desc)
+{
+	size_t lo = 0, hi = n;
+
+	if (k >= n)
+		return;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2, i, store;
+		float x = score[a[lo]], y = score[a[mid]], z = score[a[hi - 1]];
+		float pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+		uint64_t tmp;
+
+		/* Three-way partition: before, equal, after the pivot. */
+		size_t lt = lo, gt = hi;
+
+		i = lo;
+		while (i < gt) {
+			float v = score[a[i]];
+			bool before = desc ? v > pivot : v < pivot;
+			bool after = desc ? v < pivot : v > pivot;
+
+			if (before) {
+				tmp = a[i]; a[i] = a[lt]; a[lt] = tmp;
+				lt++;
+				i++;
+			} else if (after) {
+				gt--;
+				tmp = a[i]; a[i] = a[gt]; a[gt] = tmp;
+			} else {
+				i++;
+			}
+		}
+		store = k;
+		if (store < lt)
+			hi = lt;
+		else if (store < gt)
+			return;
+		else
+			lo = gt;
+	}
+}
+
 static int cmp_score_desc(const void *a, const void *b, void *ctx)
 {
 	const struct tierd *t = ctx;
-	double x = pscore(t, *(const uint64_t *)a);
-	double y = pscore(t, *(const uint64_t *)b);
+	double x = t->score[*(const uint64_t *)a];
+	double y = t->score[*(const uint64_t *)b];
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -361,7 +447,7 @@ static bool cooling_down(const struct tierd *t, uint64_t page, uint64_t now_us)
 static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
 {
 	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
-	double s = pscore(t, page);
+	double s = ((double)t->score[page]);
 
 	/* Promotion: the page's accesses get faster; demotion of a cold page:
 	 * its few accesses get slower, which must stay below the cost of the
@@ -401,7 +487,7 @@ static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t rea
  * Without it, pages of equal heat trade places on noise (uniform, thrash). */
 static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
 {
-	double hot = pscore(t, up), cold = pscore(t, down);
+	double hot = ((double)t->score[up]), cold = ((double)t->score[down]);
 	double noise;
 
 	if (hot <= cold * SWAP_MARGIN + SWAP_MIN_DELTA)
@@ -428,16 +514,41 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 
 	for (i = 0; i < t->nr_pages; i++) {
 		int cur = tier_page_rank(env, t->node_rank, i), bin;
+		uint8_t hint = hint_of(t, i);
 
 		if (cur < 0)
 			continue;
-		bin = score_bin(pscore(t, i));
-		if (cur == r)
-			t->down[nr_down++] = i;
-		else if (cur > r && target_rank(t, bin) <= r)
+		if (hint == TIER_HINT_COLD) {
+			/* Advised cold: to the slowest tier, first of all moves. */
+			if (cur == r && r + 1 < (int)t->nr_tiers && !cooling_down(t, i, now_us) &&
+			    tier_mover_add(&t->mover, i, (int)t->nr_tiers - 1))
+				mark_moved(t, i, now_us, TIERD_REASON_DEMOTE_ADVISED);
+			continue;
+		}
+		bin = score_bin(((double)t->score[i]));
+		if (cur == r) {
+			/* A pinned page is never anyone's victim. */
+			if (r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY))
+				t->down[nr_down++] = i;
+		} else if (cur > r && (target_rank(t, bin) <= r || ((double)t->score[i]) >= PINNED_SCORE)) {
 			t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
+		}
 	}
 	*env->work_units += t->nr_pages;
+	/* Only as many as this tick can move need an order: the hottest
+	 * candidates and the coldest victims the budget allows. */
+	{
+		uint64_t left = tier_mover_budget_left(&t->mover) / page_bytes;
+		size_t want = left < nr_up ? (size_t)left : nr_up;
+		size_t want_down = want + (size_t)room_keep + 64;
+
+		select_k(t->cand, nr_up, want, t->score, true);
+		nr_up = want;
+		if (want_down < nr_down) {
+			select_k(t->down, nr_down, want_down, t->score, false);
+			nr_down = want_down;
+		}
+	}
 	if (nr_up)
 		qsort_r(t->cand, nr_up, sizeof(*t->cand), cmp_score_desc, t);
 	if (nr_down)
@@ -447,7 +558,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 	for (k = 0; k < nr_up; k++) {
 		uint64_t p = t->cand[k], v;
 		int cur = tier_page_rank(env, t->node_rank, p), vtgt;
-		double ps = pscore(t, p);
+		double ps = ((double)t->score[p]);
 
 		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, r))
 			continue;
@@ -471,7 +582,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			return false;
 		/* The victim goes where its own score puts it: a page with long
 		 * predicted idleness skips the tiers in between. */
-		vtgt = target_rank(t, score_bin(pscore(t, v)));
+		vtgt = target_rank(t, score_bin(((double)t->score[v])));
 		if (vtgt <= r)
 			vtgt = r + 1;
 		if (!tier_mover_add(&t->mover, v, vtgt))
@@ -484,7 +595,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 	/* Keep the headroom: demote clearly cold pages while below it. */
 	for (; j < nr_down && tier_mover_tier_free(&t->mover, r) < (int64_t)room_keep; j++) {
 		uint64_t v = t->down[j];
-		int bin = score_bin(pscore(t, v)), vtgt;
+		int bin = score_bin(((double)t->score[v])), vtgt;
 
 		if (cooling_down(t, v, now_us) || bin + HYSTERESIS_BINS > t->thr_bin[r])
 			continue;
@@ -506,6 +617,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 
 	decay(t, now_us);
 	pool_samples(t);
+	compute_scores(t);
 	fit_thresholds(t);
 	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
 	tier_budget_refill(&t->budget, now_us);
@@ -545,6 +657,13 @@ static int tierd_resize(void *priv)
 		return -ENOMEM;
 	t->down = c;
 	{
+		float *sc = realloc(t->score, n * sizeof(*sc));
+
+		if (!sc)
+			return -ENOMEM;
+		t->score = sc;
+	}
+	{
 		size_t nr = (n >> REGION_SHIFT) + 1;
 		float *f = realloc(t->reg_mean, nr * sizeof(*f));
 
@@ -576,7 +695,8 @@ static size_t tierd_metadata_bytes(void *priv)
 {
 	const struct tierd *t = priv;
 
-	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + 2 * sizeof(*t->cand)) +
+	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + 2 * sizeof(*t->cand) +
+					   sizeof(*t->score)) +
 	       NR_BINS * sizeof(*t->hist);
 }
 

@@ -135,6 +135,44 @@ grep -q "the kernel's own tiering is on" $LOG && ok "and warns" || notok "and wa
 kill "$tierd_pid"
 wait "$tierd_pid"
 
+# Intent: a pin-fast range stays on node 0 while hot pages compete for it;
+# a range advised cold goes to the slowest node.
+echo 0 >/proc/sys/kernel/numa_balancing
+start_hog /tmp/hog3.out --mib 160 --hot-mib 32 --hot-node 1 --cold-node 0
+pinned=$hog
+pin_start=$(echo "$cold" | sed 's/-.*//')
+pin_range=$(printf '0x%x-0x%x' $((pin_start)) $((pin_start + 16 * 1048576)))
+cold_range=$(printf '0x%x-0x%x' $((pin_start + 16 * 1048576)) $((pin_start + 32 * 1048576)))
+$HOG --fill-node 0 --leave-mib 4 >/tmp/fill2.out 2>&1 &
+filler=$!
+i=0
+while ! grep -q '^ready$' /tmp/fill2.out 2>/dev/null && [ $i -lt 900 ]; do i=$((i + 1)); sleep 0.1; done
+printf 'daemon:\n  interval_ms: 200\n' >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+check "tierctl hint pin-fast" tierctl hint "$pinned" "$pin_start" 16M pin-fast
+check "tierctl hint cold" tierctl hint "$pinned" $((pin_start + 16 * 1048576)) 16M cold
+t=0
+while [ $t -lt 60 ]; do
+	on0=$(count "$hot" 0)
+	[ $((on0 * 10)) -ge $((8192 * 9)) ] && break
+	sleep 1
+	t=$((t + 1))
+done
+echo "# after ${t} s: hot on node 0: $on0 of 8192"
+check "the hot set came to node 0 (>= 90%)" test $((on0 * 10)) -ge $((8192 * 9))
+pin_on0=$($WHERE "$pinned" "$pin_range" | tr ' ' '\n' | sed -n 's/^node0=//p')
+echo "# pinned range on node 0: $pin_on0 of 4096"
+check "the pin-fast range stayed on node 0 (all 4096 pages)" test "$pin_on0" -eq 4096
+cold_on2=$($WHERE "$pinned" "$cold_range" | tr ' ' '\n' | sed -n 's/^node2=//p')
+echo "# cold-advised range on node 2: $cold_on2 of 4096"
+check "the range advised cold went to the slowest node (>= 90%)" test $((cold_on2 * 10)) -ge $((4096 * 9))
+kill "$tierd_pid"
+wait "$tierd_pid"
+kill "$filler" "$pinned" 2>/dev/null
+wait "$filler" "$pinned" 2>/dev/null
+
 # A managed cgroup removed while tierd runs: a clear log line, no crash.
 echo 0 >/proc/sys/kernel/numa_balancing
 CG=/sys/fs/cgroup/tierd-db
