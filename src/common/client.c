@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -32,37 +33,43 @@ static int wait_fd(int fd, short events, long deadline)
 	return r == 0 ? -ETIMEDOUT : 0;
 }
 
-int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_object *args,
-		     int timeout_ms, struct json_object **result, struct tier_err *err)
+int tier_client_connect(const char *socket_path, int *fd, struct tier_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s, ret;
+
+	*fd = -1;
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return tier_err_set(err, -ENAMETOOLONG, "%s: socket path too long", socket_path);
+	strcpy(sa.sun_path, socket_path);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s < 0)
+		return tier_err_set(err, -errno, "socket: %s", strerror(errno));
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		ret = -errno;
+		close(s);
+		if (ret == -ENOENT || ret == -ECONNREFUSED)
+			return tier_err_set(err, ret, "tierd is not running (no daemon at %s)",
+					    socket_path);
+		return tier_err_set(err, ret, "%s: %s", socket_path, strerror(-ret));
+	}
+	*fd = s;
+	return 0;
+}
+
+int tier_client_exchange(int fd, enum tier_cmd cmd, struct json_object *args, int timeout_ms,
+			 struct json_object **result, bool *answered, struct tier_err *err)
+{
 	long deadline = now_ms() + timeout_ms;
 	char *req = NULL, *buf = NULL;
 	size_t len = 0, cap = 0, off = 0, rlen;
-	int fd = -1, ret;
+	int ret;
 
 	*result = NULL;
-	if (strlen(socket_path) >= sizeof(sa.sun_path)) {
-		json_object_put(args);
-		return tier_err_set(err, -ENAMETOOLONG, "%s: socket path too long", socket_path);
-	}
-	strcpy(sa.sun_path, socket_path);
+	*answered = false;
 	req = tier_request_format(cmd, args);
 	if (!req)
 		return tier_err_set(err, -ENOMEM, "out of memory");
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		ret = tier_err_set(err, -errno, "socket: %s", strerror(errno));
-		goto out;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		ret = -errno;
-		if (ret == -ENOENT || ret == -ECONNREFUSED)
-			tier_err_set(err, ret, "tierd is not running (no daemon at %s)", socket_path);
-		else
-			tier_err_set(err, ret, "%s: %s", socket_path, strerror(-ret));
-		goto out;
-	}
 	rlen = strlen(req);
 	while (off < rlen) {
 		ssize_t n = send(fd, req + off, rlen - off, MSG_NOSIGNAL);
@@ -73,8 +80,10 @@ int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_obj
 				goto out_timeout;
 			continue;
 		}
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			ret = tier_err_set(err, -errno, "%s: send: %s", socket_path, strerror(errno));
+			ret = tier_err_set(err, -errno, "tierd: send: %s", strerror(errno));
 			goto out;
 		}
 		off += (size_t)n;
@@ -104,8 +113,10 @@ int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_obj
 				goto out_timeout;
 			continue;
 		}
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			ret = tier_err_set(err, -errno, "%s: recv: %s", socket_path, strerror(errno));
+			ret = tier_err_set(err, -errno, "tierd: recv: %s", strerror(errno));
 			goto out;
 		}
 		if (n == 0) {
@@ -116,15 +127,33 @@ int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_obj
 		if (memchr(buf + len - n, '\n', (size_t)n))
 			break;
 	}
+	*answered = true;
 	ret = tier_response_parse(buf, len, result, err);
 	goto out;
 out_timeout:
 	ret = tier_err_set(err, ret, ret == -ETIMEDOUT ? "tierd did not answer within %d ms" :
 			   "poll failed (%d ms)", timeout_ms);
 out:
-	if (fd >= 0)
-		close(fd);
 	free(req);
 	free(buf);
+	return ret;
+}
+
+int tier_client_call(const char *socket_path, enum tier_cmd cmd, struct json_object *args,
+		     int timeout_ms, struct json_object **result, struct tier_err *err)
+{
+	bool answered;
+	int fd, ret;
+
+	*result = NULL;
+	ret = tier_client_connect(socket_path, &fd, err);
+	if (ret) {
+		json_object_put(args);
+		return ret;
+	}
+	ret = tier_client_exchange(fd, cmd, args, timeout_ms, result, &answered, err);
+	if (ret && !answered)
+		tier_err_prefix(err, "%s", socket_path);
+	close(fd);
 	return ret;
 }

@@ -45,6 +45,8 @@ struct linux_backend {
 	/* accounting */
 	uint64_t work_units;
 	uint64_t promoted_pages, demoted_pages, failed_moves;
+	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
+	uint64_t nomem_log_us;
 	struct tier_linux_kernel_tiering kt;
 	bool kt_changed;
 	unsigned select_warnings;
@@ -115,6 +117,8 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 
 			if (st < 0) {
 				lb->failed_moves++;
+				if (st == -ENOMEM)
+					lb->nomem_moves++;
 				continue;
 			}
 			if (from[i] < 0 || st >= 256)
@@ -350,6 +354,15 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 	}
 	ret = tier_linux_space_query(lb->space, QUERY_PAGES_PER_STEP, err);
 	sync_env(lb);
+	/* A full target node is normal under pressure (the policy spills to
+	 * the next tier and makes room); say so at most every 10 s. */
+	if (lb->nomem_moves > lb->nomem_logged && now_us - lb->nomem_log_us >= 10000000) {
+		tierd_log(lb->log, LOG_INFO,
+			  "%llu page moves found their target node full (ENOMEM); spilled to the next tier or retried after demotions",
+			  (unsigned long long)(lb->nomem_moves - lb->nomem_logged));
+		lb->nomem_logged = lb->nomem_moves;
+		lb->nomem_log_us = now_us;
+	}
 	return ret;
 }
 

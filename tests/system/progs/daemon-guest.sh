@@ -105,6 +105,13 @@ echo "# status: $st"
 echo "$st" | grep -q '"promoted_bytes":[1-9]' && ok "status counts promoted bytes" || notok "status counts promoted bytes"
 echo "$st" | grep -q '"tracker":"damon"' && ok "tracker damon on this kernel" || notok "tracker damon on this kernel"
 echo "$st" | grep -q '"processes":[1-9]' && ok "status counts managed processes" || notok "status counts managed processes"
+# Node 0 was full (the filler): moves there were refused and the log says so.
+if echo "$st" | grep -q '"failed_moves":0,'; then
+	ok "# SKIP no move found node 0 full this time"
+else
+	grep -q "found their target node full (ENOMEM)" $LOG && ok "a full target node is logged clearly" ||
+		notok "a full target node is logged clearly"
+fi
 
 # The workload exits while tierd works on it: no crash, no error storm.
 kill "$workload"
