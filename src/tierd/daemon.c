@@ -27,7 +27,9 @@
 #include "common/config_yaml.h"
 #include "common/protocol.h"
 
-enum { MAX_CLIENTS = 32 };
+/* Connections at once: tierctl calls are short, but every application that
+ * holds a libtier handle keeps one open. */
+enum { MAX_CLIENTS = 256 };
 
 struct client {
 	int fd;
