@@ -4,12 +4,14 @@
  * (contiguous, optionally moving or changing by phase) taking a share of
  * accesses, a sequential scan taking another share, and the rest spread
  * uniformly or by a Zipf law over the remaining pages. Sizes are in units of
- * F, the fastest tier's capacity; the footprint is 4F unless said otherwise.
+ * F, the fastest tier's capacity; the footprint is 80% of the machine (4F
+ * at a 1:4 ratio, 7.2F at 1:8), so the ratio sets how much of the data the
+ * fast tier can hold.
  *
  *   gups-hotset          hot set 0.4F takes 90% of updates (GUPS with a hot set)
  *   gups-moving-hotset   the same hot set shifts by its length every 5 s
- *   zipf                 Zipf(0.99) over 4F, ranks scattered over the pages
- *   uniform              uniform over 4F
+ *   zipf                 Zipf(0.99) over the footprint, ranks scattered over the pages
+ *   uniform              uniform over the footprint
  *   phase-change         hot set A (0.4F, 90%) for the first half, then B (0.6F, 80%)
  *   thrash               hot set 2F (larger than the fast tier) takes 90%
  *   scan-plus-hotset     hot set 0.9F takes 99%, a slow sequential scan over the rest 1%
@@ -296,8 +298,14 @@ static int gen_create(const struct tier_sim_workload_params *prm, void **priv,
 	}
 	tier_rng_seed(&g->rng, prm->seed);
 	g->nr_pat = 1;
-	g->footprint = 4 * F;
-	g->pat[0].len = 4 * F;
+	/* The footprint is 80% of the machine: 4F at 1:4, 7.2F at 1:8, so
+	 * the capacity ratio sets how much of the data the fast tier holds. */
+	g->footprint = prm->total_pages / 5 * 4;
+	if (g->footprint < 2 * F)
+		g->footprint = 2 * F;
+	if (g->footprint > prm->total_pages)
+		g->footprint = prm->total_pages;
+	g->pat[0].len = g->footprint;
 	g->pat[0].write_share = 0.2;
 	setup(g, F, prm);
 	g->antagonist_bw = (uint64_t)(g->antagonist_share * (double)prm->fast_bw_bytes_per_s);
@@ -379,13 +387,14 @@ static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workl
 	g->nr_pat = 2;
 	g->tenant0_share = 0.6;
 	g->pat[0].base = 0;
-	g->pat[0].len = 2 * F;
+	g->pat[0].len = g->footprint / 2;
 	g->pat[0].hot_start = F / 2;
 	g->pat[0].hot_len = F * 3 / 10;
 	g->pat[0].hot_share = 0.9;
 	g->pat[0].write_share = 0.3;
 	g->pat[1] = g->pat[0];
-	g->pat[1].base = 2 * F;
+	g->pat[1].base = g->pat[0].len;
+	g->pat[1].len = g->footprint - g->pat[0].len;
 	g->pat[1].hot_start = F / 4;
 	g->pat[1].hot_len = F * 9 / 10;
 	g->pat[1].hot_share = 0.9;
@@ -412,8 +421,8 @@ static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workl
 GEN_WORKLOAD(wl_hotset, "gups-hotset", "hot set of 0.4F takes 90% of updates", setup_hotset, 0);
 GEN_WORKLOAD(wl_moving, "gups-moving-hotset", "the hot set shifts by its length every 5 s",
 	     setup_moving, 0);
-GEN_WORKLOAD(wl_zipf, "zipf", "Zipf(0.99) over 4F, ranks scattered", setup_uniform, 1);
-GEN_WORKLOAD(wl_uniform, "uniform", "uniform over 4F", setup_uniform, 0);
+GEN_WORKLOAD(wl_zipf, "zipf", "Zipf(0.99) over the footprint, ranks scattered", setup_uniform, 1);
+GEN_WORKLOAD(wl_uniform, "uniform", "uniform over the footprint", setup_uniform, 0);
 GEN_WORKLOAD(wl_phase, "phase-change", "hot set A for the first half, then B", setup_phase, 0);
 GEN_WORKLOAD(wl_thrash, "thrash", "hot set of 2F (larger than the fast tier) takes 90%",
 	     setup_thrash, 0);
