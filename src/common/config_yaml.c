@@ -1,5 +1,6 @@
 /* config_yaml.c - load tierd's YAML configuration file with libcyaml. */
 #include "common/config_yaml.h"
+#include "common/yaml_err.h"
 
 #include <cyaml/cyaml.h>
 #include <yaml.h>
@@ -149,113 +150,6 @@ static const cyaml_schema_value_t config_schema = {
 	CYAML_VALUE_MAPPING(CYAML_FLAG_POINTER, struct yaml_config, config_fields),
 };
 
-/* libcyaml reports an error as a message followed by a backtrace, innermost
- * first: "in mapping field 'x' (line: 4, column: 5)". We keep the message,
- * the innermost position and the field path. */
-struct log_capture {
-	char reason[256];
-	char unknown_key[200];	/* set for "Unexpected key" errors */
-	char path[256];		/* "topology.tiers[1].nodes" */
-	unsigned line, column;
-	int in_backtrace;
-};
-
-static void path_prepend(struct log_capture *lc, const char *part, int is_index)
-{
-	char tmp[sizeof(lc->path)];
-	const char *sep = "";
-
-	/* "tiers" + "[1]" + "nodes" -> "tiers[1].nodes" */
-	if (lc->path[0] && lc->path[0] != '[')
-		sep = ".";
-	(void)is_index;
-	snprintf(tmp, sizeof(tmp), "%s%s%s", part, sep, lc->path);
-	memcpy(lc->path, tmp, sizeof(tmp));
-}
-
-static void log_capture_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
-{
-	struct log_capture *lc = ctx;
-	char msg[512], name[200];
-	const char *m = msg;
-	unsigned line, col;
-	int idx;
-
-	if (level < CYAML_LOG_ERROR)
-		return;
-	vsnprintf(msg, sizeof(msg), fmt, args);
-	msg[strcspn(msg, "\n")] = '\0';
-	if (!strncmp(m, "Load: ", 6))
-		m += 6;
-	if (!strcmp(m, "Backtrace:")) {
-		lc->in_backtrace = 1;
-		return;
-	}
-	if (lc->in_backtrace) {
-		while (*m == ' ')
-			m++;
-		if (sscanf(m, "in mapping field '%199[^']' (line: %u, column: %u)",
-			   name, &line, &col) == 3) {
-			path_prepend(lc, name, 0);
-		} else if (sscanf(m, "in sequence entry '%d' (line: %u, column: %u)",
-				  &idx, &line, &col) == 3) {
-			/* libcyaml counts entries from 1; the docs count from 0. */
-			snprintf(name, sizeof(name), "[%d]", idx - 1);
-			path_prepend(lc, name, 1);
-		} else if (sscanf(m, "in mapping (line: %u, column: %u)", &line, &col) != 2 &&
-			   sscanf(m, "in sequence (line: %u, column: %u)", &line, &col) != 2) {
-			return;
-		}
-		if (!lc->line) {
-			lc->line = line;
-			lc->column = col;
-		}
-		return;
-	}
-	if (lc->reason[0])
-		return;		/* keep the first, most specific message */
-	if (sscanf(m, "Unexpected key: %199s", name) == 1) {
-		snprintf(lc->reason, sizeof(lc->reason), "unknown field '%s'", name);
-		snprintf(lc->unknown_key, sizeof(lc->unknown_key), "%s", name);
-	}
-	else
-		snprintf(lc->reason, sizeof(lc->reason), "%s", m);
-	if (lc->reason[0] >= 'A' && lc->reason[0] <= 'Z' &&
-	    !(lc->reason[1] >= 'A' && lc->reason[1] <= 'Z'))
-		lc->reason[0] = (char)(lc->reason[0] - 'A' + 'a');
-}
-
-/* libcyaml places an unknown key at the end of the previous value; find the
- * key itself: the first scalar with that text at or after that position. */
-static void locate_key(const char *yaml, size_t len, const char *key,
-		       unsigned *line, unsigned *column)
-{
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int done = 0;
-
-	if (!yaml_parser_initialize(&parser))
-		return;
-	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
-	while (!done && yaml_parser_parse(&parser, &ev)) {
-		unsigned l = (unsigned)ev.start_mark.line + 1;
-		unsigned c = (unsigned)ev.start_mark.column + 1;
-
-		if (ev.type == YAML_SCALAR_EVENT &&
-		    (l > *line || (l == *line && c >= *column)) &&
-		    ev.data.scalar.length == strlen(key) &&
-		    !memcmp(ev.data.scalar.value, key, ev.data.scalar.length)) {
-			*line = l;
-			*column = c;
-			done = 1;
-		}
-		if (ev.type == YAML_STREAM_END_EVENT)
-			done = 1;
-		yaml_event_delete(&ev);
-	}
-	yaml_parser_delete(&parser);
-}
-
 static int convert_sections(const struct yaml_config *y, struct tier_config *cfg,
 			    struct tier_err *err)
 {
@@ -366,9 +260,9 @@ static int convert(const struct yaml_config *y, struct tier_config *cfg,
 static int load(const char *yaml, size_t len, const char *name,
 		struct tier_config *cfg, struct tier_err *err)
 {
-	struct log_capture lc = { 0 };
+	struct tier_yaml_log lc = { 0 };
 	cyaml_config_t cc = {
-		.log_fn = log_capture_fn,
+		.log_fn = tier_yaml_log_fn,
 		.log_ctx = &lc,
 		.mem_fn = cyaml_mem,
 		.log_level = CYAML_LOG_ERROR,
@@ -384,18 +278,7 @@ static int load(const char *yaml, size_t len, const char *name,
 	cerr = cyaml_load_data((const uint8_t *)yaml, len, &cc, &config_schema,
 			       (cyaml_data_t **)&y, NULL);
 	if (cerr != CYAML_OK) {
-		const char *reason = lc.reason[0] ? lc.reason : cyaml_strerror(cerr);
-
-		if (lc.unknown_key[0])
-			locate_key(yaml, len, lc.unknown_key, &lc.line, &lc.column);
-		if (lc.line && lc.path[0])
-			ret = tier_err_set(err, -EINVAL, "%s:%u:%u: %s: %s", name,
-					   lc.line, lc.column, lc.path, reason);
-		else if (lc.line)
-			ret = tier_err_set(err, -EINVAL, "%s:%u:%u: %s", name,
-					   lc.line, lc.column, reason);
-		else
-			ret = tier_err_set(err, -EINVAL, "%s: %s", name, reason);
+		ret = tier_yaml_load_error(&lc, yaml, len, name, cerr, err);
 		goto out_defaults;
 	}
 	ret = convert(y, cfg, err);

@@ -10,6 +10,7 @@
 
 #include "backend/sim/engine.h"
 #include "backend/sim/workload.h"
+#include "common/machine_yaml.h"
 #include "common/topology_out.h"
 #include "core/policy.h"
 #include "tiersim/tiersim.h"
@@ -67,6 +68,7 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "metadata_bytes", json_object_new_uint64(r->metadata_bytes));
 	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
 	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
+	json_object_object_add(o, "thp", json_object_new_boolean(r->thp));
 	return o;
 }
 
@@ -75,8 +77,8 @@ static void print_result(const struct tier_sim_result *r)
 	char b1[32], b2[32], b3[32];
 	size_t i, j;
 
-	printf("machine %s, workload %s, policy %s (tracker %s)\n", r->machine, r->workload,
-	       r->policy, r->tracker);
+	printf("machine %s, workload %s, policy %s (tracker %s)%s\n", r->machine, r->workload,
+	       r->policy, r->tracker, r->thp ? ", 2 MiB pages (THP)" : "");
 	printf("  AMAT               %.2f ns\n", r->amat_ns);
 	printf("  fast-tier accesses %.2f%%\n", r->fast_access_ratio * 100);
 	printf("  accesses           %llu over %.2f s simulated\n",
@@ -151,6 +153,7 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 		{ "timeline", required_argument, NULL, 'T' },
 		{ "plot", required_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "thp", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -220,6 +223,9 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 		case 'j':
 			o->json = true;
 			break;
+		case 'H':
+			o->p.thp = true;
+			break;
 		case 'h':
 			return -1;
 		default:
@@ -233,13 +239,34 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 	return 0;
 }
 
+int tiersim_machine_arg(const char *verb, struct tier_sim_params *p,
+			struct tier_machine_file *mf)
+{
+	struct tier_err err = { "" };
+	const char *path = tier_machine_file_arg(p->machine);
+	int ret;
+
+	if (!path)
+		return 0;
+	ret = tier_machine_file_load(path, mf, &err);
+	if (ret) {
+		fprintf(stderr, "tiersim %s: %s\n", verb, err.msg);
+		return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+	}
+	p->preset = &mf->preset;
+	p->machine = mf->name;
+	return 0;
+}
+
 static void run_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
 		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
-		"                   [--unit BYTES] [--timeline FILE.csv] [--json]\n"
-		"  Simulates workload W on machine M under policy P (see tiersim list).\n"
+		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--json]\n"
+		"  Simulates workload W on machine M under policy P (see tiersim list);\n"
+		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
+		"  --thp       2 MiB pages (THP) instead of 4 KiB\n"
 		"  --duration  simulated seconds (default 20)   --unit  bytes per ratio unit (default 32 MiB)\n"
 		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
 }
@@ -247,6 +274,7 @@ static void run_usage(FILE *out)
 int tiersim_run(int argc, char **argv)
 {
 	struct sim_opts o;
+	struct tier_machine_file mf;
 	struct tier_sim_result r;
 	struct tier_err err = { "" };
 	struct progress pg = { .tty = isatty(2) != 0, .total = 1 };
@@ -263,6 +291,9 @@ int tiersim_run(int argc, char **argv)
 		fprintf(stderr, "tiersim run: --workload and --policy are required\n");
 		return 2;
 	}
+	ret = tiersim_machine_arg("run", &o.p, &mf);
+	if (ret)
+		return ret;
 	if (o.timeline) {
 		tl = fopen(o.timeline, "w");
 		if (!tl) {
@@ -323,7 +354,7 @@ static void compare_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tiersim compare [--machine M] [--ratio R] [--workloads LIST] [--policies LIST]\n"
-		"                       [--seed N] [--duration SEC] [--json] [--plot FILE.png]\n"
+		"                       [--seed N] [--duration SEC] [--thp] [--json] [--plot FILE.png]\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
 		"  all policies, with the oracle) and prints AMAT side by side.\n");
 }
@@ -331,6 +362,7 @@ static void compare_usage(FILE *out)
 int tiersim_compare(int argc, char **argv)
 {
 	struct sim_opts o;
+	struct tier_machine_file mf;
 	char *wbuf = NULL, *pbuf = NULL, all_w[1024] = "", all_p[512] = "";
 	const char **wl = NULL, **pol = NULL;
 	size_t nw = 0, np = 0, i, j;
@@ -348,6 +380,9 @@ int tiersim_compare(int argc, char **argv)
 		fprintf(stderr, "tiersim compare: use --workloads and --policies (lists)\n");
 		return 2;
 	}
+	ret = tiersim_machine_arg("compare", &o.p, &mf);
+	if (ret)
+		return ret;
 	for (i = 0; tier_sim_workloads[i]; i++)
 		snprintf(all_w + strlen(all_w), sizeof(all_w) - strlen(all_w), "%s%s", i ? "," : "",
 			 tier_sim_workloads[i]->name);
@@ -397,14 +432,16 @@ int tiersim_compare(int argc, char **argv)
 		json_object_object_add(root, "ratio",
 				       o.p.ratio ? json_object_new_string(o.p.ratio) : NULL);
 		json_object_object_add(root, "seed", json_object_new_uint64(o.p.seed));
+		json_object_object_add(root, "thp", json_object_new_boolean(o.p.thp));
 		for (i = 0; i < nw * np; i++)
 			json_object_array_add(arr, tiersim_result_json(&res[i]));
 		json_object_object_add(root, "results", arr);
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
 		json_object_put(root);
 	} else {
-		printf("AMAT (ns) on %s%s%s, seed %llu\n", o.p.machine, o.p.ratio ? " at " : "",
-		       o.p.ratio ? o.p.ratio : "", (unsigned long long)o.p.seed);
+		printf("AMAT (ns) on %s%s%s%s, seed %llu\n", o.p.machine, o.p.ratio ? " at " : "",
+		       o.p.ratio ? o.p.ratio : "", o.p.thp ? " with 2 MiB pages" : "",
+		       (unsigned long long)o.p.seed);
 		printf("%-22s", "workload");
 		for (j = 0; j < np; j++)
 			printf(" %13s", pol[j]);

@@ -1,4 +1,5 @@
 /* main.c - tiersim: the simulated tiered machine's command line. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "backend/sim/workload.h"
 #include "core/policy.h"
 #include "tiersim/tiersim.h"
+#include "common/machine_yaml.h"
 #include "common/topology_out.h"
 
 static void usage(FILE *out)
@@ -19,6 +21,7 @@ static void usage(FILE *out)
 		"verbs:\n"
 		"  list [--json]                                 machines, workloads, policies, trackers\n"
 		"  topology --machine M [--ratio R] [--json]     a machine's nodes and tiers\n"
+		"                                                (M: a preset, or file:PATH)\n"
 		"  run --machine M --workload W --policy P ...   one simulation (run --help)\n"
 		"  compare [--machine M] [--ratio R] ...         workloads x policies (compare --help)\n"
 		"  convert --from lackey IN OUT                  valgrind lackey trace -> trace file\n");
@@ -128,6 +131,7 @@ static int cmd_topology(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *machine = "dram-cxl", *ratio = NULL;
+	struct tier_machine_file mf;
 	struct tier_sim_machine m;
 	struct tier_topology topo;
 	struct tier_err err = { "" };
@@ -158,7 +162,20 @@ static int cmd_topology(int argc, char **argv)
 		fprintf(stderr, "tiersim topology: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (tier_sim_machine_init(&m, machine, ratio, TIER_SIM_UNIT_BYTES_DEFAULT, &err)) {
+	if (tier_machine_file_arg(machine)) {
+		int ret = tier_machine_file_load(tier_machine_file_arg(machine), &mf, &err);
+
+		if (ret) {
+			fprintf(stderr, "tiersim topology: %s\n", err.msg);
+			return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+		}
+		machine = mf.name;
+		if (tier_sim_machine_from_preset(&m, &mf.preset, ratio, TIER_SIM_UNIT_BYTES_DEFAULT,
+						 &err)) {
+			fprintf(stderr, "tiersim topology: %s\n", err.msg);
+			return 2;
+		}
+	} else if (tier_sim_machine_init(&m, machine, ratio, TIER_SIM_UNIT_BYTES_DEFAULT, &err)) {
 		fprintf(stderr, "tiersim topology: %s\n", err.msg);
 		return 2;
 	}

@@ -17,6 +17,14 @@ int tiersim_run(int argc, char **argv);
 /* tiersim compare ...: argv[0] is "compare". */
 int tiersim_compare(int argc, char **argv);
 
+struct tier_machine_file;
+
+/* --machine file:PATH: loads the machine file into mf and points p->preset
+ * (and p->machine, its name) at it; a preset name is left as it is.
+ * Returns 0 or the exit status after printing the error. */
+int tiersim_machine_arg(const char *verb, struct tier_sim_params *p,
+			struct tier_machine_file *mf);
+
 /* One result as the JSON object of docs/cli.md (caller puts it). */
 struct json_object *tiersim_result_json(const struct tier_sim_result *r);
 

@@ -16,6 +16,22 @@ is "$err" "tiersim topology: ratio '1:x': expected numbers like 1:4, found 'x'" 
 run "$B/tiersim" topology --machine nope
 like "$err" "unknown machine preset 'nope'" "unknown preset named"
 
+# Machine files (docs/tiersim.md): --machine file:PATH, same YAML library as
+# tierd's configuration, errors as FILE:LINE:COL: field: reason.
+MF=$ROOT/tests/fixtures/machines
+run "$B/tiersim" topology --machine "file:$MF/dram-cxl-pmem.yaml" --json
+is "$rc" 0 "topology --machine file: exits 0"
+is "$(echo "$out" | jq -c '[.nodes[].mem_total_bytes]')" "[$((1 << 30)),$((2 << 30)),$((4 << 30))]" \
+	"machine file: capacities from its ratios"
+is "$(echo "$out" | jq -c '[(.tiers | length), (.nodes[0].cpus | length)]')" "[3,4]" \
+	"machine file: three tiers, CPUs on the first node"
+run "$B/tiersim" topology --machine "file:$MF/dram-cxl-pmem.yaml"
+like "$out" "machine dram-cxl-pmem" "topology names the file's machine"
+run "$B/tiersim" topology --machine "file:$MF/no-cpus.yaml"
+is "$rc" 2 "machine file without a CPU node: usage error"
+is "$err" "tiersim topology: $MF/no-cpus.yaml:2:1: nodes: no node has CPUs (give one node cpus: N)" \
+	"machine file without a CPU node: one line with file, line, column"
+
 
 # run and compare: the JSON contract, determinism, errors.
 TMP=$(mktemp -d)
@@ -41,6 +57,31 @@ run "$B/tiersim" compare --workloads gups-hotset,uniform --policies static,oracl
 is "$rc" 0 "compare --plot exits 0"
 is "$(head -c 8 "$TMP/amat.png" | od -An -c | tr -d ' ')" '211PNG\r\n032\n' "compare --plot writes a PNG"
 like "$out" "gups-hotset" "compare prints a table"
+
+run "$B/tiersim" run --machine "file:$MF/dram-cxl-pmem.yaml" --workload gups-hotset --policy tierd $SMALL --json
+is "$rc" 0 "run --machine file: exits 0"
+is "$(echo "$out" | jq -c '[.machine, (.moved_bytes_by_tier | length)]')" '["dram-cxl-pmem",3]' \
+	"run on a machine file: its name and three tiers"
+printf 'nodes:\n  - kind: dram\n    latency_ns: 0\n    read_bw_mbps: 1\n    write_bw_mbps: 1\n    ratio: 1\n    cpus: 1\n' >"$TMP/zero.yaml"
+run "$B/tiersim" run --machine "file:$TMP/zero.yaml" --workload gups-hotset --policy tierd $SMALL
+is "$rc" 2 "run on a bad machine file: usage error"
+is "$err" "tiersim run: $TMP/zero.yaml:3:5: nodes[0].latency_ns: must be positive" "bad machine file: one clear line"
+printf 'nodes:\n  - kind: dram\n    latency_ns: 90\n    speed: 3\n' >"$TMP/unknown.yaml"
+run "$B/tiersim" compare --machine "file:$TMP/unknown.yaml" $SMALL
+is "$err" "tiersim compare: $TMP/unknown.yaml:4:5: nodes[0]: unknown field 'speed'" "machine file: unknown field named"
+
+# 2 MiB pages (THP): whole units move; deterministic; different from 4 KiB.
+run "$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json --thp
+is "$rc" 0 "run --thp exits 0"
+thp=$out
+is "$(echo "$out" | jq -c '[.thp, .migrated_bytes > 0, .migrated_bytes % 2097152]')" '[true,true,0]' \
+	"run --thp: moves whole 2 MiB units"
+run "$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json --thp
+is "$out" "$thp" "run --thp: same seed, same output"
+run "$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json
+check "run --thp differs from 4 KiB pages" test "$(echo "$out" | jq -c 'del(.thp)')" != "$(echo "$thp" | jq -c 'del(.thp)')"
+run "$B/tiersim" compare --workloads zipf --policies static,oracle $SMALL --json --thp
+is "$(echo "$out" | jq -c '[.thp, ([.results[].thp] | all)]')" '[true,true]' "compare --thp"
 
 run "$B/tiersim" run --workload phase-change --policy tierd $SMALL --timeline "$TMP/t.csv"
 is "$rc" 0 "run --timeline exits 0"

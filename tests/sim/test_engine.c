@@ -141,6 +141,150 @@ static void test_timeline(void **state)
 	fclose(f);
 }
 
+/* One migration through the policy's migrator op, right after setup: a
+ * page of the fast node (0) demoted to node 1. Returns the result. */
+static void move_one(bool thp, struct tier_sim_result *r, int *status, uint64_t *first)
+{
+	struct tier_sim_params p = params("uniform", "static");
+	struct tier_err err = { "" };
+	struct tier_sim *s;
+	struct tier_env *env;
+	uint64_t pages[3], base, q, before;
+	int nodes[3], st[3];
+	long moved;
+
+	p.thp = thp;
+	if (tier_sim_new(&p, &s, &err))
+		fail_msg("%s", err.msg);
+	env = tier_sim_env(s);
+	for (base = 0; base < env->nr_pages && env->page_node[base] != 0; base += 512)
+		;
+	assert_true(base < env->nr_pages);
+	/* With THP, first touch allocated the whole 2 MiB unit on one node. */
+	for (q = base; thp && q < base + 512; q++)
+		assert_int_equal(env->page_node[q], 0);
+	/* Two pages of the same unit, to different nodes, and a bad page. */
+	pages[0] = base;
+	nodes[0] = 1;
+	pages[1] = base + 7;
+	nodes[1] = env->page_node[base + 7] == 1 ? 1 : 0;
+	pages[2] = env->nr_pages;
+	nodes[2] = 1;
+	before = 0;
+	for (q = base; q < base + 512; q++)
+		before += env->page_node[q] == 1;
+	moved = env->migrator->move(env->migrator_priv, pages, nodes, st, 3);
+	assert_int_equal(moved, 1);
+	assert_int_equal(st[2], -EFAULT);
+	status[0] = st[0];
+	status[1] = st[1];
+	if (!thp)	/* page base + 7 stays where it was */
+		assert_int_equal(st[1], nodes[1]);
+	*first = 0;
+	for (q = base; q < base + 512; q++)
+		*first += env->page_node[q] == 1;
+	*first -= before;	/* pages that moved to node 1 */
+	tier_sim_result(s, 0, r);
+	tier_sim_destroy(s);
+}
+
+static void test_thp_moves_whole_units(void **state)
+{
+	struct tier_sim_result small, huge;
+	int st_small[2], st_huge[2];
+	uint64_t on1_small, on1_huge;
+
+	(void)state;
+	move_one(false, &small, st_small, &on1_small);
+	move_one(true, &huge, st_huge, &on1_huge);
+	/* 4 KiB: one page moved; the other page of the call stays. */
+	assert_int_equal(on1_small, 1);
+	assert_int_equal(st_small[0], 1);
+	assert_int_equal(small.migrated_bytes, 4096);
+	/* THP: the 512 pages of the unit moved at once, and every page of the
+	 * unit in the call got the same status. */
+	assert_int_equal(on1_huge, 512);
+	assert_int_equal(st_huge[0], 1);
+	assert_int_equal(st_huge[1], 1);
+	assert_int_equal(huge.migrated_bytes, 2u << 20);
+	assert_int_equal(huge.demoted_bytes, 2u << 20);
+	assert_true(huge.thp && !small.thp);
+	/* Costs more: 512 pages of mover CPU (one TLB shootdown each). */
+	assert_true(huge.policy_cpu_s > small.policy_cpu_s * 100);
+	assert_true(huge.sim_time_s >= small.sim_time_s);
+}
+
+struct thp_seen {
+	size_t n, unaligned;
+};
+
+static void thp_sink(void *ctx, const struct tier_obs *o, size_t n)
+{
+	struct thp_seen *seen = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seen->n++;
+		if (o[i].page % 512 || o[i].nr_pages % 512)
+			seen->unaligned++;
+	}
+}
+
+static struct thp_seen idle_scan(bool thp)
+{
+	struct tier_sim_params p = params("uniform", "static");
+	struct tier_err err = { "" };
+	const struct tier_tracker_ops *trk;
+	struct tier_sim *s;
+	void *priv;
+	struct thp_seen seen = { 0, 0 };
+
+	p.thp = thp;
+	p.tracker = "idle";
+	p.unit_bytes = 256u << 20;	/* 512 units: a batch leaves some untouched */
+	if (tier_sim_new(&p, &s, &err))
+		fail_msg("%s", err.msg);
+	/* One batch of accesses: some units touched, some not. */
+	assert_true(tier_sim_advance(s, 20, &err) > 0);
+	trk = tier_sim_tracker(s, &priv);
+	assert_non_null(trk);
+	assert_int_equal(trk->collect(priv, thp_sink, &seen, &err), 0);
+	tier_sim_destroy(s);
+	return seen;
+}
+
+static void test_thp_tracker_sees_units(void **state)
+{
+	struct thp_seen small = idle_scan(false), huge = idle_scan(true);
+
+	(void)state;
+	/* Accessed bits are per 2 MiB unit: every run starts and ends on a
+	 * unit boundary (the footprint is a whole number of units). */
+	assert_true(huge.n > 1);
+	assert_int_equal(huge.unaligned, 0);
+	assert_true(small.unaligned > 0);
+}
+
+static void test_thp_deterministic_and_different(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "tierd");
+	struct tier_sim_result small, a, b, o;
+
+	(void)state;
+	run_ok(&p, &small);
+	p.thp = true;
+	run_ok(&p, &a);
+	run_ok(&p, &b);
+	assert_memory_equal(&a, &b, sizeof(a));
+	assert_true(a.amat_ns != small.amat_ns);
+	assert_true(a.migrated_bytes > 0);
+	assert_int_equal(a.migrated_bytes % (2u << 20), 0);
+	/* The oracle (4 KiB placement, free) stays a lower bound. */
+	p.policy = "oracle";
+	run_ok(&p, &o);
+	assert_true(o.amat_ns <= a.amat_ns);
+}
+
 static void expect_error(struct tier_sim_params p, int code, const char *msg)
 {
 	struct tier_sim_result r;
@@ -182,6 +326,9 @@ int main(void)
 		cmocka_unit_test(test_antagonist_loads_fast_tier),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_thp_moves_whole_units),
+		cmocka_unit_test(test_thp_tracker_sees_units),
+		cmocka_unit_test(test_thp_deterministic_and_different),
 	};
 
 	return cmocka_run_group_tests_name("sim-engine", tests, NULL, NULL);

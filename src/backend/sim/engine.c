@@ -26,6 +26,10 @@
  * TLB shootdown ~4 us, once per batch in current kernels' batched
  * migration, stalling the application. */
 #define MIGRATE_PAGE_CPU_NS 1500.0
+/* THP: a 2 MiB unit of 512 pages (x86-64 PMD). Its migration copies 2 MiB
+ * and costs 512 pages' mover CPU; one TLB shootdown per batch as above. */
+#define THP_SHIFT 9
+#define THP_PAGES (1u << THP_SHIFT)
 #define TLB_SHOOTDOWN_NS 4000.0
 /* NUMA hint fault ~1.5 us in the faulting task; change_prot_numa() ~10 ns
  * per page scanned, also in task context. */
@@ -115,7 +119,12 @@ struct tier_sim {
 	uint64_t nr_pages;
 	uint8_t *page_node;
 	uint8_t *page_owner;
-	uint8_t *flags;
+	uint8_t *flags;			/* THP: on each unit's first page */
+	uint64_t flag_mask;		/* page -> its flags' index */
+	bool thp;
+	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
+	uint32_t *unit_gen;		/* [units] call that last decided a unit */
+	int *unit_status;		/* [units] its status in that call */
 	uint32_t *last_move_ms;
 	uint8_t *prev_rank;
 
@@ -243,6 +252,102 @@ static void place_page(struct tier_sim *s, uint64_t page, int node)
 	s->used_pages[node]++;
 }
 
+/* Pages of the 2 MiB unit holding page p: [*base, *base + return). */
+static uint64_t unit_range(const struct tier_sim *s, uint64_t p, uint64_t *base)
+{
+	uint64_t b = p & ~(uint64_t)(THP_PAGES - 1);
+
+	*base = b;
+	return s->nr_pages - b < THP_PAGES ? s->nr_pages - b : THP_PAGES;
+}
+
+/* Moves the 2 MiB unit holding page p to node `to`, as the kernel migrates
+ * a THP: all its pages, 2 MiB read and written, the mover's CPU for each
+ * page. Returns the status every page of the unit gets; *did says whether
+ * anything moved. */
+static int move_unit(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bool *did)
+{
+	uint64_t base, len = unit_range(s, p, &base), need = 0, present = 0, q;
+	int tr;
+
+	*did = false;
+	if (to < 0 || (size_t)to >= s->nr_nodes)
+		return -EINVAL;
+	for (q = base; q < base + len; q++) {
+		uint8_t from = s->page_node[q];
+
+		present += from != TIER_NODE_NONE;
+		need += from != TIER_NODE_NONE && from != to;
+	}
+	if (!present)
+		return -ENOENT;
+	if (!need)
+		return to;
+	if (s->cap_pages[to] - s->used_pages[to] < need)
+		return -ENOMEM;
+	tr = s->node_rank[to];
+	for (q = base; q < base + len; q++) {
+		uint8_t from = s->page_node[q];
+		int fr;
+
+		if (from == TIER_NODE_NONE || from == to)
+			continue;
+		fr = s->node_rank[from];
+		place_page(s, q, to);
+		s->q_rd[from] += PAGE_BYTES;
+		s->q_wr[to] += PAGE_BYTES;
+		s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
+		s->moved[fr][tr]++;
+		if (tr < fr)
+			s->ep_promoted++;
+		else
+			s->ep_demoted++;
+		if (s->last_move_ms[q] && now_ms - s->last_move_ms[q] < PINGPONG_WINDOW_MS &&
+		    s->prev_rank[q] == tr)
+			s->pingpong++;
+		s->last_move_ms[q] = now_ms ? now_ms : 1;
+		s->prev_rank[q] = (uint8_t)fr;
+	}
+	*did = true;
+	return to;
+}
+
+/* THP: a move of any page moves its unit; every page of a unit named in
+ * one call gets the status the unit got first (the kernel reports a THP's
+ * pages together). */
+static long sim_move_thp(struct tier_sim *s, const uint64_t *pages, const int *nodes,
+			 int *status, size_t n)
+{
+	uint32_t now_ms = (uint32_t)(s->app_ns / 1e6);
+	bool any = false, did;
+	long moved = 0;
+	size_t i;
+
+	if (++s->move_gen == 0) {
+		memset(s->unit_gen, 0, ((s->nr_pages >> THP_SHIFT) + 1) * sizeof(*s->unit_gen));
+		s->move_gen = 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t p = pages[i], u;
+
+		if (p >= s->nr_pages) {
+			status[i] = -EFAULT;
+			continue;
+		}
+		u = p >> THP_SHIFT;
+		if (s->unit_gen[u] != s->move_gen) {
+			s->unit_status[u] = move_unit(s, p, nodes[i], now_ms, &did);
+			s->unit_gen[u] = s->move_gen;
+			any |= did;
+			moved += did;
+		}
+		status[i] = s->unit_status[u];
+	}
+	if (any)
+		s->app_ns += TLB_SHOOTDOWN_NS;
+	return moved;
+}
+
 static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *status,
 		     size_t n)
 {
@@ -251,6 +356,8 @@ static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *s
 	long moved = 0;
 	size_t i;
 
+	if (s->thp)
+		return sim_move_thp(s, pages, nodes, status, n);
 	for (i = 0; i < n; i++) {
 		uint64_t p = pages[i];
 		int to = nodes[i], fr, tr;
@@ -332,7 +439,7 @@ static void damon_pick_samples(struct tier_sim *s)
 		struct damon_region *r = &s->regions[i];
 
 		r->sample = r->start + tier_rng_below(&s->rng, r->end - r->start);
-		s->flags[r->sample] &= (uint8_t)~F_ACCESSED;	/* mkold */
+		s->flags[r->sample & s->flag_mask] &= (uint8_t)~F_ACCESSED;	/* mkold */
 	}
 }
 
@@ -363,7 +470,7 @@ static void damon_sample(struct tier_sim *s)
 	for (i = 0; i < s->nr_regions; i++) {
 		struct damon_region *r = &s->regions[i];
 
-		if (s->flags[r->sample] & F_ACCESSED)
+		if (s->flags[r->sample & s->flag_mask] & F_ACCESSED)
 			r->nr_accesses++;
 	}
 	s->policy_cpu_ns += DAMON_CHECK_NS * (double)s->nr_regions;
@@ -460,15 +567,16 @@ static int damon_aggregate(struct tier_sim *s)
 /* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs. */
 static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
 {
+	const uint64_t mask = s->flag_mask;
 	uint64_t p = 0;
 	int ret;
 
 	while (p < s->nr_pages) {
-		uint8_t v = s->flags[p] & bit;
+		uint8_t v = s->flags[p & mask] & bit;
 		uint64_t q = p + 1;
 		struct tier_obs o;
 
-		while (q < s->nr_pages && (s->flags[q] & bit) == v && q - p < UINT32_MAX)
+		while (q < s->nr_pages && (s->flags[q & mask] & bit) == v && q - p < UINT32_MAX)
 			q++;
 		memset(&o, 0, sizeof(o));
 		o.page = p;
@@ -504,7 +612,7 @@ static void hint_scan(struct tier_sim *s)
 
 		/* Tiering mode skips pages already on the top tier. */
 		if (node != TIER_NODE_NONE && s->node_rank[node] > 0) {
-			s->flags[p] |= F_PROTNONE;
+			s->flags[p & s->flag_mask] |= F_PROTNONE;
 			s->chunk_unmap_ns[p >> HINT_CHUNK_SHIFT] = s->app_ns;
 		}
 		s->hint_pos = (p + 1) % s->nr_pages;
@@ -519,7 +627,8 @@ static void hint_scan(struct tier_sim *s)
 				s->hint_period_ns = HINT_SCAN_PERIOD_MAX_NS;
 		}
 	}
-	s->app_ns += HINT_SCAN_PAGE_NS * (double)n;
+	/* change_prot_numa() changes one PMD for a THP. */
+	s->app_ns += HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
 }
 
 static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
@@ -550,39 +659,75 @@ static const struct tier_tracker_ops sim_tracker_ops = {
 
 /* --- the access loop ----------------------------------------------------- */
 
-static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n)
+/* First touch of page p by tenant: the CPUs' node, then by distance. With
+ * THP the whole 2 MiB unit is allocated on the first node with room for it;
+ * when none has, its pages go one by one (the kernel falls back to 4 KiB
+ * pages). Returns 0 or -ENOMEM. */
+static int first_touch(struct tier_sim *s, uint64_t p, uint8_t tenant)
+{
+	uint64_t base = p, len = 1, need = 0, q;
+	size_t k;
+
+	if (s->thp)
+		len = unit_range(s, p, &base);
+	for (q = base; q < base + len; q++)
+		need += s->page_node[q] == TIER_NODE_NONE;
+	for (k = 0; k < s->nr_nodes; k++) {
+		int c = s->alloc_order[k];
+
+		if (s->cap_pages[c] - s->used_pages[c] >= need) {
+			for (q = base; q < base + len; q++)
+				if (s->page_node[q] == TIER_NODE_NONE) {
+					place_page(s, q, c);
+					s->page_owner[q] = tenant;
+				}
+			return 0;
+		}
+	}
+	for (q = base; q < base + len; q++) {
+		if (s->page_node[q] != TIER_NODE_NONE)
+			continue;
+		for (k = 0; k < s->nr_nodes; k++) {
+			int c = s->alloc_order[k];
+
+			if (s->used_pages[c] < s->cap_pages[c]) {
+				place_page(s, q, c);
+				s->page_owner[q] = tenant;
+				break;
+			}
+		}
+		if (k == s->nr_nodes)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The access loop, compiled twice (thp a constant) so that the 4 KiB path
+ * pays nothing for THP. */
+static inline __attribute__((always_inline)) int
+process_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, const bool thp)
 {
 	const unsigned trk = s->trackers;
+	const uint64_t mask = thp ? ~(uint64_t)(THP_PAGES - 1) : ~(uint64_t)0;
 	double t = 0, stall = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		uint64_t p = a[i].page;
+		uint64_t p = a[i].page, fp;
 		uint8_t node, f;
 
 		if (p >= s->nr_pages)
 			return -ERANGE;
 		node = s->page_node[p];
 		if (node == TIER_NODE_NONE) {
-			size_t k;
-
-			/* First touch: the CPUs' node, then by distance. */
-			for (k = 0; k < s->nr_nodes; k++) {
-				int c = s->alloc_order[k];
-
-				if (s->used_pages[c] < s->cap_pages[c]) {
-					place_page(s, p, c);
-					break;
-				}
-			}
-			if (k == s->nr_nodes)
+			if (first_touch(s, p, a[i].tenant))
 				return -ENOMEM;
 			node = s->page_node[p];
-			s->page_owner[p] = a[i].tenant;
 		}
 		t += s->lat_ns[node];
 		s->acc_node[node]++;
-		f = s->flags[p];
+		fp = p & mask;
+		f = s->flags[fp];
 		if (a[i].write) {
 			s->wr_node[node]++;
 			if ((trk & TRK_SOFTDIRTY) && !(f & F_DIRTY))
@@ -595,8 +740,9 @@ static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n
 			f &= (uint8_t)~F_PROTNONE;
 			stall += HINT_FAULT_NS;
 			memset(&o, 0, sizeof(o));
-			o.page = p;
-			o.nr_pages = 1;
+			/* A THP faults as a whole (task_numa_fault of 512 pages). */
+			o.page = fp;
+			o.nr_pages = thp ? (uint32_t)unit_range(s, p, &fp) : 1;
 			o.kind = TIER_OBS_HINT_FAULT;
 			o.write = a[i].write;
 			o.count = 1;
@@ -605,7 +751,7 @@ static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n
 			if (obs_push(s, &o))
 				return -ENOMEM;
 		}
-		s->flags[p] = f | F_ACCESSED;
+		s->flags[fp] = f | F_ACCESSED;
 		if ((trk & TRK_SAMPLES) && --s->sample_countdown == 0) {
 			struct tier_obs o;
 			uint64_t period = s->sample_period;
@@ -628,6 +774,11 @@ static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n
 	s->app_ns += t + stall;
 	s->accesses += n;
 	return 0;
+}
+
+static int process(struct tier_sim *s, const struct tier_sim_access *a, size_t n)
+{
+	return s->thp ? process_pages(s, a, n, true) : process_pages(s, a, n, false);
 }
 
 /* --- the oracle ---------------------------------------------------------- */
@@ -858,8 +1009,10 @@ static int setup_machine(struct tier_sim *s, const struct tier_sim_params *p, st
 	size_t i, j;
 	int ret;
 
-	ret = tier_sim_machine_init(&s->machine, p->machine, p->ratio,
-				    p->unit_bytes ? p->unit_bytes : TIER_SIM_DEFAULT_UNIT_BYTES, err);
+	uint64_t unit = p->unit_bytes ? p->unit_bytes : TIER_SIM_DEFAULT_UNIT_BYTES;
+
+	ret = p->preset ? tier_sim_machine_from_preset(&s->machine, p->preset, p->ratio, unit, err)
+			: tier_sim_machine_init(&s->machine, p->machine, p->ratio, unit, err);
 	if (ret)
 		return ret;
 	ret = tier_topology_discover(&tier_sim_topology_ops, &s->machine, NULL, 0, &s->topo, err);
@@ -935,7 +1088,29 @@ static int setup_pages(struct tier_sim *s, struct tier_err *err)
 	memset(s->page_node, TIER_NODE_NONE, s->nr_pages);
 	/* The application first touches its pages in a random order (it
 	 * initialises its data structures), so the fastest node holds a random
-	 * subset at the start. */
+	 * subset at the start; with THP a random subset of 2 MiB units. */
+	if (s->thp) {
+		uint64_t units = (s->nr_pages + THP_PAGES - 1) >> THP_SHIFT;
+
+		s->unit_gen = calloc(units + 1, sizeof(*s->unit_gen));
+		s->unit_status = calloc(units + 1, sizeof(*s->unit_status));
+		if (!s->unit_gen || !s->unit_status) {
+			free(perm);
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		}
+		for (i = 0; i < units; i++)
+			perm[i] = i;
+		for (i = units - 1; i > 0; i--) {
+			uint64_t j = tier_rng_below(&s->rng, i + 1), t = perm[i];
+
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
+		for (i = 0; i < units; i++)
+			first_touch(s, perm[i] << THP_SHIFT, 0);	/* fits: checked above */
+		free(perm);
+		return 0;
+	}
 	for (i = 0; i < s->nr_pages; i++)
 		perm[i] = i;
 	for (i = s->nr_pages - 1; i > 0; i--) {
@@ -1136,6 +1311,8 @@ void tier_sim_destroy(struct tier_sim *s)
 	free(s->page_node);
 	free(s->page_owner);
 	free(s->flags);
+	free(s->unit_gen);
+	free(s->unit_status);
 	free(s->last_move_ms);
 	free(s->prev_rank);
 	free(s->obs);
@@ -1195,6 +1372,8 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		s->wl_priv = NULL;
 		goto out;
 	}
+	s->thp = p->thp;
+	s->flag_mask = p->thp ? ~(uint64_t)(THP_PAGES - 1) : ~(uint64_t)0;
 	ret = setup_pages(s, err);
 	if (ret)
 		goto out;
@@ -1270,7 +1449,8 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	size_t i, j;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->machine, sizeof(r->machine), "%s", s->p.machine);
+	snprintf(r->machine, sizeof(r->machine), "%s",
+		 s->p.machine ? s->p.machine : s->machine.preset->name);
 	snprintf(r->workload, sizeof(r->workload), "%s", s->p.workload);
 	snprintf(r->policy, sizeof(r->policy), "%s", s->p.policy);
 	snprintf(r->tracker, sizeof(r->tracker), "%s", s->tracker_names);
@@ -1293,6 +1473,7 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS) / 1e9;
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes + s->nr_regions * sizeof(struct damon_region);
+	r->thp = s->thp;
 }
 
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,

@@ -14,6 +14,9 @@
  *  - Migration: per page a fixed CPU cost on the mover, 4 KiB read on the
  *    source and written on the target (bandwidth), and a TLB shootdown per
  *    batch that stalls the application.
+ *  - Pages are 4 KiB, or with thp 2 MiB units of 512 pages: first touch
+ *    places a whole unit, a move of any of its pages moves the unit, and
+ *    accessed/dirty bits and hint faults are per unit.
  *  - Trackers with their costs: DAMON-like adaptive regions, accessed-bit
  *    scans, soft-dirty scans, 1-in-N sampled accesses, NUMA hint faults.
  * Costs are the constants in engine.c, with their sources.
@@ -32,7 +35,9 @@
 enum { TIER_SIM_MAX_TIERS = 8 };
 
 struct tier_sim_params {
-	const char *machine;		/* preset name */
+	const char *machine;		/* preset name, or a label for preset */
+	const struct tier_sim_preset *preset;	/* a machine file's (must outlive
+						 * the run); NULL: look machine up */
 	const char *ratio;		/* NULL: the preset's */
 	uint64_t unit_bytes;		/* capacity of one ratio unit */
 	const char *workload;		/* name or trace:FILE */
@@ -41,6 +46,7 @@ struct tier_sim_params {
 	uint64_t seed;
 	uint64_t duration_us;		/* simulated run length */
 	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
+	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
 	FILE *timeline;			/* per-epoch CSV, or NULL */
 	/* Progress callback (fraction done), or NULL. */
 	void (*progress)(void *ctx, double done);
@@ -70,6 +76,7 @@ struct tier_sim_result {
 	double policy_cpu_s;		/* policy + tracker + mover CPU */
 	double sim_time_s;		/* simulated application time */
 	size_t metadata_bytes;
+	bool thp;			/* ran with 2 MiB pages */
 };
 
 /* Runs one simulation: tier_sim_new(), then the shared driving loop

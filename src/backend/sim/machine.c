@@ -20,8 +20,8 @@ const struct tier_sim_preset tier_sim_presets[] = {
 		.description = "local DRAM + one CXL expander (2 tiers)",
 		.nr_nodes = 2,
 		.nodes = {
-			{ "dram", 90, 100000, 90000, 1, 2 },
-			{ "cxl", 250, 32000, 28000, 4, 0 },
+			{ "dram", 90, 100000, 90000, 1, 2, 0 },
+			{ "cxl", 250, 32000, 28000, 4, 0, 0 },
 		},
 	},
 	{
@@ -29,9 +29,9 @@ const struct tier_sim_preset tier_sim_presets[] = {
 		.description = "DRAM + CXL + a slow tier, like the test guest (3 tiers)",
 		.nr_nodes = 3,
 		.nodes = {
-			{ "dram", 100, 20000, 20000, 1, 2 },
-			{ "cxl", 250, 8000, 8000, 4, 0 },
-			{ "slow", 500, 2000, 2000, 8, 0 },
+			{ "dram", 100, 20000, 20000, 1, 2, 0 },
+			{ "cxl", 250, 8000, 8000, 4, 0, 0 },
+			{ "slow", 500, 2000, 2000, 8, 0, 0 },
 		},
 	},
 	{
@@ -39,9 +39,9 @@ const struct tier_sim_preset tier_sim_presets[] = {
 		.description = "HBM (flat mode) + DRAM + CXL (3 tiers)",
 		.nr_nodes = 3,
 		.nodes = {
-			{ "hbm", 120, 800000, 700000, 1, 0 },
-			{ "dram", 100, 100000, 90000, 4, 2 },
-			{ "cxl", 250, 32000, 28000, 8, 0 },
+			{ "hbm", 120, 800000, 700000, 1, 0, 0 },
+			{ "dram", 100, 100000, 90000, 4, 2, 0 },
+			{ "cxl", 250, 32000, 28000, 8, 0, 0 },
 		},
 	},
 	{
@@ -49,8 +49,8 @@ const struct tier_sim_preset tier_sim_presets[] = {
 		.description = "DRAM + Optane-like persistent memory (2 tiers)",
 		.nr_nodes = 2,
 		.nodes = {
-			{ "dram", 90, 100000, 90000, 1, 2 },
-			{ "pmem", 305, 39000, 14000, 4, 0 },
+			{ "dram", 90, 100000, 90000, 1, 2, 0 },
+			{ "pmem", 305, 39000, 14000, 4, 0, 0 },
 		},
 	},
 	{ 0 },
@@ -111,14 +111,26 @@ int tier_sim_machine_init(struct tier_sim_machine *m, const char *name,
 			  struct tier_err *err)
 {
 	const struct tier_sim_preset *p = tier_sim_preset_find(name);
-	unsigned parts[TIER_SIM_MAX_NODES];
-	size_t i;
-	int ret;
 
 	memset(m, 0, sizeof(*m));
 	if (!p)
 		return tier_err_set(err, -ENOENT,
 				    "unknown machine preset '%s' (see 'tiersim list')", name);
+	return tier_sim_machine_from_preset(m, p, ratio, unit_bytes, err);
+}
+
+int tier_sim_machine_from_preset(struct tier_sim_machine *m,
+				 const struct tier_sim_preset *p, const char *ratio,
+				 uint64_t unit_bytes, struct tier_err *err)
+{
+	unsigned parts[TIER_SIM_MAX_NODES];
+	size_t i;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if (!p->nr_nodes || p->nr_nodes > TIER_SIM_MAX_NODES)
+		return tier_err_set(err, -EINVAL, "machine '%s': %zu nodes (1 to %d)",
+				    p->name, p->nr_nodes, TIER_SIM_MAX_NODES);
 	m->preset = p;
 	m->nr_nodes = p->nr_nodes;
 	memcpy(m->nodes, p->nodes, sizeof(m->nodes));
@@ -126,11 +138,14 @@ int tier_sim_machine_init(struct tier_sim_machine *m, const char *name,
 		ret = parse_ratio(ratio, parts, p->nr_nodes, err);
 		if (ret)
 			return ret;
-		for (i = 0; i < p->nr_nodes; i++)
+		for (i = 0; i < p->nr_nodes; i++) {
 			m->nodes[i].ratio = parts[i];
+			m->nodes[i].size_mb = 0;	/* --ratio wins over sizes */
+		}
 	}
 	for (i = 0; i < p->nr_nodes; i++)
-		m->node_bytes[i] = unit_bytes * m->nodes[i].ratio;
+		m->node_bytes[i] = m->nodes[i].size_mb ? m->nodes[i].size_mb << 20
+						       : unit_bytes * m->nodes[i].ratio;
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct tier_sim_node_spec {
 	uint32_t write_bw_mbps;
 	unsigned ratio;			/* capacity share, e.g. 1 of 1:4 */
 	int nr_cpus;			/* CPUs on this node */
+	uint64_t size_mb;		/* fixed capacity in MiB; 0: by ratio */
 };
 
 enum { TIER_SIM_MAX_NODES = 8 };
@@ -56,6 +57,13 @@ const struct tier_sim_preset *tier_sim_preset_find(const char *name);
 int tier_sim_machine_init(struct tier_sim_machine *m, const char *name,
 			  const char *ratio, uint64_t unit_bytes,
 			  struct tier_err *err);
+
+/* Same from a preset the caller holds (a machine file's, see
+ * src/common/machine_yaml.h); m->preset points to it. A node with size_mb
+ * has that capacity unless ratio is given. */
+int tier_sim_machine_from_preset(struct tier_sim_machine *m,
+				 const struct tier_sim_preset *p, const char *ratio,
+				 uint64_t unit_bytes, struct tier_err *err);
 
 /* Topology source over a simulated machine; priv is a
  * const struct tier_sim_machine *. */

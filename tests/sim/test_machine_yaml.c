@@ -1,0 +1,186 @@
+/* test_machine_yaml.c - tiersim machine files: a good file becomes a
+ * machine the topology code ranks; bad files give one line with the file,
+ * line, column and field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <string.h>
+
+#include "backend/sim/engine.h"
+#include "common/machine_yaml.h"
+
+#define NODE(kind, lat, extra)                                                       \
+	"  - kind: " kind "\n    latency_ns: " #lat "\n    read_bw_mbps: 20000\n"     \
+	"    write_bw_mbps: 10000\n" extra
+
+static void test_example_file(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_machine m;
+	struct tier_topology t;
+	struct tier_err err = { "" };
+
+	(void)state;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/tests/fixtures/machines/dram-cxl-pmem.yaml",
+				   &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(mf.preset.name, "dram-cxl-pmem");
+	assert_int_equal(mf.preset.nr_nodes, 3);
+	assert_string_equal(mf.preset.nodes[2].kind, "pmem");
+	assert_int_equal(mf.preset.nodes[2].latency_ns, 305);
+	assert_int_equal(mf.preset.nodes[2].write_bw_mbps, 14000);
+	assert_int_equal(mf.preset.nodes[0].nr_cpus, 4);
+	assert_int_equal(mf.preset.nodes[1].nr_cpus, 0);
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_int_equal(m.node_bytes[1], 2ull << 30);
+	assert_int_equal(m.node_bytes[2], 4ull << 30);
+	assert_int_equal(tier_topology_discover(&tier_sim_topology_ops, &m, NULL, 0, &t, &err), 0);
+	assert_int_equal(t.rank_source, TIER_RANK_HMAT);
+	assert_int_equal(t.nr_tiers, 3);
+	assert_int_equal(tier_topology_node_rank(&t, 2), 2);
+	assert_int_equal(t.nodes[0].nr_cpus, 4);
+	tier_topology_release(&t);
+}
+
+static void test_sizes_and_ratio_override(void **state)
+{
+	static const char y[] = "nodes:\n"
+		NODE("dram", 100, "    size_mb: 256\n    cpus: 1\n")
+		NODE("cxl", 300, "    size_mb: 1024\n");
+	struct tier_machine_file mf;
+	struct tier_sim_machine m;
+	struct tier_err err = { "" };
+
+	(void)state;
+	if (tier_machine_file_load_string(y, sizeof(y) - 1, "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(mf.preset.name, "m.yaml");	/* no name: the file's */
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_int_equal(m.node_bytes[0], 256ull << 20);
+	assert_int_equal(m.node_bytes[1], 1024ull << 20);
+	/* --ratio wins over sizes */
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, "1:8", 1ull << 20, &err), 0);
+	assert_int_equal(m.node_bytes[1], 8ull << 20);
+}
+
+static void test_runs_in_the_simulator(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+
+	(void)state;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/tests/fixtures/machines/dram-cxl-pmem.yaml",
+				   &mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.unit_bytes = 8u << 20;
+	p.workload = "gups-hotset";
+	p.policy = "static";
+	p.seed = 1;
+	p.duration_us = 200000;
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.machine, "dram-cxl-pmem");
+	assert_int_equal(r.nr_tiers, 3);
+	assert_true(r.accesses > 0);
+}
+
+static void expect_error(const char *yaml, int code, const char *msg)
+{
+	struct tier_machine_file mf;
+	struct tier_err err = { "" };
+
+	assert_int_equal(tier_machine_file_load_string(yaml, strlen(yaml), "m.yaml", &mf, &err),
+			 code);
+	assert_string_equal(err.msg, msg);
+	assert_null(strchr(err.msg, '\n'));
+}
+
+static void test_unknown_field(void **state)
+{
+	(void)state;
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n    latncy_ns: 3\n"),
+		     -EINVAL, "m.yaml:8:5: nodes[0]: unknown field 'latncy_ns'");
+	expect_error("node: []\n", -EINVAL, "m.yaml:1:1: unknown field 'node'");
+}
+
+static void test_wrong_type(void **state)
+{
+	(void)state;
+	expect_error("nodes:\n"
+		     NODE("dram", fast, "    cpus: 1\n    ratio: 1\n"),
+		     -EINVAL, "m.yaml:3:17: nodes[0].latency_ns: invalid uint64_t value: 'fast'");
+	expect_error("nodes: 3\n", -EINVAL, "m.yaml:1:8: nodes: expecting SEQUENCE, got event: SCALAR");
+}
+
+static void test_zero_latency(void **state)
+{
+	(void)state;
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n")
+		     NODE("cxl", 0, "    ratio: 4\n"),
+		     -EINVAL, "m.yaml:9:5: nodes[1].latency_ns: must be positive");
+}
+
+static void test_no_cpu_node(void **state)
+{
+	(void)state;
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    ratio: 1\n")
+		     NODE("cxl", 300, "    ratio: 4\n"),
+		     -EINVAL, "m.yaml:1:1: nodes: no node has CPUs (give one node cpus: N)");
+}
+
+static void test_other_rules(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_err err = { "" };
+
+	(void)state;
+	expect_error("nodes: []\n", -EINVAL, "m.yaml:1:1: nodes: at least one node is needed");
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n"),
+		     -EINVAL, "m.yaml:2:5: nodes[0]: needs ratio (capacity share) or size_mb");
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n")
+		     NODE("cxl", 300, "    size_mb: 64\n"),
+		     -EINVAL,
+		     "m.yaml:12:5: nodes[1].size_mb: every node gives ratio, or every node gives size_mb");
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 0\n"),
+		     -EINVAL, "m.yaml:7:5: nodes[0].ratio: must be positive");
+	expect_error("nodes:\n"
+		     NODE("a", 1, "    cpus: 1\n    ratio: 1\n") NODE("b", 2, "    ratio: 1\n")
+		     NODE("c", 3, "    ratio: 1\n") NODE("d", 4, "    ratio: 1\n")
+		     NODE("e", 5, "    ratio: 1\n") NODE("f", 6, "    ratio: 1\n")
+		     NODE("g", 7, "    ratio: 1\n") NODE("h", 8, "    ratio: 1\n")
+		     NODE("i", 9, "    ratio: 1\n"),
+		     -EINVAL, "m.yaml:1:1: nodes: 9 nodes, at most 8");
+	assert_int_equal(tier_machine_file_load("/nonexistent/m.yaml", &mf, &err), -ENOENT);
+	assert_string_equal(err.msg, "/nonexistent/m.yaml: No such file or directory");
+	assert_string_equal(tier_machine_file_arg("file:a/b.yaml"), "a/b.yaml");
+	assert_null(tier_machine_file_arg("dram-cxl"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_example_file),
+		cmocka_unit_test(test_sizes_and_ratio_override),
+		cmocka_unit_test(test_runs_in_the_simulator),
+		cmocka_unit_test(test_unknown_field),
+		cmocka_unit_test(test_wrong_type),
+		cmocka_unit_test(test_zero_latency),
+		cmocka_unit_test(test_no_cpu_node),
+		cmocka_unit_test(test_other_rules),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
