@@ -252,6 +252,30 @@ static void place_page(struct tier_sim *s, uint64_t page, int node)
 	s->used_pages[node]++;
 }
 
+/* Moves one page with its costs: 4 KiB read on the source and written on
+ * the target, the mover's CPU, the per-tier-pair count, and ping-pong
+ * (back to the tier it left within the window). */
+static void move_one(struct tier_sim *s, uint64_t page, int to, uint32_t now_ms)
+{
+	uint8_t from = s->page_node[page];
+	int fr = s->node_rank[from], tr = s->node_rank[to];
+
+	place_page(s, page, to);
+	s->q_rd[from] += PAGE_BYTES;
+	s->q_wr[to] += PAGE_BYTES;
+	s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
+	s->moved[fr][tr]++;
+	if (tr < fr)
+		s->ep_promoted++;
+	else
+		s->ep_demoted++;
+	if (s->last_move_ms[page] && now_ms - s->last_move_ms[page] < PINGPONG_WINDOW_MS &&
+	    s->prev_rank[page] == tr)
+		s->pingpong++;
+	s->last_move_ms[page] = now_ms ? now_ms : 1;
+	s->prev_rank[page] = (uint8_t)fr;
+}
+
 /* Pages of the 2 MiB unit holding page p: [*base, *base + return). */
 static uint64_t unit_range(const struct tier_sim *s, uint64_t p, uint64_t *base)
 {
@@ -268,7 +292,6 @@ static uint64_t unit_range(const struct tier_sim *s, uint64_t p, uint64_t *base)
 static int move_unit(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bool *did)
 {
 	uint64_t base, len = unit_range(s, p, &base), need = 0, present = 0, q;
-	int tr;
 
 	*did = false;
 	if (to < 0 || (size_t)to >= s->nr_nodes)
@@ -285,28 +308,12 @@ static int move_unit(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bo
 		return to;
 	if (s->cap_pages[to] - s->used_pages[to] < need)
 		return -ENOMEM;
-	tr = s->node_rank[to];
 	for (q = base; q < base + len; q++) {
 		uint8_t from = s->page_node[q];
-		int fr;
 
 		if (from == TIER_NODE_NONE || from == to)
 			continue;
-		fr = s->node_rank[from];
-		place_page(s, q, to);
-		s->q_rd[from] += PAGE_BYTES;
-		s->q_wr[to] += PAGE_BYTES;
-		s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
-		s->moved[fr][tr]++;
-		if (tr < fr)
-			s->ep_promoted++;
-		else
-			s->ep_demoted++;
-		if (s->last_move_ms[q] && now_ms - s->last_move_ms[q] < PINGPONG_WINDOW_MS &&
-		    s->prev_rank[q] == tr)
-			s->pingpong++;
-		s->last_move_ms[q] = now_ms ? now_ms : 1;
-		s->prev_rank[q] = (uint8_t)fr;
+		move_one(s, q, to, now_ms);
 	}
 	*did = true;
 	return to;
@@ -360,7 +367,7 @@ static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *s
 		return sim_move_thp(s, pages, nodes, status, n);
 	for (i = 0; i < n; i++) {
 		uint64_t p = pages[i];
-		int to = nodes[i], fr, tr;
+		int to = nodes[i];
 		uint8_t from;
 
 		if (p >= s->nr_pages) {
@@ -384,23 +391,7 @@ static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *s
 			status[i] = -ENOMEM;
 			continue;
 		}
-		fr = s->node_rank[from];
-		tr = s->node_rank[to];
-		place_page(s, p, to);
-		s->q_rd[from] += PAGE_BYTES;
-		s->q_wr[to] += PAGE_BYTES;
-		s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
-		s->moved[fr][tr]++;
-		if (tr < fr)
-			s->ep_promoted++;
-		else
-			s->ep_demoted++;
-		/* Ping-pong: back to the tier it left, soon after. */
-		if (s->last_move_ms[p] && now_ms - s->last_move_ms[p] < PINGPONG_WINDOW_MS &&
-		    s->prev_rank[p] == tr)
-			s->pingpong++;
-		s->last_move_ms[p] = now_ms ? now_ms : 1;
-		s->prev_rank[p] = (uint8_t)fr;
+		move_one(s, p, to, now_ms);
 		status[i] = to;
 		moved++;
 	}
