@@ -5,13 +5,15 @@
 #   make run      the main job: tierd on this host's tiers, or on a simulated
 #                 tiered machine when this host has one tier
 #   make bench    benchmarks, figures into bench/results/
+#   make bench-guest  kernel tiering vs tierd on a GUPS-like workload in the
+#                 QEMU guest (~3 min; not part of make test)
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 
 BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench install clean
+.PHONY: all deps asan test run bench bench-guest install clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -37,6 +39,9 @@ run: all
 
 bench: all
 	bench/run
+
+bench-guest: all
+	bench/guest-tiering.sh
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)

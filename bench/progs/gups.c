@@ -1,0 +1,396 @@
+/* gups - a GUPS-like workload for the guest tiering benchmark
+ * (bench/guest-tiering.sh, `make bench-guest`).
+ *
+ *   gups [--array-mib 640] [--hot-mib 96] [--hot-pct 90] [--array-node 1]
+ *        [--cold-mib 600] [--cold-node 0] [--seconds 60] [--settle 0]
+ *        [--tierd TIERD_PID] [--go-file FILE]
+ *
+ * Set-up: maps the array (base pages, no THP) bound to --array-node (mbind
+ * MPOL_BIND), touches every page, then unbinds it (MPOL_DEFAULT) so that the
+ * kernel's NUMA balancing may promote it too (move_pages ignores the policy,
+ * NUMA balancing does not). Then maps the cold memory preferring --cold-node
+ * (MPOL_PREFERRED: what does not fit goes elsewhere, no OOM kill), touches it
+ * and unbinds it. The cold memory is never touched again. Prints
+ *   gups pid=P hot=0xA-0xB rest=0xB-0xC cold=0xD-0xE
+ *   ready
+ * With --go-file, it then waits until FILE holds a number (tierd's pid,
+ * or 0 without tierd: the tiering under test is switched on by then) and
+ * prints "go tierd_pid=N".
+ *
+ * Run: random read-modify-write updates of 8-byte words, --hot-pct % of them
+ * in the hot set (the first --hot-mib MiB of the array), the rest uniform over
+ * the rest of the array. A monitor thread wakes once per second, on
+ * absolute deadlines from the first update (late when the guest's CPUs are
+ * busy), and prints
+ *   tick t=T at=A rate=U hot0=H hot=N rest0=R restn=M vm_moved=V
+ *        vm_migrated=G [tierd_moved=B[*] tierd_cpu=C]
+ * A: seconds since the first update; U: updates per second since the previous tick;
+ * H of N hot pages on node 0 (move_pages status queries of every hot page);
+ * R of M sampled pages (every 16th) of the rest of the array on node 0;
+ * V: cumulative kernel migrations in pages since the first update (/proc/vmstat
+ * numa_pages_migrated, which counts promotions, plus every pgdemote_*);
+ * G: cumulative pgmigrate_success since then (every migration, move_pages(2)
+ * included); with --tierd, B: tierd's promoted_bytes + demoted_bytes
+ * since the first update from `tierctl status --json`, polled by a thread
+ * of its own every 0.2 s ("*": no answer since the previous tick, the last
+ * figure) and C: tierd's CPU seconds (user + system, the status's
+ * cpu_seconds) since the first update, read from /proc/TIERD_PID/stat so that a busy tierd is measured too.
+ * Stops after --seconds ticks, or --settle seconds after the hot share
+ * first reached 90% (0: never early), then prints
+ *   end t=T hot0=H hot=N rest0=R rest=M cold0=C cold=K reached90=S
+ * from full queries (S: first tick with >= 90% of the hot set on node 0,
+ * -1 if never).
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#define MIB (1024ul * 1024)
+#define PAGE 4096ul
+
+enum { BATCH = 1024, REST_STRIDE = 16 };
+
+static char *array, *cold;
+static size_t array_len, hot_len, cold_len;
+static unsigned long updates; /* written by the updater, read by the monitor */
+static volatile int stop;
+static int seconds = 60, settle;
+static int reached90 = -1;
+
+static int bind_range(void *p, size_t len, int mode, int node)
+{
+	unsigned long mask = 1ul << node;
+
+	if (mbind(p, len, mode, node >= 0 ? &mask : NULL, node >= 0 ? sizeof(mask) * 8 : 0, 0)) {
+		fprintf(stderr, "gups: mbind: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Pages of [p, p+len) on node 0, counting every stride-th page; *total gets
+ * the number queried. */
+static unsigned long on_node0(char *p, size_t len, size_t stride, unsigned long *total)
+{
+	void *pages[BATCH];
+	int status[BATCH];
+	unsigned long n0 = 0, tot = 0;
+	size_t off = 0;
+
+	while (off < len) {
+		int n = 0;
+
+		for (; n < BATCH && off < len; n++, off += stride * PAGE)
+			pages[n] = p + off;
+		if (move_pages(0, (unsigned long)n, pages, NULL, status, 0) < 0)
+			break;
+		for (int i = 0; i < n; i++)
+			n0 += status[i] == 0;
+		tot += (unsigned long)n;
+	}
+	*total = tot;
+	return n0;
+}
+
+/* From /proc/vmstat: the kernel tiering's moves (numa_pages_migrated, which
+ * counts promotions, plus every pgdemote_*) and every migration of a page
+ * (pgmigrate_success, which counts move_pages(2) too). */
+static void vm_moved(unsigned long *tiering, unsigned long *migrated)
+{
+	char name[128];
+	unsigned long v;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	*tiering = *migrated = 0;
+	if (!f)
+		return;
+	while (fscanf(f, "%127s %lu", name, &v) == 2) {
+		if (!strcmp(name, "numa_pages_migrated") || !strncmp(name, "pgdemote_", 9))
+			*tiering += v;
+		else if (!strcmp(name, "pgmigrate_success"))
+			*migrated = v;
+	}
+	fclose(f);
+}
+
+static double json_num(const char *s, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(s, pat);
+	return p ? strtod(p + strlen(pat), NULL) : -1;
+}
+
+static pid_t tierd_pid;
+static const char *go_file;
+
+/* tierd's CPU seconds (user + system) from /proc/PID/stat: read even
+ * while tierd is busy in a step and does not answer its socket. */
+static double tierd_cpu(void)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tierd_pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* after ") ": state is field 3; utime and stime are fields 14, 15 */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* tierd's promoted_bytes + demoted_bytes from `tierctl status --json`,
+ * -1 when it did not answer (tierd answers between its steps). */
+static double tierd_moved(void)
+{
+	char buf[8192];
+	size_t n;
+	FILE *f = popen("tierctl status --json 2>/dev/null", "r");
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	if (pclose(f) != 0 || !n)
+		return -1;
+	return json_num(buf, "promoted_bytes") + json_num(buf, "demoted_bytes");
+}
+
+/* tierctl may wait seconds for a busy tierd: its own thread polls it and
+ * the monitor takes the latest answer (-1 until the first one). */
+static long long moved_latest = -1;
+static int moved_fresh;
+
+static void *poll_status(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		double m = tierd_moved();
+
+		if (m >= 0) {
+			__atomic_store_n(&moved_latest, (long long)m, __ATOMIC_RELAXED);
+			__atomic_store_n(&moved_fresh, 1, __ATOMIC_RELAXED);
+		}
+		usleep(200000);
+	}
+	return NULL;
+}
+
+static void *monitor(void *arg)
+{
+	struct timespec t0, prev, now;
+	unsigned long last = 0, vm0, mig0, vm, mig;
+	double moved0 = 0, cpu0 = 0;
+	pthread_t poller;
+
+	(void)arg;
+	vm_moved(&vm0, &mig0);
+	if (tierd_pid) {
+		moved0 = tierd_moved();
+		cpu0 = tierd_cpu();
+		if (moved0 < 0)
+			moved0 = 0;
+		if (pthread_create(&poller, NULL, poll_status, NULL))
+			tierd_pid = 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	prev = t0;
+	for (int t = 1; t <= seconds; t++) {
+		struct timespec dl = { t0.tv_sec + t, t0.tv_nsec };
+		unsigned long u, hot, hot0, restn, rest0;
+		double dt;
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR)
+			;
+		u = __atomic_load_n(&updates, __ATOMIC_RELAXED);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		dt = (double)(now.tv_sec - prev.tv_sec) + (double)(now.tv_nsec - prev.tv_nsec) / 1e9;
+		prev = now;
+		hot0 = on_node0(array, hot_len, 1, &hot);
+		rest0 = on_node0(array + hot_len, array_len - hot_len, REST_STRIDE, &restn);
+		vm_moved(&vm, &mig);
+		printf("tick t=%d at=%.2f rate=%.0f hot0=%lu hot=%lu rest0=%lu restn=%lu vm_moved=%lu "
+		       "vm_migrated=%lu", t,
+		       (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9,
+		       (double)(u - last) / dt, hot0, hot, rest0, restn, vm - vm0, mig - mig0);
+		last = u;
+		if (tierd_pid) {
+			double moved = (double)__atomic_load_n(&moved_latest, __ATOMIC_RELAXED);
+			int fresh = __atomic_exchange_n(&moved_fresh, 0, __ATOMIC_RELAXED);
+
+			/* no answer since the last tick: the last figure, marked */
+			printf(" tierd_moved=%.0f%s tierd_cpu=%.3f", moved < 0 ? 0 : moved - moved0,
+			       fresh ? "" : "*", tierd_cpu() - cpu0);
+		}
+		printf("\n");
+		fflush(stdout);
+		if (reached90 < 0 && hot0 * 10 >= hot * 9)
+			reached90 = t;
+		if (settle > 0 && reached90 >= 0 && t >= reached90 + settle)
+			break;
+	}
+	stop = 1;
+	if (tierd_pid)
+		pthread_join(poller, NULL);
+	return NULL;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static inline uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long array_mib = 640, hot_mib = 96, cold_mib = 600, hot_pct = 90;
+	int array_node = 1, cold_node = 0;
+	unsigned long hot0, hot, rest0, rest, cold0, coldn, t_end;
+	struct timespec a, b;
+	pthread_t th;
+
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!v) {
+			fprintf(stderr, "gups: %s needs a value\n", o);
+			return 2;
+		}
+		if (!strcmp(o, "--array-mib"))
+			array_mib = strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--hot-mib"))
+			hot_mib = strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--hot-pct"))
+			hot_pct = strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--array-node"))
+			array_node = atoi(v);
+		else if (!strcmp(o, "--cold-mib"))
+			cold_mib = strtoul(v, NULL, 10);
+		else if (!strcmp(o, "--cold-node"))
+			cold_node = atoi(v);
+		else if (!strcmp(o, "--seconds"))
+			seconds = atoi(v);
+		else if (!strcmp(o, "--tierd"))
+			tierd_pid = atoi(v);
+		else if (!strcmp(o, "--go-file"))
+			go_file = v;
+		else if (!strcmp(o, "--settle"))
+			settle = atoi(v);
+		else {
+			fprintf(stderr, "gups: unknown option %s\n", o);
+			return 2;
+		}
+		i++;
+	}
+	if (!hot_mib || hot_mib >= array_mib || hot_pct > 100 || seconds < 1) {
+		fprintf(stderr, "gups: need 0 < --hot-mib < --array-mib, --hot-pct <= 100\n");
+		return 2;
+	}
+	array_len = array_mib * MIB;
+	hot_len = hot_mib * MIB;
+	cold_len = cold_mib * MIB;
+
+	array = mmap(NULL, array_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (array == MAP_FAILED) {
+		perror("gups: mmap");
+		return 1;
+	}
+	madvise(array, array_len, MADV_NOHUGEPAGE);
+	if (bind_range(array, array_len, MPOL_BIND, array_node))
+		return 1;
+	for (size_t off = 0; off < array_len; off += PAGE)
+		array[off] = 1;
+	if (bind_range(array, array_len, MPOL_DEFAULT, -1))
+		return 1;
+	if (cold_len) {
+		cold = mmap(NULL, cold_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
+		if (cold == MAP_FAILED) {
+			perror("gups: mmap");
+			return 1;
+		}
+		madvise(cold, cold_len, MADV_NOHUGEPAGE);
+		if (bind_range(cold, cold_len, MPOL_PREFERRED, cold_node))
+			return 1;
+		for (size_t off = 0; off < cold_len; off += PAGE)
+			cold[off] = 1;
+		if (bind_range(cold, cold_len, MPOL_DEFAULT, -1))
+			return 1;
+	}
+	printf("gups pid=%d hot=%#lx-%#lx rest=%#lx-%#lx cold=%#lx-%#lx\nready\n", (int)getpid(),
+	       (unsigned long)(uintptr_t)array, (unsigned long)(uintptr_t)(array + hot_len),
+	       (unsigned long)(uintptr_t)(array + hot_len),
+	       (unsigned long)(uintptr_t)(array + array_len), (unsigned long)(uintptr_t)cold,
+	       (unsigned long)(uintptr_t)(cold + cold_len));
+	fflush(stdout);
+	if (go_file) {
+		/* Wait for the tiering under test to be switched on; the file
+		 * holds tierd's pid, or 0. */
+		FILE *g;
+
+		while (!(g = fopen(go_file, "r")) || fscanf(g, "%d", &tierd_pid) != 1) {
+			if (g)
+				fclose(g);
+			usleep(50000);
+		}
+		fclose(g);
+		printf("go tierd_pid=%d\n", (int)tierd_pid);
+		fflush(stdout);
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	if (pthread_create(&th, NULL, monitor, NULL)) {
+		fprintf(stderr, "gups: pthread_create failed\n");
+		return 1;
+	}
+	{
+		uint64_t *hw = (uint64_t *)array, *rw = (uint64_t *)(array + hot_len);
+		uint64_t nhot = hot_len / 8, nrest = (array_len - hot_len) / 8;
+		uint64_t cut = (uint64_t)((double)hot_pct / 100.0 * 65536.0);
+		unsigned long n = 0;
+
+		while (!stop) {
+			for (int k = 0; k < 4096; k++) {
+				uint64_t r = next(), hi = r >> 16;
+
+				if ((r & 0xffff) < cut)
+					hw[(unsigned __int128)hi * nhot >> 48] ^= r;
+				else
+					rw[(unsigned __int128)hi * nrest >> 48] ^= r;
+			}
+			n += 4096;
+			__atomic_store_n(&updates, n, __ATOMIC_RELAXED);
+		}
+	}
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	t_end = (unsigned long)(b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9 + 0.5);
+	hot0 = on_node0(array, hot_len, 1, &hot);
+	rest0 = on_node0(array + hot_len, array_len - hot_len, 1, &rest);
+	cold0 = cold_len ? on_node0(cold, cold_len, 1, &coldn) : (coldn = 0);
+	printf("end t=%lu hot0=%lu hot=%lu rest0=%lu rest=%lu cold0=%lu cold=%lu reached90=%d\n",
+	       t_end, hot0, hot, rest0, rest, cold0, coldn, reached90);
+	return 0;
+}
