@@ -503,46 +503,51 @@ static void step(struct tierd *d)
 
 int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 {
-	struct tierd d;
+	/* On the heap: the client buffers are MAX_CLIENTS x 64 KiB. */
+	struct tierd *d = calloc(1, sizeof(*d));
 	struct tier_err err = { "" };
 	const struct tier_policy_ops *pol;
 	sigset_t mask;
 	size_t i;
 	int ret;
 
-	memset(&d, 0, sizeof(d));
-	d.args = args;
-	d.cfg = *cfg;		/* takes ownership */
+	if (!d) {
+		tier_config_release(cfg);
+		fprintf(stderr, "tierd: out of memory\n");
+		return 1;
+	}
+	d->args = args;
+	d->cfg = *cfg;		/* takes ownership */
 	memset(cfg, 0, sizeof(*cfg));
-	d.epfd = d.tfd = d.sfd = d.lfd = -1;
+	d->epfd = d->tfd = d->sfd = d->lfd = -1;
 	for (i = 0; i < MAX_CLIENTS; i++)
-		d.clients[i].fd = -1;
-	d.exit_status = 1;
-	tierd_log_init(&d.log, d.cfg.log_level);
-	if (args->socket && tier_config_set_string(&d.cfg.socket_path, args->socket))
+		d->clients[i].fd = -1;
+	d->exit_status = 1;
+	tierd_log_init(&d->log, d->cfg.log_level);
+	if (args->socket && tier_config_set_string(&d->cfg.socket_path, args->socket))
 		goto out;
-	d.start_us = mono_us();
+	d->start_us = mono_us();
 
-	pol = tier_policy_find(d.cfg.policy);
+	pol = tier_policy_find(d->cfg.policy);
 	if (!pol) {
-		tierd_log(&d.log, LOG_ERR, "policy.name: unknown policy '%s'", d.cfg.policy);
+		tierd_log(&d->log, LOG_ERR, "policy.name: unknown policy '%s'", d->cfg.policy);
 		goto out;
 	}
 	if (args->machine)
-		ret = tierd_backend_sim_new(args->machine + 4, args->workload, &d.cfg, &d.log,
-					    &d.be, &err);
+		ret = tierd_backend_sim_new(args->machine + 4, args->workload, &d->cfg, &d->log,
+					    &d->be, &err);
 	else
-		ret = tierd_backend_linux_new(&d.cfg, &d.log, &d.be, &err);
+		ret = tierd_backend_linux_new(&d->cfg, &d->log, &d->be, &err);
 	if (ret) {
-		tierd_log(&d.log, LOG_ERR, "%s", err.msg);
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
-	ret = tier_loop_init(&d.loop, d.be->env, pol, d.be->tracker, d.be->tracker_priv, &err);
+	ret = tier_loop_init(&d->loop, d->be->env, pol, d->be->tracker, d->be->tracker_priv, &err);
 	if (ret) {
-		tierd_log(&d.log, LOG_ERR, "%s", err.msg);
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
-	d.loop_ready = true;
+	d->loop_ready = true;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -550,91 +555,93 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d.sfd < 0 || d.tfd < 0 || d.epfd < 0) {
-		tierd_log(&d.log, LOG_ERR, "event setup: %s", strerror(errno));
+	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sfd < 0 || d->tfd < 0 || d->epfd < 0) {
+		tierd_log(&d->log, LOG_ERR, "event setup: %s", strerror(errno));
 		goto out;
 	}
-	ret = open_socket(&d, &err);
+	ret = open_socket(d, &err);
 	if (ret) {
-		tierd_log(&d.log, LOG_ERR, "control socket: %s", err.msg);
+		tierd_log(&d->log, LOG_ERR, "control socket: %s", err.msg);
 		goto out;
 	}
-	drop_capabilities(&d.log);
-	if (epoll_add(&d, d.sfd, TAG_SIGNAL) || epoll_add(&d, d.tfd, TAG_TIMER) ||
-	    epoll_add(&d, d.lfd, TAG_LISTEN) || arm_timer(&d)) {
-		tierd_log(&d.log, LOG_ERR, "event setup: %s", strerror(errno));
+	drop_capabilities(&d->log);
+	if (epoll_add(d, d->sfd, TAG_SIGNAL) || epoll_add(d, d->tfd, TAG_TIMER) ||
+	    epoll_add(d, d->lfd, TAG_LISTEN) || arm_timer(d)) {
+		tierd_log(&d->log, LOG_ERR, "event setup: %s", strerror(errno));
 		goto out;
 	}
-	tierd_log(&d.log, LOG_INFO, "managing %s: %zu tiers, policy %s, tracker %s, every %llu ms, socket %s",
-		  d.be->name, d.be->topo->nr_tiers, pol->name, d.be->tracker_name,
-		  (unsigned long long)d.cfg.interval_ms, d.cfg.socket_path);
-	sd_notifyf(0, "READY=1\nSTATUS=managing %s with policy %s", d.be->name, pol->name);
+	tierd_log(&d->log, LOG_INFO, "managing %s: %zu tiers, policy %s, tracker %s, every %llu ms, socket %s",
+		  d->be->name, d->be->topo->nr_tiers, pol->name, d->be->tracker_name,
+		  (unsigned long long)d->cfg.interval_ms, d->cfg.socket_path);
+	sd_notifyf(0, "READY=1\nSTATUS=managing %s with policy %s", d->be->name, pol->name);
 
-	while (!d.stop) {
+	while (!d->stop) {
 		struct epoll_event evs[16];
-		int n = epoll_wait(d.epfd, evs, 16, -1), k;
+		int n = epoll_wait(d->epfd, evs, 16, -1), k;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			tierd_log(&d.log, LOG_ERR, "epoll_wait: %s", strerror(errno));
+			tierd_log(&d->log, LOG_ERR, "epoll_wait: %s", strerror(errno));
 			goto out;
 		}
-		for (k = 0; k < n && !d.stop; k++) {
+		for (k = 0; k < n && !d->stop; k++) {
 			uint64_t tag = evs[k].data.u64;
 
 			if (tag == TAG_TIMER) {
 				uint64_t expirations;
 
-				if (read(d.tfd, &expirations, sizeof(expirations)) > 0)
-					step(&d);
+				if (read(d->tfd, &expirations, sizeof(expirations)) > 0)
+					step(d);
 			} else if (tag == TAG_SIGNAL) {
 				struct signalfd_siginfo si;
 
-				while (read(d.sfd, &si, sizeof(si)) == sizeof(si)) {
+				while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
 					if (si.ssi_signo == SIGHUP) {
 						sd_notify(0, "RELOADING=1");
-						reload(&d, &err);
+						reload(d, &err);
 						sd_notify(0, "READY=1");
 					} else {
-						tierd_log(&d.log, LOG_INFO, "signal %u: stopping",
+						tierd_log(&d->log, LOG_INFO, "signal %u: stopping",
 							  si.ssi_signo);
-						d.stop = true;
+						d->stop = true;
 					}
 				}
 			} else if (tag == TAG_LISTEN) {
-				accept_client(&d);
+				accept_client(d);
 			} else if (tag >= TAG_CLIENT && tag < TAG_CLIENT + MAX_CLIENTS) {
-				struct client *c = &d.clients[tag - TAG_CLIENT];
+				struct client *c = &d->clients[tag - TAG_CLIENT];
 
 				if (c->fd >= 0)
-					client_readable(&d, c);
+					client_readable(d, c);
 			}
 		}
 	}
 	sd_notify(0, "STOPPING=1");
-	d.exit_status = 0;
+	d->exit_status = 0;
 out:
 	for (i = 0; i < MAX_CLIENTS; i++)
-		if (d.clients[i].fd >= 0)
-			close(d.clients[i].fd);
-	if (d.lfd >= 0) {
-		close(d.lfd);
-		unlink(d.cfg.socket_path);
+		if (d->clients[i].fd >= 0)
+			close(d->clients[i].fd);
+	if (d->lfd >= 0) {
+		close(d->lfd);
+		unlink(d->cfg.socket_path);
 	}
-	if (d.loop_ready)
-		tier_loop_release(&d.loop);
-	if (d.be)
-		d.be->destroy(d.be);	/* restores kernel tiering */
-	if (d.epfd >= 0)
-		close(d.epfd);
-	if (d.tfd >= 0)
-		close(d.tfd);
-	if (d.sfd >= 0)
-		close(d.sfd);
-	tier_config_release(&d.cfg);
-	return d.exit_status;
+	if (d->loop_ready)
+		tier_loop_release(&d->loop);
+	if (d->be)
+		d->be->destroy(d->be);	/* restores kernel tiering */
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->sfd >= 0)
+		close(d->sfd);
+	tier_config_release(&d->cfg);
+	ret = d->exit_status;
+	free(d);
+	return ret;
 }

@@ -82,6 +82,7 @@ struct tierd {
 	size_t nr_tiers;
 	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
 	uint64_t last_us;
+	bool decayed;			/* scores decayed to the current collect */
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
@@ -262,11 +263,19 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 	*t->env->work_units += nr;
 }
 
+static void decay(struct tierd *t, uint64_t now_us);
+
 static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 {
 	struct tierd *t = priv;
 	size_t i;
 
+	/* Fresh observations must not be decayed over the time before they
+	 * arrived: decay the old scores to now first (once per step). */
+	if (!t->decayed) {
+		decay(t, t->env->clock->now_us(t->env->clock_priv));
+		t->decayed = true;
+	}
 	for (i = 0; i < n; i++) {
 		const struct tier_obs *o = &obs[i];
 		double acc;
@@ -615,7 +624,9 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	struct tierd *t = priv;
 	int r, ret;
 
-	decay(t, now_us);
+	if (!t->decayed)
+		decay(t, now_us);
+	t->decayed = false;
 	pool_samples(t);
 	compute_scores(t);
 	fit_thresholds(t);
