@@ -30,6 +30,7 @@ struct yaml_daemon {
 	uint64_t *refresh_ms;
 	int *log_level;
 	enum tier_config_kernel_tiering *kernel_tiering;
+	uint64_t *max_cpu_percent;
 };
 
 struct yaml_policy {
@@ -103,6 +104,7 @@ static const cyaml_schema_field_t daemon_fields[] = {
 	CYAML_FIELD_STRING_PTR("socket", OPT_PTR, struct yaml_daemon, socket, 1, 107),
 	CYAML_FIELD_UINT_PTR("interval_ms", OPT_PTR, struct yaml_daemon, interval_ms),
 	CYAML_FIELD_UINT_PTR("refresh_ms", OPT_PTR, struct yaml_daemon, refresh_ms),
+	CYAML_FIELD_UINT_PTR("max_cpu_percent", OPT_PTR, struct yaml_daemon, max_cpu_percent),
 	CYAML_FIELD_ENUM_PTR("log_level", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon, log_level,
 			 log_level_strings, CYAML_ARRAY_LEN(log_level_strings)),
 	CYAML_FIELD_ENUM_PTR("kernel_tiering", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
@@ -169,6 +171,8 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 			cfg->log_level = *d->log_level;
 		if (d->kernel_tiering)
 			cfg->kernel_tiering = *d->kernel_tiering;
+		if (d->max_cpu_percent)
+			cfg->max_cpu_percent = *d->max_cpu_percent;
 	}
 	if (p) {
 		if (p->name && tier_config_set_string(&cfg->policy, p->name))

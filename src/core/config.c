@@ -45,6 +45,7 @@ int tier_config_init(struct tier_config *cfg)
 	cfg->rank_by = TIER_CONFIG_RANK_FIRMWARE;
 	cfg->interval_ms = 100;
 	cfg->refresh_ms = 1000;
+	cfg->max_cpu_percent = 5;
 	cfg->log_level = 6;		/* LOG_INFO */
 	cfg->kernel_tiering = TIER_CONFIG_KT_DISABLE;
 	cfg->budget_bytes_per_s = UINT64_C(256) << 20;
@@ -98,6 +99,9 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 		return tier_err_set(err, -EINVAL,
 				    "daemon.refresh_ms: %llu is outside interval_ms..3600000",
 				    (unsigned long long)cfg->refresh_ms);
+	if (cfg->max_cpu_percent < 1 || cfg->max_cpu_percent > 100)
+		return tier_err_set(err, -EINVAL, "daemon.max_cpu_percent: %llu is outside 1..100",
+				    (unsigned long long)cfg->max_cpu_percent);
 	if (!cfg->budget_bytes_per_s)
 		return tier_err_set(err, -EINVAL, "policy.budget_mb_per_s: must be positive");
 	for (i = 0; i < cfg->nr_pids; i++)

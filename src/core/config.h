@@ -57,6 +57,7 @@ struct tier_config {
 	uint64_t refresh_ms;		/* processes and mappings re-read; default 1000 */
 	int log_level;			/* syslog level LOG_ERR..LOG_DEBUG; default info */
 	enum tier_config_kernel_tiering kernel_tiering;	/* default disable */
+	uint64_t max_cpu_percent;	/* tierd's own CPU, % of one core; default 5, 1..100 */
 
 	/* policy: */
 	char *policy;			/* placement policy; default "tierd" */

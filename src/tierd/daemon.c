@@ -50,6 +50,7 @@ struct tierd {
 	uint64_t start_us;
 	uint64_t steps;
 	uint64_t step_errors;
+	uint64_t next_step_us;		/* CPU share: no step before this */
 	bool stop;
 	int exit_status;
 };
@@ -143,6 +144,7 @@ static struct json_object *status_json(struct tierd *d)
 			       json_object_new_double((double)(mono_us() - d->start_us) / 1e6));
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
+	json_object_object_add(o, "max_cpu_percent", json_object_new_uint64(d->cfg.max_cpu_percent));
 	json_object_object_add(o, "budget_bytes_per_s",
 			       json_object_new_uint64(d->cfg.budget_bytes_per_s));
 	if (st.has_sim_figures) {
@@ -477,7 +479,35 @@ static void drop_capabilities(const struct tierd_log *log)
 
 /* --- the step -------------------------------------------------------------- */
 
+static void step_once(struct tierd *d);
+
+static uint64_t cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 static void step(struct tierd *d)
+{
+	uint64_t now = mono_us(), cpu0;
+
+	/* The CPU share: a step that cost c microseconds of CPU is followed
+	 * by a pause of c * 100 / max_cpu_percent before the next one, so
+	 * tierd never takes more than its share of a core, however large the
+	 * managed memory (the policy then reacts more slowly, never harder). */
+	if (now < d->next_step_us)
+		return;
+	cpu0 = cpu_us();
+	step_once(d);
+	/* On a simulated machine tierd's CPU is mostly the simulated
+	 * application's: no share to keep. */
+	if (!d->args->machine)
+		d->next_step_us = now + (cpu_us() - cpu0) * 100 / d->cfg.max_cpu_percent;
+}
+
+static void step_once(struct tierd *d)
 {
 	struct tier_err err = { "" };
 	int ret;

@@ -123,6 +123,7 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.budget_bytes_per_s, 256u << 20);
 	assert_int_equal(cfg.min_rss_bytes, 64u << 20);
 	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_DISABLE);
+	assert_int_equal(cfg.max_cpu_percent, 5);
 	tier_config_release(&cfg);
 
 	assert_int_equal(load("daemon:\n"
@@ -160,6 +161,8 @@ static void test_daemon_sections(void **state)
 		     "tierd.yaml: daemon.interval_ms: 5 is outside 10..60000");
 	expect_error("daemon:\n  interval_ms: 500\n  refresh_ms: 100\n",
 		     "tierd.yaml: daemon.refresh_ms: 100 is outside interval_ms..3600000");
+	expect_error("daemon:\n  max_cpu_percent: 0\n",
+		     "tierd.yaml: daemon.max_cpu_percent: 0 is outside 1..100");
 	expect_error("daemon:\n  log_level: loud\n",
 		     "tierd.yaml:2:14: daemon.log_level: invalid ENUM value: loud");
 	expect_error("daemon:\n  kernel_tiering: fight\n",
