@@ -158,6 +158,7 @@ struct tier_sim {
 	struct tier_env env;
 	bool oracle;
 	double *weights, *prev_weights;
+	double oracle_wfrac;		/* store share the last placement assumed */
 	uint64_t *order;
 
 	/* workload */
@@ -826,7 +827,9 @@ static double model_amat(const struct tier_sim *s, const double *share, double w
 			int node = s->topo.tiers[r].nodes[0];
 			double nn = (double)s->topo.tiers[r].nr_nodes;
 			double bytes = rate * share[r] * LINES_PER_ACCESS * LINE_BYTES / nn;
-			double util = bytes * ((1 - wfrac) / s->rd_bw[node] + wfrac / s->wr_bw[node]);
+			/* As the engine counts it: every access reads, a store also
+			 * writes back. */
+			double util = bytes * (1.0 / s->rd_bw[node] + wfrac / s->wr_bw[node]);
 
 			if (r == 0)
 				util += (double)s->antagonist_bps / 1e9 / s->rd_bw[node];
@@ -914,9 +917,15 @@ static int oracle_epoch(struct tier_sim *s, const double *w)
 {
 	double *cum;
 	uint64_t i, n = s->nr_pages;
+	double wfrac = s->accesses ? (double)s->writes / (double)s->accesses : 0.2;
 
-	if (s->prev_weights && !memcmp(w, s->prev_weights, n * sizeof(*w)))
-		return 0;	/* same distribution, same placement */
+	/* Same distribution and the same mix of stores (which load the tiers'
+	 * write bandwidth), same placement. The store share is only known once
+	 * the workload ran, so it is re-checked every epoch. */
+	if (s->prev_weights && !memcmp(w, s->prev_weights, n * sizeof(*w)) &&
+	    fabs(wfrac - s->oracle_wfrac) < 0.02)
+		return 0;
+	s->oracle_wfrac = wfrac;
 	cum = malloc((n + 1) * sizeof(*cum));
 	if (!cum)
 		return -ENOMEM;
