@@ -106,6 +106,13 @@ done
 run "$B/tiersim" run --workload gups-hotset
 is "$rc" 2 "run without --policy: usage error"
 
+# The footprint follows the machine: at 1:8 the fast tier holds a smaller
+# share of the data than at 1:4, so first touch serves fewer accesses there.
+f4=$("$B/tiersim" run --workload uniform --policy static $SMALL --ratio 1:4 --json | jq '.fast_access_ratio')
+f8=$("$B/tiersim" run --workload uniform --policy static $SMALL --ratio 1:8 --json | jq '.fast_access_ratio')
+check "a 1:8 machine keeps a smaller share in the fast tier than 1:4 ($f8 < $f4)" \
+	awk -v a="$f8" -v b="$f4" 'BEGIN { exit !(a < b * 0.8) }'
+
 # The oracle is a lower bound on the whole default suite: every workload x
 # every policy, on a two- and a three-tier machine.
 for m in dram-cxl dram-cxl-slow; do

@@ -186,6 +186,47 @@ static int score_bin(double score)
 	return b < NR_BINS ? b : NR_BINS - 1;
 }
 
+static void free_state(struct tierd *t)
+{
+	free(t->pages);
+	free(t->hist);
+	free(t->cand);
+	free(t->down);
+	free(t->score);
+	free(t->reg_mean);
+	free(t->reg_shrink);
+	free(t);
+}
+
+/* Grows every per-page and per-region array to n pages (new pages start
+ * with no heat; region figures are recomputed every tick). On -ENOMEM the
+ * policy keeps working on its old size. */
+static int grow(struct tierd *t, uint64_t n)
+{
+	/* At least one slot: a daemon may start with nothing managed yet. */
+	size_t slots = n ? n : 1, nr_regions = (n >> REGION_SHIFT) + 1;
+
+	if (t->pages && n <= t->nr_pages)
+		return 0;
+#define GROW(field, count)                                                \
+	do {                                                              \
+		void *q = realloc(t->field, (count) * sizeof(*t->field)); \
+		if (!q)                                                   \
+			return -ENOMEM;                                   \
+		t->field = q;                                             \
+	} while (0)
+	GROW(cand, slots);
+	GROW(down, slots);
+	GROW(score, slots);
+	GROW(reg_mean, nr_regions);
+	GROW(reg_shrink, nr_regions);
+	GROW(pages, slots);
+#undef GROW
+	memset(t->pages + t->nr_pages, 0, (slots - t->nr_pages) * sizeof(*t->pages));
+	t->nr_pages = n;
+	return 0;
+}
+
 static int tierd_create(const struct tier_env *env, void **priv, struct tier_err *err)
 {
 	struct tierd *t = calloc(1, sizeof(*t));
@@ -194,26 +235,10 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	if (!t)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	t->env = env;
-	t->nr_pages = env->nr_pages;
 	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
-	t->pages = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->pages));
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
-	t->cand = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->cand));
-	t->down = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->down));
-	t->score = calloc(env->nr_pages ? env->nr_pages : 1, sizeof(*t->score));
-	t->reg_mean = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_mean));
-	t->reg_shrink = calloc((env->nr_pages >> REGION_SHIFT) + 1, sizeof(*t->reg_shrink));
-	if (!t->pages || !t->hist || !t->cand || !t->down || !t->score || !t->reg_mean ||
-	    !t->reg_shrink ||
-	    tier_mover_init(&t->mover, env, &t->budget)) {
-		free(t->pages);
-		free(t->hist);
-		free(t->cand);
-		free(t->down);
-		free(t->score);
-		free(t->reg_mean);
-		free(t->reg_shrink);
-		free(t);
+	if (!t->hist || grow(t, env->nr_pages) || tier_mover_init(&t->mover, env, &t->budget)) {
+		free_state(t);
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
 	tier_node_rank_map(env->topo, t->node_rank);
@@ -235,14 +260,7 @@ static void tierd_destroy(void *priv)
 	struct tierd *t = priv;
 
 	tier_mover_release(&t->mover);
-	free(t->pages);
-	free(t->hist);
-	free(t->cand);
-	free(t->down);
-	free(t->score);
-	free(t->reg_mean);
-	free(t->reg_shrink);
-	free(t);
+	free_state(t);
 }
 
 static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses,
@@ -649,46 +667,8 @@ static int tierd_tick(void *priv, uint64_t now_us)
 static int tierd_resize(void *priv)
 {
 	struct tierd *t = priv;
-	uint64_t n = t->env->nr_pages;
-	struct tierd_page *p;
-	uint64_t *c;
 
-	if (n <= t->nr_pages)
-		return 0;
-	p = realloc(t->pages, n * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	t->pages = p;
-	c = realloc(t->cand, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	t->cand = c;
-	c = realloc(t->down, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	t->down = c;
-	{
-		float *sc = realloc(t->score, n * sizeof(*sc));
-
-		if (!sc)
-			return -ENOMEM;
-		t->score = sc;
-	}
-	{
-		size_t nr = (n >> REGION_SHIFT) + 1;
-		float *f = realloc(t->reg_mean, nr * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		t->reg_mean = f;
-		f = realloc(t->reg_shrink, nr * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		t->reg_shrink = f;
-	}
-	memset(t->pages + t->nr_pages, 0, (n - t->nr_pages) * sizeof(*p));
-	t->nr_pages = n;
-	return 0;
+	return grow(t, t->env->nr_pages);
 }
 
 static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
