@@ -170,19 +170,12 @@ static int reload(struct tierd *d, struct tier_err *err)
 		ret = tier_config_init(&fresh);
 	else
 		ret = tier_config_load_file(d->args->config, &fresh, err);
-	if (ret) {
-		tierd_log(&d->log, LOG_ERR, "reload rejected, keeping the running configuration: %s",
-			  err->msg);
-		tier_config_release(&fresh);
-		return ret;
-	}
+	if (ret)
+		goto out_reject;
 	if (strcmp(fresh.policy, d->cfg.policy) && !tier_policy_find(fresh.policy)) {
 		ret = tier_err_set(err, -EINVAL, "%s: policy.name: unknown policy '%s'",
 				   d->args->config, fresh.policy);
-		tierd_log(&d->log, LOG_ERR, "reload rejected, keeping the running configuration: %s",
-			  err->msg);
-		tier_config_release(&fresh);
-		return ret;
+		goto out_reject;
 	}
 	if (strcmp(fresh.socket_path, d->cfg.socket_path) || fresh.nr_tiers != d->cfg.nr_tiers ||
 	    strcmp(fresh.sysfs_root, d->cfg.sysfs_root))
@@ -193,11 +186,8 @@ static int reload(struct tierd *d, struct tier_err *err)
 		struct tier_loop nl;
 
 		ret = tier_loop_init(&nl, d->be->env, pol, d->be->tracker, d->be->tracker_priv, err);
-		if (ret) {
-			tierd_log(&d->log, LOG_ERR, "reload rejected: %s", err->msg);
-			tier_config_release(&fresh);
-			return ret;
-		}
+		if (ret)
+			goto out_reject;
 		tier_loop_release(&d->loop);
 		d->loop = nl;
 		tierd_log(&d->log, LOG_INFO, "policy is now %s", pol->name);
@@ -220,6 +210,11 @@ static int reload(struct tierd *d, struct tier_err *err)
 		return tier_err_set(err, ret, "timer: %s", strerror(-ret));
 	tierd_log(&d->log, LOG_INFO, "configuration reloaded from %s", d->args->config);
 	return 0;
+out_reject:
+	tierd_log(&d->log, LOG_ERR, "reload rejected, keeping the running configuration: %s",
+		  err->msg);
+	tier_config_release(&fresh);
+	return ret;
 }
 
 /* --- control socket ---------------------------------------------------------- */
