@@ -16,11 +16,28 @@ trap cleanup EXIT
 
 wait_socket() {
 	local i
-	for i in $(seq 1 50); do
+	for i in $(seq 1 300); do
 		"$B/tierctl" status --socket "$SOCK" >/dev/null 2>&1 && return 0
 		sleep 0.1
 	done
 	return 1
+}
+
+# until SECONDS CMD...: polls CMD every 0.1 s until it succeeds or SECONDS
+# pass (a loaded machine slows the daemon; a fixed sleep would be a race).
+until_ok() {
+	local deadline=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+promoted() {
+	"$B/tierctl" status --socket "$SOCK" --json | jq -e '.promoted_bytes > 0' >/dev/null
+}
+interval_is() {
+	[ "$("$B/tierctl" status --socket "$SOCK" --json | jq '.interval_ms')" = "$1" ]
 }
 
 printf 'daemon:\n  interval_ms: 100\npolicy:\n  name: tierd\n' >"$CONF"
@@ -28,7 +45,7 @@ printf 'daemon:\n  interval_ms: 100\npolicy:\n  name: tierd\n' >"$CONF"
 PID=$!
 check "tierd on sim:dram-cxl answers on its socket" wait_socket
 
-sleep 2
+until_ok 30 promoted
 run "$B/tierctl" status --socket "$SOCK" --json
 is "$rc" 0 "status --json exits 0"
 is "$(echo "$out" | jq -c '[has("tiers"), has("promoted_bytes"), has("demoted_bytes"), has("tracker"), has("cpu_seconds")] | all')" true \
@@ -63,7 +80,7 @@ check "state is kept across reloads (steps go on)" test "$(echo "$out" | jq '.st
 
 printf 'daemon:\n  interval_ms: 50\n' >"$CONF"
 kill -HUP "$PID"
-sleep 0.5
+until_ok 30 interval_is 50
 run "$B/tierctl" status --socket "$SOCK" --json
 is "$(echo "$out" | jq '.interval_ms')" 50 "SIGHUP reloads"
 

@@ -116,7 +116,7 @@ fi
 SOCK=$TMP/tierd.sock
 "$B/tierd" --machine sim:dram-cxl --socket "$SOCK" --foreground 2>"$TMP/log" &
 PID=$!
-for _ in $(seq 1 50); do
+for _ in $(seq 1 300); do
 	[ -S "$SOCK" ] && "$B/tierctl" status --socket "$SOCK" >/dev/null 2>&1 && break
 	sleep 0.1
 done
