@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/groups.h"
 #include "core/ops.h"
 #include "core/topology.h"
 
@@ -108,6 +109,9 @@ struct tier_env {
 	const uint8_t *page_node;		/* [nr_pages], TIER_NODE_NONE = absent */
 	const uint8_t *page_owner;		/* [nr_pages] tenant/cgroup id, or NULL */
 	const uint8_t *page_hint;		/* [nr_pages] enum tier_hint, or NULL */
+	/* Control groups' tier rules over page_owner (core/groups.h), or
+	 * NULL: no rules. The backend may change them between steps. */
+	const struct tier_groups *groups;
 	unsigned page_shift;			/* 12 for 4 KiB pages */
 	unsigned obs_kinds;			/* what the tracker will deliver */
 
@@ -125,6 +129,19 @@ struct tier_env {
 	/* Work counter the policy bumps for its own CPU cost: one unit per
 	 * page or observation it visits (the loop converts to time). */
 	uint64_t *work_units;
+};
+
+/* What a policy tells about one page (tierctl explain). */
+struct tier_page_explain {
+	double long_rate;		/* accesses/s, long-term frequency */
+	double short_rate;		/* accesses/s, recent momentum */
+	double heat;			/* predicted accesses/s */
+	double score;			/* heat bent by intent (hints) */
+	int target_rank;		/* the tier the policy wants it in; -1 unknown */
+	int group;			/* its control group (core/groups.h) */
+	uint64_t moved_ago_ms;		/* since it last moved; UINT64_MAX never */
+	char last_move[80];		/* why it last moved */
+	char verdict[160];		/* why it is where it is, or what holds it back */
 };
 
 /* A placement policy. */
@@ -159,6 +176,10 @@ struct tier_policy_ops {
 	/* Optional. Pages [first, first + nr) went away (unmapped, process
 	 * exited); their ids may be reused. Forget their state. */
 	void (*forget)(void *priv, uint64_t first, uint64_t nr);
+	/* Optional. Fills out for one page. Returns 0, -ENOENT (no such
+	 * page) or -EOPNOTSUPP. */
+	int (*explain)(void *priv, uint64_t page, uint64_t now_us,
+		       struct tier_page_explain *out);
 	/* Optional. Bytes of the policy's own metadata. */
 	size_t (*metadata_bytes)(void *priv);
 };

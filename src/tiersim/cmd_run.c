@@ -69,6 +69,27 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
 	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
 	json_object_object_add(o, "thp", json_object_new_boolean(r->thp));
+	if (r->nr_tenants > 1) {
+		struct json_object *ts = json_object_new_array();
+
+		for (i = 0; i < r->nr_tenants; i++) {
+			const struct tier_sim_tenant_result *t = &r->tenant[i];
+			struct json_object *to = json_object_new_object();
+			struct json_object *pg = json_object_new_array(), *pk = json_object_new_array();
+
+			json_object_object_add(to, "tenant", json_object_new_int((int)i));
+			json_object_object_add(to, "accesses", json_object_new_uint64(t->accesses));
+			json_object_object_add(to, "amat_ns", json_object_new_double(t->amat_ns));
+			for (j = 0; j < r->nr_tiers; j++) {
+				json_object_array_add(pg, json_object_new_uint64(t->pages[j]));
+				json_object_array_add(pk, json_object_new_uint64(t->peak_pages[j]));
+			}
+			json_object_object_add(to, "pages_by_tier", pg);
+			json_object_object_add(to, "peak_pages_by_tier", pk);
+			json_object_array_add(ts, to);
+		}
+		json_object_object_add(o, "tenants", ts);
+	}
 	return o;
 }
 
@@ -95,6 +116,17 @@ static void print_result(const struct tier_sim_result *r)
 	printf("  ping-pong pages    %llu\n", (unsigned long long)r->pingpong_pages);
 	printf("  policy CPU         %.3f s\n", r->policy_cpu_s);
 	printf("  policy metadata    %s\n", tier_format_bytes(r->metadata_bytes, b1, sizeof(b1)));
+	for (i = 0; r->nr_tenants > 1 && i < r->nr_tenants; i++) {
+		const struct tier_sim_tenant_result *t = &r->tenant[i];
+
+		printf("  tenant %zu           AMAT %.2f ns over %llu accesses; pages per tier now (most after %llu s):",
+		       i, t->amat_ns, (unsigned long long)t->accesses,
+		       (unsigned long long)(TIER_SIM_SETTLE_US / 1000000));
+		for (j = 0; j < r->nr_tiers; j++)
+			printf(" %llu (%llu)", (unsigned long long)t->pages[j],
+			       (unsigned long long)t->peak_pages[j]);
+		printf("\n");
+	}
 }
 
 /* Options shared by run and compare. */
@@ -105,7 +137,74 @@ struct sim_opts {
 	const char *timeline;
 	const char *plot;
 	bool json;
+	struct tier_groups groups;	/* --cgroup */
 };
+
+/* --cgroup TENANT[,tier-max=RANK=AMOUNT][,tier-min=RANK=AMOUNT][,weight=N]:
+ * the tenant's rule, in a group of its own. Returns 0 or 2 after saying
+ * what is wrong. */
+static int parse_cgroup(const char *verb, const char *arg, struct tier_groups *g)
+{
+	char buf[256], *tok, *save = NULL, *end;
+	struct tier_group_rule rule;
+	struct tier_err err = { "" };
+	unsigned long tenant;
+	size_t k;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		fprintf(stderr, "tiersim %s: --cgroup: too long\n", verb);
+		return 2;
+	}
+	strcpy(buf, arg);
+	memset(&rule, 0, sizeof(rule));
+	tok = strtok_r(buf, ",", &save);
+	errno = 0;
+	tenant = tok ? strtoul(tok, &end, 10) : 0;
+	if (!tok || *end || errno || tok[0] == '-' || tenant >= TIER_SIM_MAX_TENANTS) {
+		fprintf(stderr, "tiersim %s: --cgroup '%s': expected a tenant 0..%d first\n", verb,
+			arg, TIER_SIM_MAX_TENANTS - 1);
+		return 2;
+	}
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		int ret = 0;
+
+		if (!strncmp(tok, "tier-max=", 9)) {
+			ret = tier_group_rule_set(&rule, "max", tok + 9, &err);
+		} else if (!strncmp(tok, "tier-min=", 9)) {
+			ret = tier_group_rule_set(&rule, "min", tok + 9, &err);
+		} else if (!strncmp(tok, "weight=", 7)) {
+			unsigned long w;
+
+			errno = 0;
+			w = strtoul(tok + 7, &end, 10);
+			if (*end || errno || !w || w > TIER_GROUP_MAX_WEIGHT || tok[7] == '-')
+				ret = tier_err_set(&err, -EINVAL, "weight must be 1..%d",
+						   TIER_GROUP_MAX_WEIGHT);
+			rule.weight = (uint32_t)w;
+		} else {
+			ret = tier_err_set(&err, -EINVAL, "'%s': expected tier-max=, tier-min= or weight=",
+					   tok);
+		}
+		if (ret) {
+			fprintf(stderr, "tiersim %s: --cgroup '%s': %s\n", verb, arg, err.msg);
+			return 2;
+		}
+	}
+	if (tier_group_rule_check(&rule, &err)) {
+		fprintf(stderr, "tiersim %s: --cgroup '%s': %s\n", verb, arg, err.msg);
+		return 2;
+	}
+	if (g->nr == 0)
+		tier_groups_init(g);
+	for (k = 1; k < g->nr; k++)
+		if (g->owner_group[tenant] == k) {
+			fprintf(stderr, "tiersim %s: --cgroup: tenant %lu given twice\n", verb, tenant);
+			return 2;
+		}
+	g->rule[g->nr] = rule;
+	g->owner_group[tenant] = (uint8_t)g->nr++;
+	return 0;
+}
 
 static int parse_u64(const char *s, uint64_t *out)
 {
@@ -154,6 +253,7 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 		{ "plot", required_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "thp", no_argument, NULL, 'H' },
+		{ "cgroup", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -226,6 +326,14 @@ static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *
 		case 'H':
 			o->p.thp = true;
 			break;
+		case 'C': {
+			int ret = parse_cgroup(verb, optarg, &o->groups);
+
+			if (ret)
+				return ret;
+			o->p.groups = &o->groups;
+			break;
+		}
 		case 'h':
 			return -1;
 		default:
@@ -264,9 +372,11 @@ static void run_usage(FILE *out)
 		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
 		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
 		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--json]\n"
+		"                   [--cgroup TENANT[,tier-max=RANK=SIZE|PCT][,tier-min=RANK=SIZE|PCT][,weight=N]]...\n"
 		"  Simulates workload W on machine M under policy P (see tiersim list);\n"
 		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
 		"  --thp       2 MiB pages (THP) instead of 4 KiB\n"
+		"  --cgroup    a tenant's share of each tier, as tierctl cgroup set (docs/cgroups.md)\n"
 		"  --duration  simulated seconds (default 20)   --unit  bytes per ratio unit (default 32 MiB)\n"
 		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
 }

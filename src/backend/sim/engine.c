@@ -170,6 +170,11 @@ struct tier_sim {
 	uint64_t moved[TIER_SIM_MAX_TIERS][TIER_SIM_MAX_TIERS];
 	uint64_t pingpong;
 	uint64_t fast_accesses;
+	size_t nr_tenants;
+	uint64_t tenant_acc[TIER_SIM_MAX_TENANTS];
+	double tenant_ns[TIER_SIM_MAX_TENANTS];
+	uint64_t tenant_peak[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS];
+	struct tier_groups groups;
 	/* run state */
 	struct tier_sim_params p;
 	double duration_ns;
@@ -655,6 +660,12 @@ static const struct tier_tracker_ops sim_tracker_ops = {
  * THP the whole 2 MiB unit is allocated on the first node with room for it;
  * when none has, its pages go one by one (the kernel falls back to 4 KiB
  * pages). Returns 0 or -ENOMEM. */
+/* The tenant a page belongs to, for the first touch before the run. */
+static uint8_t owner_at(const struct tier_sim *s, uint64_t p)
+{
+	return s->wl->page_tenant ? (uint8_t)s->wl->page_tenant(s->wl_priv, p) : 0;
+}
+
 static int first_touch(struct tier_sim *s, uint64_t p, uint8_t tenant)
 {
 	uint64_t base = p, len = 1, need = 0, q;
@@ -718,6 +729,8 @@ process_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, con
 		}
 		t += s->lat_ns[node];
 		s->acc_node[node]++;
+		s->tenant_acc[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)]++;
+		s->tenant_ns[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)] += s->lat_ns[node];
 		fp = p & mask;
 		f = s->flags[fp];
 		if (a[i].write) {
@@ -1107,7 +1120,7 @@ static int setup_pages(struct tier_sim *s, struct tier_err *err)
 			perm[j] = t;
 		}
 		for (i = 0; i < units; i++)
-			first_touch(s, perm[i] << THP_SHIFT, 0);	/* fits: checked above */
+			first_touch(s, perm[i] << THP_SHIFT, owner_at(s, perm[i] << THP_SHIFT));
 		free(perm);
 		return 0;
 	}
@@ -1125,6 +1138,7 @@ static int setup_pages(struct tier_sim *s, struct tier_err *err)
 
 			if (s->used_pages[c] < s->cap_pages[c]) {
 				place_page(s, perm[i], c);
+				s->page_owner[perm[i]] = owner_at(s, perm[i]);
 				break;
 			}
 		}
@@ -1141,6 +1155,36 @@ static void timeline_header(const struct tier_sim *s, FILE *f)
 	for (r = 0; r < s->nr_tiers; r++)
 		fprintf(f, ",tier%zu_used_pages,tier%zu_latency_ns", r, r);
 	fprintf(f, "\n");
+}
+
+/* Pages per tenant and tier now. */
+static void tenant_pages(const struct tier_sim *s,
+			 uint64_t pages[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS])
+{
+	uint64_t p;
+
+	memset(pages, 0, sizeof(uint64_t) * TIER_SIM_MAX_TENANTS * TIER_SIM_MAX_TIERS);
+	for (p = 0; p < s->nr_pages; p++) {
+		uint8_t n = s->page_node[p];
+
+		if (n != TIER_NODE_NONE && s->page_owner[p] < TIER_SIM_MAX_TENANTS)
+			pages[s->page_owner[p]][s->node_rank[n]]++;
+	}
+}
+
+/* Keeps each tenant's most pages per tier after the settling time. */
+static void tenant_census(struct tier_sim *s)
+{
+	uint64_t pages[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS];
+	size_t k, r;
+
+	if (s->nr_tenants < 2 || s->app_ns < TIER_SIM_SETTLE_US * 1e3)
+		return;
+	tenant_pages(s, pages);
+	for (k = 0; k < s->nr_tenants; k++)
+		for (r = 0; r < s->nr_tiers; r++)
+			if (pages[k][r] > s->tenant_peak[k][r])
+				s->tenant_peak[k][r] = pages[k][r];
 }
 
 static void timeline_row(struct tier_sim *s, FILE *f)
@@ -1260,6 +1304,7 @@ static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 			s->nr_obs = 0;
 		if (s->app_ns >= s->next_epoch) {
 			timeline_row(s, p->timeline);
+			tenant_census(s);
 			while (s->next_epoch <= s->app_ns)
 				s->next_epoch += EPOCH_NS;
 		}
@@ -1421,6 +1466,13 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 	s->env.nr_pages = s->nr_pages;
 	s->env.page_node = s->page_node;
 	s->env.page_owner = s->page_owner;
+	s->nr_tenants = s->wl->nr_tenants ? s->wl->nr_tenants(s->wl_priv) : 1;
+	if (s->nr_tenants > TIER_SIM_MAX_TENANTS)
+		s->nr_tenants = TIER_SIM_MAX_TENANTS;
+	if (p->groups) {
+		s->groups = *p->groups;
+		s->env.groups = &s->groups;
+	}
 	s->env.page_shift = PAGE_SHIFT;
 	s->env.obs_kinds = sim_tracker_ops.kinds;
 	s->env.migrator = &sim_migrator_ops;
@@ -1474,6 +1526,22 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes + s->nr_regions * sizeof(struct damon_region);
 	r->thp = s->thp;
+	r->nr_tenants = s->nr_tenants;
+	{
+		uint64_t pages[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS];
+
+		tenant_pages(s, pages);
+		for (i = 0; i < s->nr_tenants; i++) {
+			struct tier_sim_tenant_result *t = &r->tenant[i];
+
+			t->accesses = s->tenant_acc[i];
+			t->amat_ns = s->tenant_acc[i] ? s->tenant_ns[i] / (double)s->tenant_acc[i] : 0;
+			for (j = 0; j < s->nr_tiers; j++) {
+				t->pages[j] = pages[i][j];
+				t->peak_pages[j] = s->tenant_peak[i][j];
+			}
+		}
+	}
 }
 
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,

@@ -31,8 +31,9 @@
 
 #include "backend/sim/machine.h"
 #include "core/err.h"
+#include "core/groups.h"
 
-enum { TIER_SIM_MAX_TIERS = 8 };
+enum { TIER_SIM_MAX_TIERS = 8, TIER_SIM_MAX_TENANTS = 8 };
 
 struct tier_sim_params {
 	const char *machine;		/* preset name, or a label for preset */
@@ -47,6 +48,9 @@ struct tier_sim_params {
 	uint64_t duration_us;		/* simulated run length */
 	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
 	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
+	/* Control groups over the workload's tenants (owner id = tenant),
+	 * copied at tier_sim_new(); NULL: none. */
+	const struct tier_groups *groups;
 	FILE *timeline;			/* per-epoch CSV, or NULL */
 	/* Progress callback (fraction done), or NULL. */
 	void (*progress)(void *ctx, double done);
@@ -77,7 +81,20 @@ struct tier_sim_result {
 	double sim_time_s;		/* simulated application time */
 	size_t metadata_bytes;
 	bool thp;			/* ran with 2 MiB pages */
+	/* Per tenant of the workload (the first TIER_SIM_MAX_TENANTS). */
+	size_t nr_tenants;
+	struct tier_sim_tenant_result {
+		uint64_t accesses;
+		double amat_ns;			/* idle-or-loaded latency, stalls apart */
+		uint64_t pages[TIER_SIM_MAX_TIERS];	/* at the end, per tier */
+		/* Most pages per tier at any 100 ms epoch after the first
+		 * TIER_SIM_SETTLE_US (first touch is the kernel's, not the
+		 * policy's). */
+		uint64_t peak_pages[TIER_SIM_MAX_TIERS];
+	} tenant[TIER_SIM_MAX_TENANTS];
 };
+
+#define TIER_SIM_SETTLE_US UINT64_C(2000000)
 
 /* Runs one simulation: tier_sim_new(), then the shared driving loop
  * (core/loop.h) stepping every env interval, then tier_sim_result().

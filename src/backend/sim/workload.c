@@ -157,6 +157,17 @@ static unsigned nr_tenants(void *priv)
 	return ((struct gen *)priv)->nr_pat;
 }
 
+static unsigned page_tenant(void *priv, uint64_t page)
+{
+	const struct gen *g = priv;
+	unsigned k;
+
+	for (k = 0; k < g->nr_pat; k++)
+		if (page >= g->pat[k].base && page < g->pat[k].base + g->pat[k].len)
+			return k;
+	return 0;
+}
+
 static void gen_destroy(void *priv)
 {
 	struct gen *g = priv;
@@ -416,6 +427,7 @@ static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workl
 		.weights = gen_weights,                                                  \
 		.antagonist_bytes_per_s = gen_antagonist,                                \
 		.nr_tenants = nr_tenants,                                                \
+		.page_tenant = page_tenant,                                              \
 	}
 
 GEN_WORKLOAD(wl_hotset, "gups-hotset", "hot set of 0.4F takes 90% of updates", setup_hotset, 0);

@@ -50,6 +50,9 @@ struct tier_sim_workload_ops {
 	int (*rewind)(void *priv, struct tier_err *err);
 	/* Optional. Number of tenants (processes); 1 when NULL. */
 	unsigned (*nr_tenants)(void *priv);
+	/* Optional. The tenant whose page `page` is (first touch before the
+	 * run: the owner of each page); 0 when NULL. */
+	unsigned (*page_tenant)(void *priv, uint64_t page);
 };
 
 /* Built-in workloads, terminated by NULL. */

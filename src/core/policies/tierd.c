@@ -21,9 +21,18 @@
  * long time constant > its cost), must clear the threshold by a margin
  * (hysteresis), and a page that moved waits a cool-down before it may move
  * back (ping-pong damping). Everything within the migration budget.
+ *
+ * Control groups (core/groups.h): a group's cap on a tier demotes its
+ * coldest pages there first and blocks promotions past it, and its pages
+ * spilling from a faster tier skip a tier whose cap it reached; a group at
+ * or below its min in a tier is no other group's victim there; with
+ * weights, shares of each tier are split by weighted max-min fairness
+ * over the pages each group has in use, and a group below its share
+ * displaces the coldest pages of a group above its share.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +71,41 @@ enum tierd_reason {
 	TIERD_REASON_DEMOTE_SKIP,	/* cold for long: straight past the next tier */
 	TIERD_REASON_DEMOTE_HEADROOM,	/* cold, freed headroom for promotions */
 	TIERD_REASON_DEMOTE_ADVISED,	/* advised cold (libtier, tierctl hint) */
+	TIERD_REASON_DEMOTE_CAP,	/* its group was over its cap of the tier */
+	TIERD_REASON_DEMOTE_SHARE,	/* displaced: its group was over its share */
+	TIERD_REASON_PROMOTE_SHARE,	/* its group was below its share */
+	TIERD_REASON__COUNT,
+};
+
+static const char *const reason_text[TIERD_REASON__COUNT] = {
+	[TIERD_REASON_NONE] = "never moved",
+	[TIERD_REASON_PROMOTE_ROOM] = "promoted: hot, and the tier had room",
+	[TIERD_REASON_PROMOTE_EXCHANGE] = "promoted: hot, exchanged for a colder page",
+	[TIERD_REASON_DEMOTE_EXCHANGE] = "demoted: made room for a hotter page",
+	[TIERD_REASON_DEMOTE_SKIP] = "demoted past the next tier: cold for long",
+	[TIERD_REASON_DEMOTE_HEADROOM] = "demoted: cold, freed headroom for promotions",
+	[TIERD_REASON_DEMOTE_ADVISED] = "demoted: advised cold",
+	[TIERD_REASON_DEMOTE_CAP] = "demoted: its control group was over its cap of the tier",
+	[TIERD_REASON_DEMOTE_SHARE] = "demoted: its control group was over its share of the tier",
+	[TIERD_REASON_PROMOTE_SHARE] = "promoted: its control group was below its share of the tier",
+};
+
+/* A page used less than this (accesses/s) does not count toward its
+ * group's demand for fast memory. */
+#define DEMAND_MIN_RATE 1.0
+/* An index of down[] whose page an exchange already took. */
+#define TAKEN UINT64_MAX
+
+/* Control groups' figures for one tick; kept current as moves queue. */
+struct tierd_groups {
+	bool active;			/* any rule applies */
+	bool shares;			/* some group set a weight */
+	size_t nr;
+	uint64_t use[TIER_GROUPS_MAX][8];	/* present pages per tier */
+	uint64_t max[TIER_GROUPS_MAX][8];	/* UINT64_MAX: none */
+	uint64_t min[TIER_GROUPS_MAX][8];	/* 0: none */
+	uint64_t share[TIER_GROUPS_MAX][8];	/* fair share; UINT64_MAX: no weights */
+	uint64_t demand[TIER_GROUPS_MAX];	/* pages in use */
 };
 
 struct tierd_page {
@@ -91,6 +135,7 @@ struct tierd {
 	uint64_t *cand;			/* promotion candidates */
 	uint64_t *down;			/* pages of the tier being filled */
 	float *score;			/* this tick's score per page */
+	struct tierd_groups *gs;
 };
 
 /* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
@@ -195,6 +240,7 @@ static void free_state(struct tierd *t)
 	free(t->score);
 	free(t->reg_mean);
 	free(t->reg_shrink);
+	free(t->gs);
 	free(t);
 }
 
@@ -237,7 +283,8 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	t->env = env;
 	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
-	if (!t->hist || grow(t, env->nr_pages) || tier_mover_init(&t->mover, env, &t->budget)) {
+	t->gs = calloc(1, sizeof(*t->gs));
+	if (!t->hist || !t->gs || grow(t, env->nr_pages) || tier_mover_init(&t->mover, env, &t->budget)) {
 		free_state(t);
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
@@ -529,16 +576,265 @@ static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
 	return hot - cold > SWAP_Z * noise;
 }
 
+static size_t group_of(const struct tierd *t, uint64_t i)
+{
+	const struct tier_env *env = t->env;
+	size_t g;
+
+	if (!env->groups || !env->page_owner)
+		return 0;
+	g = env->groups->owner_group[env->page_owner[i]];
+	return g < t->gs->nr ? g : 0;
+}
+
+static bool saturating_add(uint64_t *sum, uint64_t v)
+{
+	if (*sum > UINT64_MAX - v) {
+		*sum = UINT64_MAX;
+		return false;
+	}
+	*sum += v;
+	return true;
+}
+
+/* Counts each group's pages per tier and what it uses, resolves its
+ * limits to pages, and splits contended tiers by weight. */
+static void groups_update(struct tierd *t)
+{
+	const struct tier_groups *gr = t->env->groups;
+	struct tierd_groups *gs = t->gs;
+	uint64_t cap[8], i;
+	size_t g, r;
+
+	gs->active = false;
+	gs->shares = false;
+	if (!gr || !t->env->page_owner || gr->nr <= 1)
+		return;
+	gs->nr = gr->nr < TIER_GROUPS_MAX ? gr->nr : TIER_GROUPS_MAX;
+	for (r = 0; r < t->nr_tiers; r++) {
+		uint64_t total, free;
+
+		tier_tier_pages(t->env, (int)r, &total, &free);
+		cap[r] = total;
+	}
+	for (g = 0; g < gs->nr; g++) {
+		const struct tier_group_rule *rule = &gr->rule[g];
+
+		for (r = 0; r < t->nr_tiers; r++) {
+			gs->max[g][r] = tier_amount_pages(&rule->max[r], cap[r], t->env->page_shift);
+			gs->min[g][r] = rule->min[r].kind == TIER_AMOUNT_NONE ? 0 :
+					tier_amount_pages(&rule->min[r], cap[r], t->env->page_shift);
+			gs->share[g][r] = UINT64_MAX;
+			if (gs->max[g][r] != UINT64_MAX || gs->min[g][r])
+				gs->active = true;
+		}
+		if (rule->weight)
+			gs->active = gs->shares = true;
+	}
+	if (!gs->active)
+		return;
+	memset(gs->use, 0, sizeof(gs->use));
+	memset(gs->demand, 0, sizeof(gs->demand));
+	for (i = 0; i < t->nr_pages; i++) {
+		int cur = tier_page_rank(t->env, t->node_rank, i);
+
+		if (cur < 0)
+			continue;
+		g = group_of(t, i);
+		gs->use[g][cur]++;
+		if (t->score[i] >= DEMAND_MIN_RATE)
+			gs->demand[g]++;
+	}
+	*t->env->work_units += t->nr_pages;
+	if (!gs->shares)
+		return;
+	/* Shares of tiers 0..r together, by weighted max-min fairness; a
+	 * tier's share is the difference of two such splits. */
+	{
+		uint64_t floor[TIER_GROUPS_MAX], ceil[TIER_GROUPS_MAX], cum[TIER_GROUPS_MAX];
+		uint64_t prev[TIER_GROUPS_MAX] = { 0 }, room = 0;
+		uint32_t w[TIER_GROUPS_MAX];
+
+		memset(floor, 0, sizeof(floor));
+		for (g = 0; g < gs->nr; g++) {
+			ceil[g] = 0;
+			w[g] = gr->rule[g].weight ? gr->rule[g].weight : TIER_GROUP_DEFAULT_WEIGHT;
+		}
+		for (r = 0; r + 1 < t->nr_tiers; r++) {
+			room += r == 0 ? cap[0] - cap[0] * HEADROOM_BP / 10000 : cap[r];
+			for (g = 0; g < gs->nr; g++) {
+				saturating_add(&floor[g], gs->min[g][r]);
+				saturating_add(&ceil[g], gs->max[g][r]);
+			}
+			tier_fair_share(gs->nr, gs->demand, floor, ceil, w, room, cum);
+			for (g = 0; g < gs->nr; g++) {
+				gs->share[g][r] = cum[g] > prev[g] ? cum[g] - prev[g] : 0;
+				prev[g] = cum[g];
+			}
+		}
+	}
+}
+
+/* The first tier from want down that group g may still take pages into
+ * (its cap there not reached); the slowest tier takes what is left. */
+static int allowed_rank(const struct tierd *t, size_t g, int want)
+{
+	int last = (int)t->nr_tiers - 1;
+
+	if (!t->gs->active)
+		return want;
+	while (want < last && t->gs->use[g][want] >= t->gs->max[g][want])
+		want++;
+	return want;
+}
+
+/* Queues a move and keeps the groups' figures current. */
+static bool queue_move(struct tierd *t, uint64_t p, int from, int to, uint64_t now_us,
+		       uint8_t reason)
+{
+	if (!tier_mover_add(&t->mover, p, to))
+		return false;
+	mark_moved(t, p, now_us, reason);
+	if (t->gs->active && from >= 0) {
+		size_t g = group_of(t, p);
+
+		if (t->gs->use[g][from])
+			t->gs->use[g][from]--;
+		t->gs->use[g][to]++;
+	}
+	return true;
+}
+
+static bool at_cap(const struct tierd *t, size_t g, int r)
+{
+	return t->gs->active && t->gs->use[g][r] >= t->gs->max[g][r];
+}
+
+static bool under_share(const struct tierd *t, size_t g, int r)
+{
+	return t->gs->shares && t->gs->use[g][r] < t->gs->share[g][r];
+}
+
+static bool over_share(const struct tierd *t, size_t g, int r)
+{
+	return t->gs->shares && t->gs->use[g][r] > t->gs->share[g][r];
+}
+
+/* A page of group g in tier r that another group may not take: the group
+ * holds no more than its min there. */
+static bool protected_by_min(const struct tierd *t, size_t g, int r)
+{
+	return t->gs->active && t->gs->use[g][r] <= t->gs->min[g][r];
+}
+
+/* Whether promoting up into tier r may displace down. 1: by the groups'
+ * shares, whatever the heat; 0: by heat (exchange_pays); -1: never. */
+static int victim_rule(const struct tierd *t, uint64_t up, uint64_t down, int r)
+{
+	size_t a, b;
+
+	if (!t->gs->active)
+		return 0;
+	a = group_of(t, up);
+	b = group_of(t, down);
+	if (a == b)
+		return 0;
+	if (protected_by_min(t, b, r))
+		return -1;
+	if (t->gs->shares) {
+		bool a_under = under_share(t, a, r), b_over = over_share(t, b, r);
+
+		if (a_under && b_over)
+			return 1;
+		if (!a_under && !b_over)
+			return -1;
+	}
+	return 0;
+}
+
+/* Demotes the coldest pages of every group over its cap of tier r until
+ * it is within. Returns false when the budget ran out. */
+static bool enforce_caps(struct tierd *t, int r, uint64_t now_us)
+{
+	const uint64_t page_bytes = UINT64_C(1) << t->env->page_shift;
+	size_t g, n = 0, k;
+	bool over = false;
+	uint64_t i;
+
+	if (!t->gs->active)
+		return true;
+	for (g = 0; g < t->gs->nr; g++)
+		over |= t->gs->use[g][r] > t->gs->max[g][r];
+	if (!over)
+		return true;
+	for (i = 0; i < t->nr_pages; i++) {
+		if (tier_page_rank(t->env, t->node_rank, i) != r)
+			continue;
+		g = group_of(t, i);
+		if (t->gs->use[g][r] > t->gs->max[g][r])
+			t->cand[n++] = i;
+	}
+	*t->env->work_units += t->nr_pages;
+	if (n)
+		qsort_r(t->cand, n, sizeof(*t->cand), cmp_score_asc, t);
+	for (k = 0; k < n; k++) {
+		uint64_t p = t->cand[k];
+		int to;
+
+		g = group_of(t, p);
+		if (t->gs->use[g][r] <= t->gs->max[g][r])
+			continue;
+		if (tier_mover_budget_left(&t->mover) < page_bytes)
+			return false;
+		to = target_rank(t, score_bin((double)t->score[p]));
+		to = allowed_rank(t, g, to > r ? to : r + 1);
+		queue_move(t, p, r, to, now_us, TIERD_REASON_DEMOTE_CAP);
+	}
+	return true;
+}
+
+/* The victim in down[j..nr) for promoting up into r: for a group below its
+ * share, the coldest page of a group above its share; else the coldest
+ * page that may go. Returns its index, or nr when none; *rule receives
+ * victim_rule() for it. */
+static size_t pick_victim(const struct tierd *t, const uint64_t *down, size_t j, size_t nr,
+			  uint64_t up, int r, uint64_t now_us, int *rule)
+{
+	size_t k;
+
+	if (t->gs->shares && under_share(t, group_of(t, up), r)) {
+		for (k = j; k < nr; k++) {
+			if (down[k] == TAKEN || cooling_down(t, down[k], now_us))
+				continue;
+			if (victim_rule(t, up, down[k], r) == 1) {
+				*rule = 1;
+				return k;
+			}
+		}
+	}
+	for (k = j; k < nr; k++) {
+		if (down[k] == TAKEN || cooling_down(t, down[k], now_us))
+			continue;
+		*rule = victim_rule(t, up, down[k], r);
+		if (*rule >= 0)
+			return k;
+	}
+	return nr;
+}
+
 /* Fills tier rank r: promotes the hottest pages below it that belong at r
  * or above, into free room first, then by exchanging them for the coldest
  * pages of r while the exchange pays. Returns false when the budget ran out. */
 static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 {
 	const struct tier_env *env = t->env;
-	size_t nr_up = 0, nr_down = 0, k, j = 0;
+	size_t nr_up = 0, nr_down = 0, nr_first = 0, k, j = 0;
 	uint64_t i, room_keep = headroom_pages(t, r);
 	const uint64_t page_bytes = UINT64_C(1) << env->page_shift;
+	const bool groups = t->gs->active;
 
+	if (!enforce_caps(t, r, now_us))
+		return false;
 	for (i = 0; i < t->nr_pages; i++) {
 		int cur = tier_page_rank(env, t->node_rank, i), bin;
 		uint8_t hint = hint_of(t, i);
@@ -547,9 +843,9 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			continue;
 		if (hint == TIER_HINT_COLD) {
 			/* Advised cold: to the slowest tier, first of all moves. */
-			if (cur == r && r + 1 < (int)t->nr_tiers && !cooling_down(t, i, now_us) &&
-			    tier_mover_add(&t->mover, i, (int)t->nr_tiers - 1))
-				mark_moved(t, i, now_us, TIERD_REASON_DEMOTE_ADVISED);
+			if (cur == r && r + 1 < (int)t->nr_tiers && !cooling_down(t, i, now_us))
+				queue_move(t, i, cur, (int)t->nr_tiers - 1, now_us,
+					   TIERD_REASON_DEMOTE_ADVISED);
 			continue;
 		}
 		bin = score_bin(((double)t->score[i]));
@@ -557,82 +853,128 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			/* A pinned page is never anyone's victim. */
 			if (r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY))
 				t->down[nr_down++] = i;
-		} else if (cur > r && (target_rank(t, bin) <= r || ((double)t->score[i]) >= PINNED_SCORE)) {
-			t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
+		} else if (cur > r) {
+			size_t g = groups ? group_of(t, i) : 0;
+
+			if (groups && at_cap(t, g, r))
+				continue;
+			if (target_rank(t, bin) <= r || ((double)t->score[i]) >= PINNED_SCORE) {
+				t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
+			} else if (under_share(t, g, r) && t->score[i] >= DEMAND_MIN_RATE) {
+				t->cand[nr_up++] = i;	/* in use, and its group is owed room */
+			} else {
+				continue;
+			}
+			/* Candidates of groups below their share go first. */
+			if (under_share(t, g, r)) {
+				uint64_t tmp = t->cand[nr_first];
+
+				t->cand[nr_first++] = t->cand[nr_up - 1];
+				t->cand[nr_up - 1] = tmp;
+			}
 		}
 	}
 	*env->work_units += t->nr_pages;
 	/* Only as many as this tick can move need an order: the hottest
-	 * candidates and the coldest victims the budget allows. */
+	 * candidates and the coldest victims the budget allows (groups'
+	 * rules may pass over victims: then all of them). */
 	{
 		uint64_t left = tier_mover_budget_left(&t->mover) / page_bytes;
 		size_t want = left < nr_up ? (size_t)left : nr_up;
 		size_t want_down = want + (size_t)room_keep + 64;
 
-		select_k(t->cand, nr_up, want, t->score, true);
+		if (nr_first >= want) {
+			select_k(t->cand, nr_first, want, t->score, true);
+			nr_first = want;
+		} else {
+			select_k(t->cand + nr_first, nr_up - nr_first, want - nr_first, t->score, true);
+		}
 		nr_up = want;
-		if (want_down < nr_down) {
+		if (!groups && want_down < nr_down) {
 			select_k(t->down, nr_down, want_down, t->score, false);
 			nr_down = want_down;
 		}
 	}
-	if (nr_up)
-		qsort_r(t->cand, nr_up, sizeof(*t->cand), cmp_score_desc, t);
+	if (nr_first)
+		qsort_r(t->cand, nr_first, sizeof(*t->cand), cmp_score_desc, t);
+	if (nr_up > nr_first)
+		qsort_r(t->cand + nr_first, nr_up - nr_first, sizeof(*t->cand), cmp_score_desc, t);
 	if (nr_down)
 		qsort_r(t->down, nr_down, sizeof(*t->down), cmp_score_asc, t);
 	*env->work_units += nr_up + nr_down;
 
 	for (k = 0; k < nr_up; k++) {
 		uint64_t p = t->cand[k], v;
-		int cur = tier_page_rank(env, t->node_rank, p), vtgt;
-		double ps = ((double)t->score[p]);
+		int cur = tier_page_rank(env, t->node_rank, p), vtgt, rule;
+		size_t g = group_of(t, p), vk, b;
+		bool fair = under_share(t, g, r);
 
-		if (cooling_down(t, p, now_us) || !pays_off(t, p, cur, r))
+		if (cooling_down(t, p, now_us) || (!fair && !pays_off(t, p, cur, r)))
+			continue;
+		if (groups && at_cap(t, g, r))
 			continue;
 		if (tier_mover_budget_left(&t->mover) < page_bytes)
 			return false;
 		if (tier_mover_tier_free(&t->mover, r) > (int64_t)room_keep) {
-			if (tier_mover_add(&t->mover, p, r))
-				mark_moved(t, p, now_us, TIERD_REASON_PROMOTE_ROOM);
+			queue_move(t, p, cur, r, now_us,
+				   fair ? TIERD_REASON_PROMOTE_SHARE : TIERD_REASON_PROMOTE_ROOM);
 			continue;
 		}
 		/* No room: exchange with the coldest page of r that may move. */
-		while (j < nr_down && cooling_down(t, t->down[j], now_us))
+		while (j < nr_down && (t->down[j] == TAKEN || cooling_down(t, t->down[j], now_us)))
 			j++;
-		if (j == nr_down)
-			break;
-		v = t->down[j];
-		(void)ps;
-		if (!exchange_pays(t, p, v))
-			break;	/* the rest are colder: no exchange pays */
+		vk = pick_victim(t, t->down, j, nr_down, p, r, now_us, &rule);
+		if (vk == nr_down) {
+			if (!groups)
+				break;
+			continue;
+		}
+		v = t->down[vk];
+		if (rule == 0 && !exchange_pays(t, p, v)) {
+			if (!groups)
+				break;	/* the rest are colder: no exchange pays */
+			continue;
+		}
 		if (tier_mover_budget_left(&t->mover) < 2 * page_bytes)
 			return false;
 		/* The victim goes where its own score puts it: a page with long
-		 * predicted idleness skips the tiers in between. */
+		 * predicted idleness skips the tiers in between, and past any
+		 * tier its group may not fill further. */
+		b = group_of(t, v);
 		vtgt = target_rank(t, score_bin(((double)t->score[v])));
 		if (vtgt <= r)
 			vtgt = r + 1;
-		if (!tier_mover_add(&t->mover, v, vtgt))
+		vtgt = allowed_rank(t, b, vtgt);
+		if (!queue_move(t, v, r, vtgt, now_us,
+				rule == 1 ? TIERD_REASON_DEMOTE_SHARE :
+				vtgt > r + 1 ? TIERD_REASON_DEMOTE_SKIP : TIERD_REASON_DEMOTE_EXCHANGE))
 			break;
-		mark_moved(t, v, now_us, vtgt > r + 1 ? TIERD_REASON_DEMOTE_SKIP : TIERD_REASON_DEMOTE_EXCHANGE);
-		j++;
-		if (tier_mover_add(&t->mover, p, r))
-			mark_moved(t, p, now_us, TIERD_REASON_PROMOTE_EXCHANGE);
+		if (vk == j)
+			j++;
+		else
+			t->down[vk] = TAKEN;
+		queue_move(t, p, cur, r, now_us,
+			   rule == 1 ? TIERD_REASON_PROMOTE_SHARE : TIERD_REASON_PROMOTE_EXCHANGE);
 	}
 	/* Keep the headroom: demote clearly cold pages while below it. */
 	for (; j < nr_down && tier_mover_tier_free(&t->mover, r) < (int64_t)room_keep; j++) {
 		uint64_t v = t->down[j];
-		int bin = score_bin(((double)t->score[v])), vtgt;
+		int bin, vtgt;
 
+		if (v == TAKEN)
+			continue;
+		bin = score_bin(((double)t->score[v]));
 		if (cooling_down(t, v, now_us) || bin + HYSTERESIS_BINS > t->thr_bin[r])
+			continue;
+		if (groups && protected_by_min(t, group_of(t, v), r))
 			continue;
 		if (tier_mover_budget_left(&t->mover) < page_bytes)
 			return false;
 		vtgt = target_rank(t, bin);
 		if (vtgt <= r)
 			vtgt = r + 1;
-		if (tier_mover_add(&t->mover, v, vtgt))
-			mark_moved(t, v, now_us, TIERD_REASON_DEMOTE_HEADROOM);
+		vtgt = allowed_rank(t, group_of(t, v), vtgt);
+		queue_move(t, v, r, vtgt, now_us, TIERD_REASON_DEMOTE_HEADROOM);
 	}
 	return true;
 }
@@ -648,6 +990,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	pool_samples(t);
 	compute_scores(t);
 	fit_thresholds(t);
+	groups_update(t);
 	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
 	tier_budget_refill(&t->budget, now_us);
 	tier_mover_begin(&t->mover);
@@ -682,6 +1025,79 @@ static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
 	memset(t->pages + first, 0, nr * sizeof(*t->pages));
 }
 
+/* Accesses/s at the lower edge of a score bin. */
+static double bin_rate(int bin)
+{
+	return exp2((double)bin / BINS_PER_OCTAVE) - 1.0;
+}
+
+static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
+			 struct tier_page_explain *out)
+{
+	struct tierd *t = priv;
+	const struct tierd_page *p;
+	int cur, target, n;
+	uint8_t hint;
+	size_t g;
+	double score;
+
+	if (page >= t->nr_pages || page >= t->env->nr_pages)
+		return -ENOENT;
+	p = &t->pages[page];
+	memset(out, 0, sizeof(*out));
+	out->long_rate = p->lng;
+	out->short_rate = p->shrt;
+	out->heat = heat_score(t, page);
+	score = compute_score(t, page);
+	out->score = score;
+	target = target_rank(t, score_bin(score));
+	g = group_of(t, page);
+	out->group = (int)g;
+	out->moved_ago_ms = p->moved_ms ? now_us / 1000 - (p->moved_ms & ~1u) : UINT64_MAX;
+	snprintf(out->last_move, sizeof(out->last_move), "%s",
+		 p->reason < TIERD_REASON__COUNT ? reason_text[p->reason] : "?");
+	cur = tier_page_rank(t->env, t->node_rank, page);
+	hint = hint_of(t, page);
+	if (hint == TIER_HINT_COLD)
+		target = (int)t->nr_tiers - 1;
+	else if (t->gs->active)
+		target = allowed_rank(t, g, target);
+	out->target_rank = target;
+	if (cur < 0) {
+		snprintf(out->verdict, sizeof(out->verdict), "not present (never touched or swapped out)");
+		return 0;
+	}
+	if (hint == TIER_HINT_PIN_FAST || hint == TIER_HINT_LATENCY)
+		n = snprintf(out->verdict, sizeof(out->verdict),
+			     "%s hint: kept in the fastest tier whatever its heat",
+			     hint == TIER_HINT_PIN_FAST ? "pin-fast" : "latency");
+	else if (hint == TIER_HINT_COLD)
+		n = snprintf(out->verdict, sizeof(out->verdict),
+			     "cold hint: demoted to the slowest tier first, never promoted");
+	else if (cur == target)
+		n = snprintf(out->verdict, sizeof(out->verdict),
+			     "in place: %.3g accesses/s is within tier %d's band", out->score, cur);
+	else if (cur > target) {
+		if (cooling_down(t, page, now_us))
+			n = snprintf(out->verdict, sizeof(out->verdict),
+				     "wants tier %d; waits: moved %llu ms ago, cool-down %d ms",
+				     target, (unsigned long long)out->moved_ago_ms, COOLDOWN_US / 1000);
+		else if (t->gs->active && at_cap(t, g, target))
+			n = snprintf(out->verdict, sizeof(out->verdict),
+				     "wants tier %d; its control group is at its cap there", target);
+		else
+			n = snprintf(out->verdict, sizeof(out->verdict),
+				     "wants tier %d (above %.3g accesses/s); promoted when room, the budget and a 2x colder page to exchange allow",
+				     target, bin_rate(t->thr_bin[target]));
+	} else {
+		n = snprintf(out->verdict, sizeof(out->verdict),
+			     "belongs in tier %d (below %.3g accesses/s); demoted when tier %d needs room",
+			     target, bin_rate(t->thr_bin[cur]), cur);
+	}
+	(void)n;
+	return 0;
+}
+
 static size_t tierd_metadata_bytes(void *priv)
 {
 	const struct tierd *t = priv;
@@ -704,5 +1120,6 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.tick = tierd_tick,
 	.resize = tierd_resize,
 	.forget = tierd_forget,
+	.explain = tierd_explain,
 	.metadata_bytes = tierd_metadata_bytes,
 };
