@@ -48,11 +48,22 @@ struct yaml_processes {
 	uint64_t *min_rss_mb;
 };
 
+struct yaml_cgroup {
+	char *path;
+	char **tier_max;
+	unsigned tier_max_count;
+	char **tier_min;
+	unsigned tier_min_count;
+	uint64_t *weight;
+};
+
 struct yaml_config {
 	struct yaml_topology *topology;
 	struct yaml_daemon *daemon;
 	struct yaml_policy *policy;
 	struct yaml_processes *processes;
+	struct yaml_cgroup *cgroups;
+	unsigned cgroups_count;
 };
 
 static const cyaml_schema_value_t node_id_schema = {
@@ -138,6 +149,24 @@ static const cyaml_schema_field_t processes_fields[] = {
 	CYAML_FIELD_END
 };
 
+static const cyaml_schema_value_t amount_schema = {
+	CYAML_VALUE_STRING(CYAML_FLAG_POINTER, char, 1, 64),
+};
+
+static const cyaml_schema_field_t cgroup_fields[] = {
+	CYAML_FIELD_STRING_PTR("path", CYAML_FLAG_POINTER, struct yaml_cgroup, path, 1, 4095),
+	CYAML_FIELD_SEQUENCE("tier_max", OPT_PTR, struct yaml_cgroup, tier_max, &amount_schema,
+			     0, TIER_GROUP_RANKS),
+	CYAML_FIELD_SEQUENCE("tier_min", OPT_PTR, struct yaml_cgroup, tier_min, &amount_schema,
+			     0, TIER_GROUP_RANKS),
+	CYAML_FIELD_UINT_PTR("weight", OPT_PTR, struct yaml_cgroup, weight),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t cgroup_rule_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_cgroup, cgroup_fields),
+};
+
 static const cyaml_schema_field_t config_fields[] = {
 	CYAML_FIELD_MAPPING_PTR("topology", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 				struct yaml_config, topology, topology_fields),
@@ -145,6 +174,8 @@ static const cyaml_schema_field_t config_fields[] = {
 	CYAML_FIELD_MAPPING_PTR("policy", OPT_PTR, struct yaml_config, policy, policy_fields),
 	CYAML_FIELD_MAPPING_PTR("processes", OPT_PTR, struct yaml_config, processes,
 				processes_fields),
+	CYAML_FIELD_SEQUENCE("cgroups", OPT_PTR, struct yaml_config, cgroups,
+			     &cgroup_rule_schema, 0, TIER_CONFIG_MAX_CGROUPS),
 	CYAML_FIELD_END
 };
 
@@ -211,6 +242,38 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 				return tier_err_set(err, -EINVAL, "processes.min_rss_mb: %llu is too large",
 						    (unsigned long long)*pr->min_rss_mb);
 			cfg->min_rss_bytes = *pr->min_rss_mb << 20;
+		}
+	}
+	if (y->cgroups_count) {
+		cfg->cgroup_rules = calloc(y->cgroups_count, sizeof(*cfg->cgroup_rules));
+		if (!cfg->cgroup_rules)
+			goto out_nomem;
+		cfg->nr_cgroup_rules = y->cgroups_count;
+		for (i = 0; i < y->cgroups_count; i++) {
+			const struct yaml_cgroup *c = &y->cgroups[i];
+			struct tier_config_cgroup *o = &cfg->cgroup_rules[i];
+			unsigned k;
+
+			if (tier_config_set_string(&o->path, c->path))
+				goto out_nomem;
+			for (k = 0; k < c->tier_max_count; k++)
+				if (tier_group_rule_set(&o->rule, "max", c->tier_max[k], err)) {
+					tier_err_prefix(err, "cgroups[%zu].tier_max[%u]", i, k);
+					return -EINVAL;
+				}
+			for (k = 0; k < c->tier_min_count; k++)
+				if (tier_group_rule_set(&o->rule, "min", c->tier_min[k], err)) {
+					tier_err_prefix(err, "cgroups[%zu].tier_min[%u]", i, k);
+					return -EINVAL;
+				}
+			if (c->weight) {
+				if (!*c->weight || *c->weight > TIER_GROUP_MAX_WEIGHT)
+					return tier_err_set(err, -EINVAL,
+							    "cgroups[%zu].weight: %llu is outside 1..%d", i,
+							    (unsigned long long)*c->weight,
+							    TIER_GROUP_MAX_WEIGHT);
+				o->rule.weight = (uint32_t)*c->weight;
+			}
 		}
 	}
 	return 0;
@@ -287,8 +350,11 @@ static int load(const char *yaml, size_t len, const char *name,
 	}
 	ret = convert(y, cfg, err);
 	cyaml_free(&cc, &config_schema, y, 0);
-	if (ret)
+	if (ret) {
+		if (ret != -ENOMEM)
+			tier_err_prefix(err, "%s", name);
 		goto out_defaults;
+	}
 	ret = tier_config_validate(cfg, err);
 	if (ret) {
 		tier_err_prefix(err, "%s", name);

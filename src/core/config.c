@@ -73,6 +73,9 @@ void tier_config_release(struct tier_config *cfg)
 	for (i = 0; i < cfg->nr_cgroups; i++)
 		free(cfg->cgroups[i]);
 	free(cfg->cgroups);
+	for (i = 0; i < cfg->nr_cgroup_rules; i++)
+		free(cfg->cgroup_rules[i].path);
+	free(cfg->cgroup_rules);
 	for (i = 0; i < cfg->nr_tiers; i++)
 		free(cfg->tiers[i].nodes);
 	free(cfg->tiers);
@@ -111,6 +114,25 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 	for (i = 0; i < cfg->nr_cgroups; i++)
 		if (!cfg->cgroups[i][0])
 			return tier_err_set(err, -EINVAL, "processes.cgroups[%zu]: empty path", i);
+	if (cfg->nr_cgroup_rules > TIER_CONFIG_MAX_CGROUPS)
+		return tier_err_set(err, -EINVAL, "cgroups: %zu groups, at most %d",
+				    cfg->nr_cgroup_rules, TIER_CONFIG_MAX_CGROUPS);
+	for (i = 0; i < cfg->nr_cgroup_rules; i++) {
+		const struct tier_config_cgroup *c = &cfg->cgroup_rules[i];
+		int ret;
+
+		if (!c->path || !c->path[0])
+			return tier_err_set(err, -EINVAL, "cgroups[%zu].path: empty", i);
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg->cgroup_rules[j].path, c->path))
+				return tier_err_set(err, -EINVAL,
+						    "cgroups[%zu].path: '%s' is listed twice", i, c->path);
+		ret = tier_group_rule_check(&c->rule, err);
+		if (ret) {
+			tier_err_prefix(err, "cgroups[%zu] (%s)", i, c->path);
+			return ret;
+		}
+	}
 	if (!cfg->probe_file || cfg->probe_file[0] != '/')
 		return tier_err_set(err, -EINVAL,
 				    "topology.probe_file: '%s' is not an absolute path",

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/groups.h"
 #include "core/topology.h"
 
 /* Where the tier order comes from when the operator lists no tiers. */
@@ -35,6 +36,14 @@ struct tier_config_tier {
 	int *nodes;
 	size_t nr_nodes;
 };
+
+/* One control group's shares of the tiers (docs/cgroups.md). */
+struct tier_config_cgroup {
+	char *path;			/* cgroup v2 directory, absolute or relative to the mount */
+	struct tier_group_rule rule;
+};
+
+#define TIER_CONFIG_MAX_CGROUPS (TIER_GROUPS_MAX - 1)
 
 struct tier_config {
 	/* Where sysfs is mounted; read by the Linux topology source.
@@ -72,6 +81,11 @@ struct tier_config {
 	size_t nr_cgroups;
 	char *exe_pattern;		/* fnmatch(3) pattern on the executable; NULL = any */
 	uint64_t min_rss_bytes;		/* default 64 MiB */
+
+	/* cgroups: each group's shares of the tiers, at most
+	 * TIER_CONFIG_MAX_CGROUPS. */
+	struct tier_config_cgroup *cgroup_rules;
+	size_t nr_cgroup_rules;
 };
 
 /* Fills cfg with the defaults. Returns 0 or -ENOMEM. */

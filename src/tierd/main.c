@@ -128,6 +128,35 @@ static int discover(const struct tierd_args *a, const struct tier_config *cfg,
 	return ret;
 }
 
+/* The configured control groups' shares, one line each. */
+static void print_cgroup_rules(const struct tier_config *cfg)
+{
+	size_t i;
+	int r;
+
+	if (cfg->nr_cgroup_rules)
+		printf("\ncontrol groups:\n");
+	for (i = 0; i < cfg->nr_cgroup_rules; i++) {
+		const struct tier_config_cgroup *c = &cfg->cgroup_rules[i];
+		char buf[32];
+
+		printf("  %s:", c->path);
+		for (r = 0; r < TIER_GROUP_RANKS; r++) {
+			if (c->rule.max[r].kind) {
+				tier_amount_format(&c->rule.max[r], buf, sizeof(buf));
+				printf(" tier-max %d=%s", r, buf);
+			}
+			if (c->rule.min[r].kind) {
+				tier_amount_format(&c->rule.min[r], buf, sizeof(buf));
+				printf(" tier-min %d=%s", r, buf);
+			}
+		}
+		if (c->rule.weight)
+			printf(" weight %u", c->rule.weight);
+		printf("\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct tierd_args args;
@@ -156,6 +185,7 @@ int main(int argc, char **argv)
 									  : "built-in defaults");
 		printf("machine: %s\n\n", args.machine ? args.machine : "this host");
 		tier_topology_print(&topo, stdout);
+		print_cgroup_rules(&cfg);
 		ret = 0;
 		tier_topology_release(&topo);
 		tier_config_release(&cfg);
