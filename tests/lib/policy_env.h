@@ -5,6 +5,7 @@
  *   struct test_env te;
  *   test_env_init(&te, "dram-cxl", "1:4", 64, 1000);   // 64 pages per ratio unit, 1000 pages
  *   test_env_place(&te, page, node);                   // initial placement
+ *   test_env_hint(&te, page, TIER_HINT_COLD);          // optional: advice per page
  *   policy->create(&te.env, &priv, &err); ... te.now_us += 100000; policy->tick(priv, te.now_us);
  *   test_env_release(&te);
  */
@@ -24,6 +25,7 @@ struct test_env {
 	struct tier_topology topo;
 	struct tier_env env;
 	uint8_t *page_node;
+	uint8_t *page_hint;		/* NULL until test_env_hint() */
 	uint64_t cap[TIER_SIM_MAX_NODES];
 	uint64_t used[TIER_SIM_MAX_NODES];
 	uint64_t now_us;
@@ -103,6 +105,22 @@ static inline void test_env_place(struct test_env *te, uint64_t page, int node)
 	te->used[node]++;
 }
 
+/* Gives page the hint (enum tier_hint) env->page_hint reports. The first
+ * call allocates the hint array, every other page TIER_HINT_NONE; without
+ * a call env->page_hint stays NULL, as in a daemon nobody advised.
+ * Returns 0 or -ENOMEM. */
+static inline int test_env_hint(struct test_env *te, uint64_t page, uint8_t hint)
+{
+	if (!te->page_hint) {
+		te->page_hint = calloc(te->env.nr_pages, 1);
+		if (!te->page_hint)
+			return -ENOMEM;
+		te->env.page_hint = te->page_hint;
+	}
+	te->page_hint[page] = hint;
+	return 0;
+}
+
 /* unit_pages: pages per ratio unit. Returns 0 or -errno. */
 static inline int test_env_init(struct test_env *te, const char *preset, const char *ratio,
 				uint64_t unit_pages, uint64_t nr_pages)
@@ -146,6 +164,7 @@ static inline int test_env_init(struct test_env *te, const char *preset, const c
 static inline void test_env_release(struct test_env *te)
 {
 	free(te->page_node);
+	free(te->page_hint);
 	tier_topology_release(&te->topo);
 }
 
