@@ -1,0 +1,746 @@
+/* test_policy_tierd.c - the tierd policy (src/core/policies/tierd.c) shows
+ * the behaviour its header describes, on the fake machine of
+ * tests/lib/policy_env.h:
+ *  - the fast tier's threshold is fitted to its capacity (less a headroom),
+ *    so the same heat promotes as many pages as the tier holds, no more;
+ *  - a page that moved waits a cool-down (2 s) before it may move back,
+ *    and heat that alternates between two sets does not move pages every
+ *    tick; an exchange must gain twice the victim's heat, a promotion must
+ *    pay for its cost;
+ *  - the bytes moved stay within the migration budget, per tick and in
+ *    total; an unlimited budget still moves in batches of max_batch;
+ *  - a demoted page goes where its own score puts it: a long-idle page
+ *    skips the middle tier, a lukewarm one stops there;
+ *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
+ *    COLD pages go to the slowest tier first and never come up, HOT pages
+ *    go up before equally warm unadvised ones.
+ *
+ * The loop is driven as tier_loop_step() does: the clock advances, the
+ * observations of the interval arrive, then tick(now). Heat is given as
+ * DAMON-like observations: "accessed in count of 100 checks".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../lib/policy_env.h"
+
+#define INTERVAL_US 100000
+#define COOLDOWN_US 2000000		/* tierd.c COOLDOWN_US */
+#define PAGE_BYTES 4096
+
+struct fx {
+	struct test_env te;
+	const struct tier_policy_ops *ops;
+	void *priv;
+	uint64_t created_us;
+};
+
+/* A machine from a preset, nr_pages pages, none placed yet; the clock at
+ * 1 s. The caller places pages, sets hints and budget, then fx_start(). */
+static void fx_init(struct fx *f, const char *preset, const char *ratio, uint64_t unit_pages,
+		    uint64_t nr_pages)
+{
+	size_t r;
+
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(test_env_init(&f->te, preset, ratio, unit_pages, nr_pages), 0);
+	f->ops = tier_policy_find("tierd");
+	assert_non_null(f->ops);
+	assert_int_equal(f->ops->interval_us, INTERVAL_US);
+	f->te.env.interval_us = INTERVAL_US;
+	f->te.now_us = 1000000;
+	/* The presets list nodes fastest first: node id = tier rank, so a
+	 * page's node in page_node is its tier. */
+	for (r = 0; r < f->te.topo.nr_tiers; r++) {
+		assert_int_equal(f->te.topo.tiers[r].nr_nodes, 1);
+		assert_int_equal(f->te.topo.tiers[r].nodes[0], (int)r);
+	}
+}
+
+static void fx_start(struct fx *f)
+{
+	struct tier_err err = { "" };
+
+	if (f->ops->create(&f->te.env, &f->priv, &err))
+		fail_msg("create: %s", err.msg);
+	f->created_us = f->te.now_us;
+}
+
+static void fx_release(struct fx *f)
+{
+	f->ops->destroy(f->priv);
+	test_env_release(&f->te);
+}
+
+static void place(struct fx *f, uint64_t first, uint64_t nr, int node)
+{
+	uint64_t p;
+
+	assert_true(first + nr <= f->te.env.nr_pages);
+	for (p = first; p < first + nr; p++)
+		test_env_place(&f->te, p, node);
+}
+
+static void hint(struct fx *f, uint64_t page, uint8_t h)
+{
+	assert_int_equal(test_env_hint(&f->te, page, h), 0);
+}
+
+/* Pages [first, first + nr) were accessed in count of 100 checks. */
+static void heat(struct fx *f, uint64_t first, uint32_t nr, uint32_t count)
+{
+	assert_true(first + nr <= f->te.env.nr_pages);
+	test_env_observe(f->ops, f->priv, TIER_OBS_ACCESSED, first, nr, count, 100);
+}
+
+/* The start of a step: one interval later. Observations follow, then
+ * tick(). */
+static void next(struct fx *f)
+{
+	f->te.now_us += INTERVAL_US;
+}
+
+static void tick(struct fx *f)
+{
+	assert_int_equal(f->ops->tick(f->priv, f->te.now_us), 0);
+}
+
+static int node_of(const struct fx *f, uint64_t page)
+{
+	assert_true(page < f->te.env.nr_pages);
+	return f->te.page_node[page];
+}
+
+/* Pages of [first, first + nr) on node. */
+static uint64_t count_on(const struct fx *f, uint64_t first, uint64_t nr, int node)
+{
+	uint64_t p, c = 0;
+
+	assert_true(first + nr <= f->te.env.nr_pages);
+	for (p = first; p < first + nr; p++)
+		c += f->te.page_node[p] == node;
+	return c;
+}
+
+/* --- 1. capacity-fitted threshold ------------------------------------- */
+
+/* 512 pages at 16 heat levels, 32 pages each (level l: accessed in
+ * 10 + 5l of 100 checks, levels nearly a quarter octave or more apart, so
+ * each is its own histogram bin of 1/16 octave); 1536 pages never accessed. Every page starts in
+ * CXL. Returns the pages in DRAM after a few steps; *lowest: the coldest
+ * level there (16 when none). */
+#define FIT_LEVELS 16
+#define FIT_PER_LEVEL 32
+#define FIT_HEATED (FIT_LEVELS * FIT_PER_LEVEL)
+#define FIT_PAGES 2048
+
+static uint64_t fitted_fast_pages(const char *ratio, uint64_t unit_pages, int *lowest)
+{
+	struct fx f;
+	uint64_t p, fast;
+	int step, l;
+
+	fx_init(&f, "dram-cxl", ratio, unit_pages, FIT_PAGES);
+	place(&f, 0, FIT_PAGES, 1);
+	fx_start(&f);
+	for (step = 0; step < 10; step++) {
+		next(&f);
+		/* Levels interleaved, page p at level p % 16: no region of
+		 * the address space is special. */
+		for (p = 0; p < FIT_HEATED; p++)
+			heat(&f, p, 1, 10 + 5 * (uint32_t)(p % FIT_LEVELS));
+		tick(&f);
+	}
+	/* A level is in DRAM whole or not at all, and DRAM holds the hottest
+	 * levels: the threshold is a score, not a page count cut in a bin. */
+	*lowest = FIT_LEVELS;
+	for (l = FIT_LEVELS - 1; l >= 0; l--) {
+		uint64_t in = 0;
+
+		for (p = (uint64_t)l; p < FIT_HEATED; p += FIT_LEVELS)
+			in += node_of(&f, p) == 0;
+		if (in == FIT_PER_LEVEL && *lowest == l + 1)
+			*lowest = l;
+		else if (in)
+			fail_msg("ratio %s unit %llu: level %d has %llu of %d pages in DRAM, "
+				 "a hotter level is not all there",
+				 ratio, (unsigned long long)unit_pages, l, (unsigned long long)in,
+				 FIT_PER_LEVEL);
+	}
+	/* Pages never accessed are not worth a move. */
+	assert_int_equal(count_on(&f, FIT_HEATED, FIT_PAGES - FIT_HEATED, 0), 0);
+	fast = f.te.used[0];
+	fx_release(&f);
+	return fast;
+}
+
+/* The same heat on three DRAM sizes. DRAM of 512 pages keeps 0.5% (2
+ * pages) free: 510 fit, so 15 levels (480 pages) go up and the 16th,
+ * which would fill DRAM to the last page, stays out. DRAM of 256 (1:8)
+ * keeps 1 free: 7 levels (224). DRAM of 1024 holds all 16 (512). A fixed
+ * threshold would promote the same levels in all three. */
+static void test_threshold_follows_capacity(void **state)
+{
+	uint64_t fast;
+	int lowest;
+
+	(void)state;
+	fast = fitted_fast_pages("1:4", 512, &lowest);
+	assert_int_equal(fast, 15 * FIT_PER_LEVEL);
+	assert_int_equal(lowest, 1);
+
+	fast = fitted_fast_pages("1:8", 256, &lowest);
+	assert_int_equal(fast, 7 * FIT_PER_LEVEL);
+	assert_int_equal(lowest, 9);
+
+	fast = fitted_fast_pages("1:4", 1024, &lowest);
+	assert_int_equal(fast, FIT_HEATED);
+	assert_int_equal(lowest, 0);
+}
+
+/* --- 2. ping-pong damping --------------------------------------------- */
+
+/* dram-cxl 1:4, 64 pages per unit: DRAM 64 pages (no headroom at this
+ * size), CXL 256. Pages 0-63 in DRAM, 64-255 in CXL. */
+#define PP_PAGES 256
+#define PP_FAST 64
+
+static void pp_init(struct fx *f, uint64_t start_us)
+{
+	fx_init(f, "dram-cxl", "1:4", 64, PP_PAGES);
+	f->te.now_us = start_us;
+	place(f, 0, PP_FAST, 0);
+	place(f, PP_FAST, PP_PAGES - PP_FAST, 1);
+	fx_start(f);
+}
+
+/* DRAM's 64 pages are warm (10 of 100 checks, about 127 accesses/s once
+ * steady). Page 100 is hot (65 of 100: 420/s) for one interval and then
+ * idle: it is exchanged for one warm page (the victim). Idle, its score
+ * falls under half the warm pages' within 0.5 s, so from then on the
+ * victim would win its place back (with no cool-down it does, 0.5 s after
+ * the move); the cool-down holds both
+ * where they are until 2 s after the move, and then they trade back at
+ * once. The clock starts at start_us. Returns false when something moved
+ * within the cool-down. */
+static bool pingpong_after(uint64_t start_us)
+{
+	struct fx f;
+	uint64_t moved_us, moves, victim = PP_PAGES, p;
+	int step;
+
+	pp_init(&f, start_us);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		heat(&f, 0, PP_FAST, 10);
+		tick(&f);
+	}
+	assert_int_equal(f.te.moves, 0);
+
+	next(&f);
+	heat(&f, 0, PP_FAST, 10);
+	heat(&f, 100, 1, 65);
+	tick(&f);
+	moved_us = f.te.now_us;
+	assert_int_equal(node_of(&f, 100), 0);
+	assert_int_equal(f.te.moves, 2);
+	for (p = 0; p < PP_FAST; p++)
+		if (node_of(&f, p) == 1)
+			victim = p;
+	assert_true(victim < PP_FAST);
+	moves = f.te.moves;
+
+	/* Within the cool-down nothing moves, though page 100 is the coldest
+	 * page in DRAM from 0.5 s on and the victim is as warm as ever. The
+	 * tick at exactly 2 s is left out: the cool-down's end is at
+	 * millisecond resolution. */
+	while (f.te.now_us + INTERVAL_US - moved_us < COOLDOWN_US) {
+		next(&f);
+		heat(&f, 0, PP_FAST, 10);
+		tick(&f);
+		if (node_of(&f, 100) != 0 || f.te.moves != moves) {
+			print_message("# %.1f s after the move (clock %.1f s): page 100 on node %d, "
+				      "%llu moves, within the %.0f s cool-down\n",
+				      (double)(f.te.now_us - moved_us) / 1e6,
+				      (double)f.te.now_us / 1e6, node_of(&f, 100),
+				      (unsigned long long)(f.te.moves - moves), COOLDOWN_US / 1e6);
+			fx_release(&f);
+			return false;
+		}
+	}
+	next(&f);
+	heat(&f, 0, PP_FAST, 10);
+	tick(&f);
+	next(&f);
+	heat(&f, 0, PP_FAST, 10);
+	tick(&f);
+	/* 2.1 s after: the cold page is out, the warm victim is back. */
+	assert_int_equal(node_of(&f, 100), 1);
+	assert_int_equal(node_of(&f, victim), 0);
+	assert_int_equal(f.te.moves, moves + 2);
+	fx_release(&f);
+	return true;
+}
+
+static void test_cooldown_holds_a_moved_page(void **state)
+{
+	(void)state;
+	assert_true(pingpong_after(1000000));
+}
+
+/* Pages [0, nr) that moved since snap[]; updates snap[] and the pages'
+ * last move times last_us[]; fails when a page moves again within the
+ * cool-down. Returns the pages that moved. */
+static uint64_t moved_since(struct fx *f, uint8_t *snap, uint64_t *last_us, uint64_t nr)
+{
+	uint64_t p, n = 0;
+
+	for (p = 0; p < nr; p++) {
+		if (f->te.page_node[p] == snap[p])
+			continue;
+		if (last_us[p] && f->te.now_us - last_us[p] < COOLDOWN_US)
+			fail_msg("page %llu moved at %.1f s and again at %.1f s",
+				 (unsigned long long)p, (double)last_us[p] / 1e6,
+				 (double)f->te.now_us / 1e6);
+		last_us[p] = f->te.now_us;
+		snap[p] = f->te.page_node[p];
+		n++;
+	}
+	return n;
+}
+
+/* Two sets of 64 pages, A (0-63, in DRAM) and B (64-127, in CXL), hot by
+ * turns (60 of 100 checks), `phase` intervals each, for 8 s. Returns the
+ * number of ticks that moved pages; fails when a page moves twice within
+ * the cool-down. */
+static int alternate(uint64_t phase, uint64_t *moved_pages)
+{
+	struct fx f;
+	uint8_t snap[PP_PAGES];
+	uint64_t last_us[PP_PAGES] = { 0 };
+	int step, busy = 0;
+
+	pp_init(&f, 1000000);
+	memcpy(snap, f.te.page_node, PP_PAGES);
+	*moved_pages = 0;
+	for (step = 0; step < 80; step++) {
+		uint64_t n;
+
+		next(&f);
+		heat(&f, (uint64_t)step / phase % 2 ? 64 : 0, 64, 60);
+		tick(&f);
+		n = moved_since(&f, snap, last_us, PP_PAGES);
+		*moved_pages += n;
+		busy += n > 0;
+	}
+	/* No page ever outside the two tiers, none lost. */
+	assert_int_equal(f.te.used[0] + f.te.used[1], PP_PAGES);
+	fx_release(&f);
+	return busy;
+}
+
+/* Heat that flips every interval: both sets' predicted rates are within
+ * the exchange margin (2x) of each other, nothing moves. Heat that flips
+ * every 0.2, 0.5 or 1 s: the set just gone idle soon falls to a third of
+ * the active one, so an exchange pays at every flip (16 flips in 8 s at
+ * 0.5 s); the cool-down lets a page move at most once per 2 s, so the
+ * sets trade at one flip in several and most ticks move nothing. */
+static void test_alternating_heat_does_not_churn(void **state)
+{
+	static const uint64_t phases[] = { 2, 5, 10 };
+	uint64_t moved;
+	size_t i;
+	int busy;
+
+	(void)state;
+	busy = alternate(1, &moved);
+	assert_int_equal(busy, 0);
+	assert_int_equal(moved, 0);
+
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		busy = alternate(phases[i], &moved);
+		/* The flips do move pages (the test is not vacuous)... */
+		assert_true(moved >= 2 * 64);
+		/* ...but on at most one tick per cool-down. */
+		if (busy > 80 / (COOLDOWN_US / INTERVAL_US) + 1)
+			fail_msg("flips every %llu intervals: pages moved on %d of 80 ticks",
+				 (unsigned long long)phases[i], busy);
+	}
+}
+
+/* --- exchange margin and pay-off ------------------------------------- */
+
+/* DRAM's 64 pages are equally warm (10 of 100 checks). In CXL, page 100
+ * is 1.5 times as hot (15 of 100) and page 101 3 times (28 of 100): both
+ * are above DRAM's threshold (DRAM holds 64 and these are the two
+ * hottest), but an exchange must gain twice the victim's heat: 101 goes
+ * up, 100 stays, for good. */
+static void test_exchange_needs_margin(void **state)
+{
+	struct fx f;
+	int step;
+
+	(void)state;
+	pp_init(&f, 1000000);
+	for (step = 0; step < 40; step++) {
+		next(&f);
+		heat(&f, 0, PP_FAST, 10);
+		heat(&f, 100, 1, 15);
+		heat(&f, 101, 1, 28);
+		tick(&f);
+	}
+	assert_int_equal(node_of(&f, 101), 0);
+	assert_int_equal(node_of(&f, 100), 1);
+	assert_int_equal(f.te.moves, 2);
+	fx_release(&f);
+}
+
+/* A promotion must pay for itself: the accesses it speeds up over the
+ * long time constant (2 s) times the latency gap (250 - 90 ns) must
+ * exceed a move's cost (3 us), i.e. more than 9.4 accesses/s. All 256
+ * pages start in CXL, DRAM is empty. Page 10 is accessed in 1 check of
+ * 100 every fourth interval (about 2.5/s), page 20 in 10 of 100 every
+ * interval: both are in DRAM's share of the histogram (every page but
+ * them is idle), but only page 20 goes up. */
+static void test_move_must_pay_off(void **state)
+{
+	struct fx f;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, PP_PAGES);
+	place(&f, 0, PP_PAGES, 1);
+	fx_start(&f);
+	for (step = 0; step < 40; step++) {
+		next(&f);
+		if (step % 4 == 0)
+			heat(&f, 10, 1, 1);
+		heat(&f, 20, 1, 10);
+		tick(&f);
+	}
+	assert_int_equal(node_of(&f, 20), 0);
+	assert_int_equal(node_of(&f, 10), 1);
+	assert_int_equal(f.te.used[0], 1);
+	fx_release(&f);
+}
+
+/* --- 3. migration budget ---------------------------------------------- */
+
+/* dram-cxl 1:4, 256 pages per unit: DRAM 256 (1 page headroom), CXL
+ * 1024. DRAM's 256 pages are lukewarm. For 1 s nothing else is accessed
+ * and nothing moves; then a hot set of 128 pages walks through CXL, a new
+ * place every 0.5 s: mostly there is more to move than the budget allows.
+ * The budget, 100 pages/s and some bytes (not a whole number of pages per
+ * tick), refills 10.02 pages a tick and holds at most two ticks' worth
+ * (tierd_create: burst = 2 intervals), 20.05 pages. */
+#define BUD_PAGES 1024
+#define BUD_FAST 256
+#define BUD_RATE (100 * PAGE_BYTES + 1000)
+
+static void bud_init(struct fx *f, uint64_t rate_bytes_per_s)
+{
+	fx_init(f, "dram-cxl", "1:4", 256, BUD_PAGES);
+	place(f, 0, BUD_FAST, 0);
+	place(f, BUD_FAST, BUD_PAGES - BUD_FAST, 1);
+	f->te.env.budget_bytes_per_s = rate_bytes_per_s;
+	fx_start(f);
+}
+
+static void test_budget_never_exceeded(void **state)
+{
+	struct fx f;
+	uint64_t burst = (uint64_t)BUD_RATE * INTERVAL_US / 1000000 * 2;
+	uint64_t moves = 0, refill_ticks = 0;
+	int step;
+
+	(void)state;
+	bud_init(&f, BUD_RATE);
+	for (step = 0; step < 210; step++) {
+		uint64_t hot = BUD_FAST + (uint64_t)(step / 5) * 128 % (BUD_PAGES - BUD_FAST);
+		uint64_t tick_bytes, total_bytes, allowed;
+
+		next(&f);
+		heat(&f, 0, BUD_FAST, 3);
+		if (step >= 10)
+			heat(&f, hot, 128, 60);
+		tick(&f);
+		tick_bytes = (f.te.moves - moves) * PAGE_BYTES;
+		total_bytes = f.te.moves * PAGE_BYTES;
+		allowed = (uint64_t)BUD_RATE * (f.te.now_us - f.created_us) / 1000000 + burst;
+		if (tick_bytes > burst)
+			fail_msg("step %d: %llu bytes moved in one tick, burst %llu", step,
+				 (unsigned long long)tick_bytes, (unsigned long long)burst);
+		if (total_bytes > allowed)
+			fail_msg("step %d: %llu bytes moved in %.1f s, allowed %llu", step,
+				 (unsigned long long)total_bytes,
+				 (double)(f.te.now_us - f.created_us) / 1e6,
+				 (unsigned long long)allowed);
+		if (step < 10)
+			assert_int_equal(f.te.moves, 0);
+		/* A second's refill waited, the bucket holds 20 pages of it. */
+		if (step == 10)
+			assert_int_equal(tick_bytes, burst / PAGE_BYTES * PAGE_BYTES);
+		refill_ticks += tick_bytes >= 10 * PAGE_BYTES;
+		moves = f.te.moves;
+	}
+	/* The budget was the limit: most ticks spent a whole refill, and the
+	 * total is most of what the rate allows. */
+	assert_true(refill_ticks >= 100);
+	assert_true(f.te.moves * PAGE_BYTES >
+		    (uint64_t)BUD_RATE * (f.te.now_us - f.created_us) / 1000000 / 2);
+	fx_release(&f);
+}
+
+/* --- 4. a cold page skips the middle tier ------------------------------ */
+
+/* dram-cxl-slow 1:4:8, 64 pages per unit: DRAM 64, CXL 256, slow 512.
+ *   DRAM  0-63:    page 0 warm for 1 s then idle; page 1 lukewarm;
+ *                  2-63 warm;
+ *   CXL   64-263:  lukewarm (they fill CXL's band of the histogram);
+ *   slow  264-639: a trickle of accesses (1 of 100 checks), but pages
+ *                  600 and 601, idle until they turn hot.
+ * Steady, nothing moves: nothing outside DRAM is hot enough for it. The
+ * histogram gives DRAM the warm pages, CXL the lukewarm ones (201 of them,
+ * CXL holds 256) and the slow tier the rest; after 6 s idle page 0's score
+ * is below the trickle's. When
+ * pages 600 and 601 turn hot, DRAM is contended: they are exchanged for
+ * its two coldest pages, and each of those goes where its own score
+ * puts it: page 0 straight to the slow tier, page 1 to CXL. */
+#define SKIP_PAGES 640
+
+static void test_cold_page_skips_middle_tier(void **state)
+{
+	struct fx f;
+	uint64_t moves;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl-slow", "1:4:8", 64, SKIP_PAGES);
+	place(&f, 0, 64, 0);
+	place(&f, 64, 200, 1);
+	place(&f, 264, SKIP_PAGES - 264, 2);
+	fx_start(&f);
+	for (step = 0; step < 70; step++) {
+		next(&f);
+		if (step < 10)
+			heat(&f, 0, 1, 50);
+		heat(&f, 1, 1, 10);
+		heat(&f, 2, 62, 50);
+		heat(&f, 64, 200, 10);
+		heat(&f, 264, 600 - 264, 1);
+		heat(&f, 602, SKIP_PAGES - 602, 1);
+		tick(&f);
+	}
+	/* Nothing wanted DRAM while page 0 cooled: it is still there. */
+	assert_int_equal(node_of(&f, 0), 0);
+	assert_int_equal(node_of(&f, 1), 0);
+	moves = f.te.moves;
+
+	next(&f);
+	heat(&f, 1, 1, 10);
+	heat(&f, 2, 62, 50);
+	heat(&f, 64, 200, 10);
+	heat(&f, 264, 600 - 264, 1);
+	heat(&f, 600, 2, 95);
+	heat(&f, 602, SKIP_PAGES - 602, 1);
+	tick(&f);
+	/* Hot pages from the slow tier go straight to DRAM. */
+	assert_int_equal(node_of(&f, 600), 0);
+	assert_int_equal(node_of(&f, 601), 0);
+	/* The idle page skips CXL; the lukewarm one stops there. */
+	assert_int_equal(node_of(&f, 0), 2);
+	assert_int_equal(node_of(&f, 1), 1);
+	assert_int_equal(f.te.moves - moves, 4);
+	assert_int_equal(count_on(&f, 2, 62, 0), 62);
+	fx_release(&f);
+}
+
+/* --- 5. hints --------------------------------------------------------- */
+
+/* dram-cxl 1:4, 64 pages per unit (DRAM 64, CXL 256), 256 pages.
+ * Page 0 in DRAM is PIN_FAST and never accessed; 1-63 in DRAM are warm.
+ * Page 100 in CXL is PIN_FAST and 101 LATENCY, both never accessed; 61
+ * hot pages (150-210) in CXL. The hot pages and the two advised ones take
+ * every warm page's place in DRAM - but never page 0's, though every page
+ * is hotter than it. A hotter page (240) comes 0.5 s later: every page in
+ * DRAM but the pinned ones is cooling down from its move, and it waits;
+ * after the cool-down it takes a hot page's place, still not page 0's. */
+static void test_hint_pin_fast(void **state)
+{
+	struct fx f;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, PP_PAGES);
+	place(&f, 0, PP_FAST, 0);
+	place(&f, PP_FAST, PP_PAGES - PP_FAST, 1);
+	hint(&f, 0, TIER_HINT_PIN_FAST);
+	hint(&f, 100, TIER_HINT_PIN_FAST);
+	hint(&f, 101, TIER_HINT_LATENCY);
+	fx_start(&f);
+	for (step = 0; step < 40; step++) {
+		next(&f);
+		heat(&f, 1, 63, 10);
+		if (step >= 10)
+			heat(&f, 150, 61, 60);
+		if (step >= 15)
+			heat(&f, 240, 1, 95);
+		tick(&f);
+		assert_int_equal(node_of(&f, 0), 0);
+		/* Zero heat, but in DRAM from the first tick on. */
+		assert_int_equal(node_of(&f, 100), 0);
+		assert_int_equal(node_of(&f, 101), 0);
+		if (step == 10) {
+			/* Every warm page made room; page 0 kept its place. */
+			assert_int_equal(count_on(&f, 150, 61, 0), 61);
+			assert_int_equal(count_on(&f, 1, 63, 0), 0);
+		}
+		/* Promoted at step 10, the hot pages may move from step 31. */
+		if (step < 30)
+			assert_int_equal(node_of(&f, 240), 1);
+	}
+	assert_int_equal(node_of(&f, 240), 0);
+	assert_int_equal(count_on(&f, 150, 61, 0), 60);
+	fx_release(&f);
+}
+
+/* dram-cxl-slow 1:4:8, 64 pages per unit: DRAM 64 (60 used), CXL 256
+ * (200 used), slow 512 (252 used). Pages 0-3 in DRAM, 100 in CXL and 400
+ * in the slow tier are advised COLD and are the hottest pages there are;
+ * pages 300-303 in the slow tier are hot and unadvised. The budget is 40
+ * pages/s: 4 pages the first tick, and the COLD pages in DRAM take them -
+ * to the slowest tier, not the next. Then the unadvised hot pages go up;
+ * page 100 leaves CXL for the slow tier; page 400 never moves, though
+ * DRAM has room all along. */
+static void test_hint_cold(void **state)
+{
+	struct fx f;
+	uint64_t p;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl-slow", "1:4:8", 64, 512);
+	place(&f, 0, 60, 0);
+	place(&f, 60, 200, 1);
+	place(&f, 260, 252, 2);
+	for (p = 0; p < 4; p++)
+		hint(&f, p, TIER_HINT_COLD);
+	hint(&f, 100, TIER_HINT_COLD);
+	hint(&f, 400, TIER_HINT_COLD);
+	f.te.env.budget_bytes_per_s = 40 * PAGE_BYTES;
+	fx_start(&f);
+	for (step = 0; step < 40; step++) {
+		next(&f);
+		heat(&f, 0, 4, 95);
+		heat(&f, 100, 1, 95);
+		heat(&f, 400, 1, 95);
+		heat(&f, 300, 4, 60);
+		tick(&f);
+		if (step == 0) {
+			assert_int_equal(count_on(&f, 0, 4, 2), 4);
+			assert_int_equal(f.te.moves, 4);
+		}
+		/* Down first, to the slowest tier; hot, but never up again. */
+		assert_int_equal(count_on(&f, 0, 4, 2), 4);
+		assert_int_equal(node_of(&f, 400), 2);
+		assert_true(f.te.used[0] < f.te.cap[0]);
+	}
+	assert_int_equal(count_on(&f, 0, 4, 2), 4);
+	assert_int_equal(node_of(&f, 100), 2);
+	assert_int_equal(count_on(&f, 300, 4, 0), 4);
+	fx_release(&f);
+}
+
+/* dram-cxl 1:4, 64 pages per unit: DRAM 64 with 32 free, CXL 256. Pages
+ * 100-131 in CXL are equally warm (30 of 100 checks); the even ones are
+ * advised HOT. A budget of 40 pages/s moves 4 a tick: the first four
+ * ticks promote the 16 HOT pages and none of the others, which follow
+ * (DRAM has room for all). */
+static void test_hint_hot_goes_first(void **state)
+{
+	struct fx f;
+	uint64_t p, hot, plain;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, PP_PAGES);
+	place(&f, 0, 32, 0);
+	place(&f, 32, PP_PAGES - 32, 1);
+	for (p = 100; p < 132; p += 2)
+		hint(&f, p, TIER_HINT_HOT);
+	f.te.env.budget_bytes_per_s = 40 * PAGE_BYTES;
+	fx_start(&f);
+	for (step = 0; step < 12; step++) {
+		next(&f);
+		heat(&f, 0, 32, 2);
+		heat(&f, 100, 32, 30);
+		tick(&f);
+		hot = plain = 0;
+		for (p = 100; p < 132; p++) {
+			if (node_of(&f, p) != 0)
+				continue;
+			if (p % 2)
+				plain++;
+			else
+				hot++;
+		}
+		if (step < 4) {
+			assert_int_equal(hot, 4 * (uint64_t)(step + 1));
+			assert_int_equal(plain, 0);
+		}
+	}
+	assert_int_equal(hot, 16);
+	assert_int_equal(plain, 16);
+	fx_release(&f);
+}
+
+/* --- 6. an unlimited budget still moves in bounded batches ------------- */
+
+/* dram-cxl 1:4, 256 pages per unit: DRAM 256 (1 page headroom), CXL 1024.
+ * DRAM holds 100 idle pages; 200 hot pages in CXL. With no budget one
+ * tick does it all: 155 promotions into the free room (down to the
+ * headroom), then 45 exchanges with idle pages - 245 pages, each move()
+ * call at most max_batch of them. */
+static void test_unlimited_budget_respects_max_batch(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 256, BUD_PAGES);
+	place(&f, 0, 100, 0);
+	place(&f, 100, BUD_PAGES - 100, 1);
+	f.te.env.budget_bytes_per_s = 0;
+	f.te.env.max_batch = 16;
+	fx_start(&f);
+	next(&f);
+	heat(&f, 500, 200, 60);
+	tick(&f);
+	assert_int_equal(count_on(&f, 500, 200, 0), 200);
+	assert_int_equal(f.te.used[0], 255);
+	assert_int_equal(f.te.moves, 155 + 2 * 45);
+	assert_true(f.te.max_call_pages <= 16);
+	assert_true(f.te.move_calls >= (f.te.moves + 15) / 16);
+	fx_release(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threshold_follows_capacity),
+		cmocka_unit_test(test_cooldown_holds_a_moved_page),
+		cmocka_unit_test(test_alternating_heat_does_not_churn),
+		cmocka_unit_test(test_exchange_needs_margin),
+		cmocka_unit_test(test_move_must_pay_off),
+		cmocka_unit_test(test_budget_never_exceeded),
+		cmocka_unit_test(test_cold_page_skips_middle_tier),
+		cmocka_unit_test(test_hint_pin_fast),
+		cmocka_unit_test(test_hint_cold),
+		cmocka_unit_test(test_hint_hot_goes_first),
+		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
