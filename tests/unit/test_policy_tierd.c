@@ -14,6 +14,8 @@
  *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
  *    COLD pages go to the slowest tier first and never come up, HOT pages
  *    go up before equally warm unadvised ones.
+ * Tests marked KNOWN BUG state behaviour tierd.c does not have yet (see
+ * known_bug()).
  *
  * The loop is driven as tier_loop_step() does: the clock advances, the
  * observations of the interval arrive, then tick(now). Heat is given as
@@ -23,6 +25,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "../lib/policy_env.h"
@@ -106,6 +109,19 @@ static void next(struct fx *f)
 static void tick(struct fx *f)
 {
 	assert_int_equal(f->ops->tick(f->priv, f->te.now_us), 0);
+}
+
+/* A test that found a bug in tierd.c states the expected behaviour and
+ * calls this where the code falls short, with the bug. By default it
+ * reports the bug as a TAP comment and the test ends there, passing, so
+ * the suites stay usable until the fix (cmocka 1.1's skip() prints
+ * "not ok", which tests/run and meson count as failures);
+ * TIERD_TEST_KNOWN_BUGS=1 makes it a failure. */
+static void known_bug(const char *what)
+{
+	print_message("# KNOWN BUG: %s\n", what);
+	if (getenv("TIERD_TEST_KNOWN_BUGS"))
+		fail_msg("known bug: %s", what);
 }
 
 static int node_of(const struct fx *f, uint64_t page)
@@ -289,6 +305,23 @@ static void test_cooldown_holds_a_moved_page(void **state)
 {
 	(void)state;
 	assert_true(pingpong_after(1000000));
+}
+
+/* KNOWN BUG (tierd.c, mark_moved() and cooling_down()): a move's time is
+ * kept as uint32_t milliseconds, (uint32_t)(now_us / 1000) | 1, and
+ * cooling_down() compares it with the uint64_t now_us / 1000. The
+ * daemon's clock is CLOCK_MONOTONIC, time since boot: once the machine
+ * has been up 2^32 ms (49.7 days), now - moved_ms is about 2^32 and no
+ * page ever cools down again - ping-pong damping is off for good. The
+ * expected behaviour: the same as test_cooldown_holds_a_moved_page, 50
+ * days after boot. (A fix: compare in 32 bits,
+ * (uint32_t)(now_us / 1000) - m < COOLDOWN_US / 1000.) */
+static void test_cooldown_holds_after_49_days(void **state)
+{
+	(void)state;
+	if (!pingpong_after(UINT64_C(50) * 86400 * 1000000))
+		known_bug("tierd.c cooling_down(): no cool-down once the clock passes "
+			  "2^32 ms (49.7 days of uptime)");
 }
 
 /* Pages [0, nr) that moved since snap[]; updates snap[] and the pages'
@@ -494,6 +527,113 @@ static void test_budget_never_exceeded(void **state)
 	fx_release(&f);
 }
 
+/* KNOWN BUG (tierd.c tierd_create() and tierd_tick()): the tick takes the
+ * budget's rate from env->budget_bytes_per_s every time (a reload of the
+ * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
+ * the most the bucket holds - was set once, at create, to two intervals
+ * of the rate then. A raised budget is clipped to twice the old one:
+ * raising 20 pages/s to 200 pages/s moves 4 pages a tick, not 20. The
+ * expected behaviour: the burst follows the rate, a raised budget is
+ * spent. */
+static void test_raised_budget_is_spent(void **state)
+{
+	struct fx f;
+	uint64_t moves;
+	int step;
+
+	(void)state;
+	bud_init(&f, 20 * PAGE_BYTES);
+	for (step = 0; step < 10; step++) {
+		next(&f);
+		heat(&f, 0, BUD_FAST, 3);
+		tick(&f);
+	}
+	assert_int_equal(f.te.moves, 0);
+	/* 200 pages/s, 20 a tick; 200 hot pages in CXL want DRAM. */
+	f.te.env.budget_bytes_per_s = 200 * PAGE_BYTES;
+	for (step = 0; step < 10; step++) {
+		next(&f);
+		heat(&f, 0, BUD_FAST, 3);
+		heat(&f, 512, 200, 60);
+		tick(&f);
+	}
+	moves = f.te.moves;
+	/* The old burst allows 4 pages a tick. */
+	if (moves <= 10 * 4) {
+		print_message("# %llu pages moved in 1 s at a budget of 200 pages/s\n",
+			      (unsigned long long)moves);
+		fx_release(&f);
+		known_bug("tierd.c tierd_create()/tierd_tick(): the budget's burst stays at "
+			  "two intervals of the rate at create; a raised budget is clipped");
+		return;
+	}
+	/* Ten ticks at the new rate: 200 pages, less the first tick's refill,
+	 * which may come at the old rate. */
+	if (moves < 180)
+		fail_msg("%llu pages moved in 1 s at a budget of 200 pages/s",
+			 (unsigned long long)moves);
+	fx_release(&f);
+}
+
+/* KNOWN BUG (tierd.c fill_tier(), the select_k() of candidates and the
+ * loop after it): with a budget for k pages, fill_tier() picks the k
+ * hottest candidates and only then skips those cooling down, so k hot
+ * pages in their cool-down hold back every other candidate: the ticks
+ * move nothing and the budget goes unspent until the cool-down ends.
+ * Here pages 0-7 are advised COLD and demoted in the first two ticks (the
+ * budget, 40 pages/s, moves 4 a tick and holds 8), then un-advised and
+ * made the hottest pages of all; 32 hot pages (100-131) wait in CXL while
+ * DRAM has room for all. The expected behaviour: the 32 go up at 4 a tick
+ * (all in 8 ticks) while pages 0-7 cool down; pages 0-7 follow. */
+static void test_cooling_pages_do_not_hold_back_others(void **state)
+{
+	struct fx f;
+	uint64_t p, up;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, PP_PAGES);
+	place(&f, 0, 32, 0);
+	place(&f, 32, PP_PAGES - 32, 1);
+	for (p = 0; p < 8; p++)
+		hint(&f, p, TIER_HINT_COLD);
+	f.te.env.budget_bytes_per_s = 40 * PAGE_BYTES;
+	fx_start(&f);
+	next(&f);
+	tick(&f);
+	next(&f);
+	tick(&f);
+	assert_int_equal(count_on(&f, 0, 8, 1), 8);
+	assert_int_equal(f.te.moves, 8);
+	for (p = 0; p < 8; p++)
+		hint(&f, p, TIER_HINT_NONE);
+	for (step = 0; step < 10; step++) {
+		next(&f);
+		heat(&f, 0, 8, 95);
+		heat(&f, 100, 32, 60);
+		tick(&f);
+		/* Cooling down from their demotion. */
+		assert_int_equal(count_on(&f, 0, 8, 1), 8);
+	}
+	up = count_on(&f, 100, 32, 0);
+	if (up == 0) {
+		fx_release(&f);
+		known_bug("tierd.c fill_tier(): candidates in their cool-down take the "
+			  "budget's places and block the others");
+		return;
+	}
+	assert_int_equal(up, 32);
+	/* After the cool-down pages 0-7 go up too. */
+	for (step = 0; step < 15; step++) {
+		next(&f);
+		heat(&f, 0, 8, 95);
+		heat(&f, 100, 32, 60);
+		tick(&f);
+	}
+	assert_int_equal(count_on(&f, 0, 8, 0), 8);
+	fx_release(&f);
+}
+
 /* --- 4. a cold page skips the middle tier ------------------------------ */
 
 /* dram-cxl-slow 1:4:8, 64 pages per unit: DRAM 64, CXL 256, slow 512.
@@ -556,6 +696,92 @@ static void test_cold_page_skips_middle_tier(void **state)
 	assert_int_equal(f.te.moves - moves, 4);
 	assert_int_equal(count_on(&f, 2, 62, 0), 62);
 	fx_release(&f);
+}
+
+/* dram-cxl-slow 1:4:8, 64 pages per unit: DRAM 64, CXL 256, slow 512.
+ *   DRAM  0-63:    page 0 lukewarm (3 of 100 checks), 1-63 warm (50);
+ *   CXL   64-317:  254 pages at 20 of 100, and one page of memory that is
+ *                  not tierd's: one free page;
+ *   slow  318-639: idle, but pages 600 (95) and 601 (30) at the last step.
+ * Steady, nothing moves. At the last step page 600 takes page 0's place
+ * in DRAM; page 0 goes to CXL, where its score puts it (it is within the
+ * 320 hottest), into the free page. Then CXL is planned: page 601 would
+ * pay to exchange with page 0, now CXL's coldest, but page 0 has just
+ * moved and cools down - it stays, and 601 waits. Returns page 0's node;
+ * *moves: pages moved at the last step. */
+static int moved_twice(uint64_t start_us, uint64_t *moves)
+{
+	struct fx f;
+	uint64_t before;
+	int step, node;
+
+	fx_init(&f, "dram-cxl-slow", "1:4:8", 64, SKIP_PAGES);
+	f.te.now_us = start_us;
+	place(&f, 0, 64, 0);
+	place(&f, 64, 254, 1);
+	f.te.used[1]++;
+	place(&f, 318, SKIP_PAGES - 318, 2);
+	fx_start(&f);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		heat(&f, 0, 1, 3);
+		heat(&f, 1, 63, 50);
+		heat(&f, 64, 254, 20);
+		tick(&f);
+	}
+	assert_int_equal(f.te.moves, 0);
+	before = f.te.moves;
+	next(&f);
+	heat(&f, 0, 1, 3);
+	heat(&f, 1, 63, 50);
+	heat(&f, 64, 254, 20);
+	heat(&f, 600, 1, 95);
+	heat(&f, 601, 1, 30);
+	tick(&f);
+	assert_int_equal(node_of(&f, 600), 0);
+	node = node_of(&f, 0);
+	*moves = f.te.moves - before;
+	fx_release(&f);
+	return node;
+}
+
+/* With the clock at an odd millisecond page 0 stays in CXL: two moves
+ * (600 up, 0 down). */
+static void test_victim_cools_down_in_its_tick(void **state)
+{
+	uint64_t moves;
+
+	(void)state;
+	assert_int_equal(moved_twice(1001000, &moves), 1);
+	assert_int_equal(moves, 2);
+}
+
+/* KNOWN BUG (tierd.c mark_moved() and cooling_down()): mark_moved()
+ * stores (uint32_t)(now_us / 1000) | 1 (so that 0 means never); at an
+ * even millisecond that is now + 1 ms, and cooling_down()'s now - moved_ms
+ * in the same tick is -1, which as an unsigned number is past any
+ * cool-down. A page that moved is then free to move again in the same
+ * tick: with three tiers a victim demoted to the middle tier while
+ * planning tier 0 is the next victim while planning tier 1 and goes on to
+ * the slowest - two migrations in one tick, one of them paid for nothing
+ * (it was placed in CXL by its own score a moment before). The expected
+ * behaviour: as at an odd millisecond (test_victim_cools_down_in_its_tick).
+ * The daemon's clock is at an even millisecond half the time; tiersim's
+ * and these tests' always. */
+static void test_victim_cools_down_in_its_tick_even_ms(void **state)
+{
+	uint64_t moves;
+	int node;
+
+	(void)state;
+	node = moved_twice(1000000, &moves);
+	if (node == 2 && moves == 4) {
+		known_bug("tierd.c mark_moved()/cooling_down(): at an even millisecond a "
+			  "page that just moved is not cooling down; it moves twice in a tick");
+		return;
+	}
+	assert_int_equal(node, 1);
+	assert_int_equal(moves, 2);
 }
 
 /* --- 5. hints --------------------------------------------------------- */
@@ -731,11 +957,16 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threshold_follows_capacity),
 		cmocka_unit_test(test_cooldown_holds_a_moved_page),
+		cmocka_unit_test(test_cooldown_holds_after_49_days),
 		cmocka_unit_test(test_alternating_heat_does_not_churn),
 		cmocka_unit_test(test_exchange_needs_margin),
 		cmocka_unit_test(test_move_must_pay_off),
 		cmocka_unit_test(test_budget_never_exceeded),
+		cmocka_unit_test(test_raised_budget_is_spent),
+		cmocka_unit_test(test_cooling_pages_do_not_hold_back_others),
 		cmocka_unit_test(test_cold_page_skips_middle_tier),
+		cmocka_unit_test(test_victim_cools_down_in_its_tick),
+		cmocka_unit_test(test_victim_cools_down_in_its_tick_even_ms),
 		cmocka_unit_test(test_hint_pin_fast),
 		cmocka_unit_test(test_hint_cold),
 		cmocka_unit_test(test_hint_hot_goes_first),
