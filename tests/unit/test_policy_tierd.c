@@ -14,8 +14,7 @@
  *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
  *    COLD pages go to the slowest tier first and never come up, HOT pages
  *    go up before equally warm unadvised ones.
- * Tests marked KNOWN BUG state behaviour tierd.c does not have yet (see
- * known_bug()).
+ * Tests marked Regression pin down defects tierd.c had (see known_bug()).
  *
  * The loop is driven as tier_loop_step() does: the clock advances, the
  * observations of the interval arrive, then tick(now). Heat is given as
@@ -111,17 +110,10 @@ static void tick(struct fx *f)
 	assert_int_equal(f->ops->tick(f->priv, f->te.now_us), 0);
 }
 
-/* A test that found a bug in tierd.c states the expected behaviour and
- * calls this where the code falls short, with the bug. By default it
- * reports the bug as a TAP comment and the test ends there, passing, so
- * the suites stay usable until the fix (cmocka 1.1's skip() prints
- * "not ok", which tests/run and meson count as failures);
- * TIERD_TEST_KNOWN_BUGS=1 makes it a failure. */
+/* A regression test of a defect tierd.c had: fails with what went wrong. */
 static void known_bug(const char *what)
 {
-	print_message("# KNOWN BUG: %s\n", what);
-	if (getenv("TIERD_TEST_KNOWN_BUGS"))
-		fail_msg("known bug: %s", what);
+	fail_msg("regression: %s", what);
 }
 
 static int node_of(const struct fx *f, uint64_t page)
@@ -307,7 +299,7 @@ static void test_cooldown_holds_a_moved_page(void **state)
 	assert_true(pingpong_after(1000000));
 }
 
-/* KNOWN BUG (tierd.c, mark_moved() and cooling_down()): a move's time is
+/* Regression (fixed; tierd.c, mark_moved() and cooling_down()): a move's time is
  * kept as uint32_t milliseconds, (uint32_t)(now_us / 1000) | 1, and
  * cooling_down() compares it with the uint64_t now_us / 1000. The
  * daemon's clock is CLOCK_MONOTONIC, time since boot: once the machine
@@ -527,7 +519,7 @@ static void test_budget_never_exceeded(void **state)
 	fx_release(&f);
 }
 
-/* KNOWN BUG (tierd.c tierd_create() and tierd_tick()): the tick takes the
+/* Regression (fixed; tierd.c tierd_create() and tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
  * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
  * the most the bucket holds - was set once, at create, to two intervals
@@ -575,7 +567,7 @@ static void test_raised_budget_is_spent(void **state)
 	fx_release(&f);
 }
 
-/* KNOWN BUG (tierd.c fill_tier(), the select_k() of candidates and the
+/* Regression (fixed; tierd.c fill_tier(), the select_k() of candidates and the
  * loop after it): with a budget for k pages, fill_tier() picks the k
  * hottest candidates and only then skips those cooling down, so k hot
  * pages in their cool-down hold back every other candidate: the ticks
@@ -756,7 +748,7 @@ static void test_victim_cools_down_in_its_tick(void **state)
 	assert_int_equal(moves, 2);
 }
 
-/* KNOWN BUG (tierd.c mark_moved() and cooling_down()): mark_moved()
+/* Regression (fixed; tierd.c mark_moved() and cooling_down()): mark_moved()
  * stores (uint32_t)(now_us / 1000) | 1 (so that 0 means never); at an
  * even millisecond that is now + 1 ms, and cooling_down()'s now - moved_ms
  * in the same tick is -1, which as an unsigned number is past any

@@ -511,11 +511,21 @@ static int cmp_score_desc(const void *a, const void *b, void *ctx)
 	       (*(const uint64_t *)a < *(const uint64_t *)b);
 }
 
+/* Move times are milliseconds, odd so that 0 means never, compared in 32
+ * bits (they wrap every 49.7 days of the clock). */
+static uint32_t stamp_ms(uint64_t now_us)
+{
+	return (uint32_t)(now_us / 1000) | 1;
+}
+
+static uint32_t ms_since_move(const struct tierd *t, uint64_t page, uint64_t now_us)
+{
+	return stamp_ms(now_us) - t->pages[page].moved_ms;
+}
+
 static bool cooling_down(const struct tierd *t, uint64_t page, uint64_t now_us)
 {
-	uint32_t m = t->pages[page].moved_ms;
-
-	return m && now_us / 1000 - m < COOLDOWN_US / 1000;
+	return t->pages[page].moved_ms && ms_since_move(t, page, now_us) < COOLDOWN_US / 1000;
 }
 
 static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
@@ -548,7 +558,7 @@ static uint64_t headroom_pages(const struct tierd *t, int rank)
 
 static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t reason)
 {
-	t->pages[p].moved_ms = (uint32_t)(now_us / 1000) | 1;
+	t->pages[p].moved_ms = stamp_ms(now_us);
 	t->pages[p].reason = reason;
 }
 
@@ -856,7 +866,10 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		} else if (cur > r) {
 			size_t g = groups ? group_of(t, i) : 0;
 
-			if (groups && at_cap(t, g, r))
+			if ((groups && at_cap(t, g, r)) || cooling_down(t, i, now_us))
+				continue;
+			/* Only pages whose move pays compete for the budget. */
+			if (!under_share(t, g, r) && !pays_off(t, i, cur, r))
 				continue;
 			if (target_rank(t, bin) <= r || ((double)t->score[i]) >= PINNED_SCORE) {
 				t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
@@ -991,7 +1004,9 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	compute_scores(t);
 	fit_thresholds(t);
 	groups_update(t);
+	/* The budget may change (a reload): its burst, two ticks' worth, with it. */
 	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
+	t->budget.burst_bytes = t->env->budget_bytes_per_s * t->env->interval_us / 1000000 * 2;
 	tier_budget_refill(&t->budget, now_us);
 	tier_mover_begin(&t->mover);
 	for (r = 0; r + 1 < (int)t->nr_tiers; r++) {
@@ -1053,7 +1068,7 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 	target = target_rank(t, score_bin(score));
 	g = group_of(t, page);
 	out->group = (int)g;
-	out->moved_ago_ms = p->moved_ms ? now_us / 1000 - (p->moved_ms & ~1u) : UINT64_MAX;
+	out->moved_ago_ms = p->moved_ms ? ms_since_move(t, page, now_us) : UINT64_MAX;
 	snprintf(out->last_move, sizeof(out->last_move), "%s",
 		 p->reason < TIERD_REASON__COUNT ? reason_text[p->reason] : "?");
 	cur = tier_page_rank(t->env, t->node_rank, page);
