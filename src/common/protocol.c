@@ -11,6 +11,10 @@ const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
 	[TIER_CMD_RELOAD] = { "reload", true },
 	/* Who may advise which process is checked per pid by the daemon. */
 	[TIER_CMD_HINT] = { "hint", false },
+	[TIER_CMD_CGROUP_SET] = { "cgroup-set", true },
+	[TIER_CMD_CGROUPS] = { "cgroups", false },
+	/* Like hint: per pid. */
+	[TIER_CMD_EXPLAIN] = { "explain", false },
 };
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,

@@ -31,6 +31,12 @@ int tier_amount_parse(const char *s, int *rank, struct tier_amount *out,
 	v = eq + 1;
 	if (!*v)
 		return tier_err_set(err, -EINVAL, "'%s': no amount after '='", s);
+	if (!strcmp(v, "none")) {
+		out->kind = TIER_AMOUNT_NONE;
+		out->value = 0;
+		*rank = (int)r;
+		return 0;
+	}
 	if (v[strlen(v) - 1] == '%') {
 		double pct;
 

@@ -62,7 +62,7 @@ void tier_groups_init(struct tier_groups *g);
 
 /* Parses "RANK=AMOUNT", AMOUNT a size with an optional K, M, G or T suffix
  * (binary units, "128M", "4096") or a percentage ("25%", "12.5%") of the
- * tier. Returns 0 or -EINVAL with err saying what is wrong. */
+ * tier, or "none" (no limit). Returns 0 or -EINVAL with err saying what is wrong. */
 int tier_amount_parse(const char *s, int *rank, struct tier_amount *out,
 		      struct tier_err *err);
 

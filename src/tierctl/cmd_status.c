@@ -213,9 +213,7 @@ int tierctl_reload(int argc, char **argv)
 	return 0;
 }
 
-/* Parses a size with an optional K/M/G/T suffix (powers of 1024) or a
- * 0x-prefixed hex number. */
-static int parse_size(const char *s, uint64_t *out)
+int tierctl_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -264,15 +262,15 @@ int tierctl_hint(int argc, char **argv)
 		fprintf(stderr, "tierctl hint: expected PID ADDR LEN ADVICE (see tierctl hint --help)\n");
 		return 2;
 	}
-	if (parse_size(argv[first], &pid) || !pid || pid > INT32_MAX) {
+	if (tierctl_parse_size(argv[first], &pid) || !pid || pid > INT32_MAX) {
 		fprintf(stderr, "tierctl hint: PID '%s' is not a process id\n", argv[first]);
 		return 2;
 	}
-	if (parse_size(argv[first + 1], &addr)) {
+	if (tierctl_parse_size(argv[first + 1], &addr)) {
 		fprintf(stderr, "tierctl hint: ADDR '%s' is not an address\n", argv[first + 1]);
 		return 2;
 	}
-	if (parse_size(argv[first + 2], &len) || !len) {
+	if (tierctl_parse_size(argv[first + 2], &len) || !len) {
 		fprintf(stderr, "tierctl hint: LEN '%s' is not a positive size\n", argv[first + 2]);
 		return 2;
 	}

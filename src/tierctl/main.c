@@ -15,6 +15,8 @@ static const struct verb {
 	{ "top", tierctl_top, "the daemon's status, refreshed" },
 	{ "reload", tierctl_reload, "the daemon re-reads its configuration" },
 	{ "hint", tierctl_hint, "intent for a process's range: hot, cold, pin-fast, default" },
+	{ "cgroup", tierctl_cgroup, "control groups' shares of each tier: set, show" },
+	{ "explain", tierctl_explain, "why tierd placed a process's pages where they are" },
 	{ NULL, NULL, NULL },
 };
 

@@ -4,6 +4,8 @@
 #ifndef TIERCTL_H
 #define TIERCTL_H
 
+#include <stdint.h>
+
 #define TIERCTL_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
 
 int tierctl_topology(int argc, char **argv);
@@ -12,5 +14,11 @@ int tierctl_status(int argc, char **argv);
 int tierctl_top(int argc, char **argv);
 int tierctl_reload(int argc, char **argv);
 int tierctl_hint(int argc, char **argv);
+int tierctl_cgroup(int argc, char **argv);
+int tierctl_explain(int argc, char **argv);
+
+/* Parses a size with an optional K/M/G/T suffix (powers of 1024) or a
+ * 0x-prefixed hex number. Returns 0 or -EINVAL. */
+int tierctl_parse_size(const char *s, uint64_t *out);
 
 #endif

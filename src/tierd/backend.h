@@ -26,6 +26,19 @@ struct tierd_backend_stats {
 	double fast_access_ratio;	/* accesses served by tier 0 */
 };
 
+/* One control group's figures (tierctl cgroup show). */
+struct tierd_group_stat {
+	char dir[512];			/* its cgroup directory */
+	bool exists;
+	char error[256];		/* why the figures below are missing, or "" */
+	uint64_t processes;		/* managed processes in it */
+	/* Per tier rank: memory.numa_stat's anon and file bytes summed over
+	 * the tier's nodes, and the managed pages tierd sees there. */
+	uint64_t anon_bytes[TIER_GROUP_RANKS];
+	uint64_t file_bytes[TIER_GROUP_RANKS];
+	uint64_t managed_bytes[TIER_GROUP_RANKS];
+};
+
 struct tierd_backend {
 	const char *name;		/* "linux", "sim:dram-cxl" */
 	const char *tracker_name;
@@ -49,6 +62,19 @@ struct tierd_backend {
 	 * range); NULL: the backend has no processes (-EOPNOTSUPP). */
 	int (*hint)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t len,
 		    int advice, struct tier_err *err);
+	/* Optional. The control groups' rules: rules[i] is group i + 1
+	 * (core/groups.h); the policy sees them from the next step. Returns
+	 * 0 or -errno with err set; NULL: the backend has no cgroups
+	 * (-EOPNOTSUPP). */
+	int (*set_groups)(struct tierd_backend *b, const struct tier_config_cgroup *rules,
+			  size_t n, struct tier_err *err);
+	/* Optional (with set_groups). Figures of rules[i] of the last
+	 * set_groups. Returns 0 or -errno with err set. */
+	int (*group_stat)(struct tierd_backend *b, size_t i, struct tierd_group_stat *st,
+			  struct tier_err *err);
+	/* Optional. The managed page at addr of process pid. Returns 0,
+	 * -ESRCH (not a managed process) or -ENOENT (no managed page there). */
+	int (*page_of)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t *page);
 	/* Optional. A new configuration (process selection, budget). */
 	void (*reconfigure)(struct tierd_backend *b, const struct tier_config *cfg);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a

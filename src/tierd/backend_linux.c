@@ -8,7 +8,9 @@
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "backend/linux/cgroup.h"
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/procs.h"
 #include "backend/linux/space.h"
@@ -56,6 +58,12 @@ struct linux_backend {
 	size_t nr_hints, cap_hints;
 	uint8_t *page_hint;		/* [env.nr_pages] */
 	uint64_t page_hint_len;
+	/* control groups: rule i is group i + 1 */
+	struct tier_groups groups;
+	size_t nr_rules;
+	char rule_path[TIER_CONFIG_MAX_CGROUPS][512];	/* as configured */
+	char rule_rel[TIER_CONFIG_MAX_CGROUPS][512];	/* as /proc/PID/cgroup shows */
+	char cgroup_mount[512];
 };
 
 struct hint {
@@ -218,8 +226,38 @@ static bool pid_listed(const pid_t *pids, size_t n, pid_t pid)
 	return false;
 }
 
+/* Puts each managed process's slot in the group of the deepest rule
+ * whose cgroup holds it (group 0: none). */
+static void map_groups(struct linux_backend *lb)
+{
+	size_t slot, nr = tier_linux_space_nr_procs(lb->space), i;
+	struct tier_err err = { "" };
+	char cg[512];
+
+	memset(lb->groups.owner_group, 0, sizeof(lb->groups.owner_group));
+	if (!lb->nr_rules)
+		return;
+	for (slot = 0; slot < nr && slot < 255; slot++) {
+		pid_t pid = tier_linux_space_proc_pid(lb->space, slot);
+		size_t best = 0, best_len = 0;
+
+		if (!pid || tier_linux_proc_cgroup(&lb->ctx, pid, cg, sizeof(cg), &err))
+			continue;
+		for (i = 0; i < lb->nr_rules; i++) {
+			size_t l = strlen(lb->rule_rel[i]);
+
+			if (tier_linux_cgroup_contains(lb->rule_rel[i], cg) && l >= best_len) {
+				best = i + 1;
+				best_len = l;
+			}
+		}
+		lb->groups.owner_group[slot] = (uint8_t)best;
+	}
+}
+
 static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier_err *err)
 {
+	const char *cgroups[64 + TIER_CONFIG_MAX_CGROUPS];
 	struct tier_linux_select sel = {
 		.pids = lb->sel_pids,
 		.nr_pids = lb->nr_sel_pids,
@@ -228,6 +266,18 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 		.exe_pattern = lb->exe_pattern,
 		.min_rss_bytes = lb->min_rss_bytes,
 	};
+	/* An explicit selection takes in the ruled cgroups too (the default,
+	 * every large process, has them already). */
+	if ((lb->nr_sel_pids || lb->nr_cgroups) && lb->nr_rules && lb->nr_cgroups <= 64) {
+		size_t i;
+
+		for (i = 0; i < lb->nr_cgroups; i++)
+			cgroups[i] = lb->cgroups[i];
+		for (i = 0; i < lb->nr_rules; i++)
+			cgroups[lb->nr_cgroups + i] = lb->rule_path[i];
+		sel.cgroups = cgroups;
+		sel.nr_cgroups = lb->nr_cgroups + lb->nr_rules;
+	}
 	uint64_t before = lb->env.nr_pages;
 	pid_t *pids = NULL;
 	size_t nr = 0;
@@ -279,6 +329,7 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	if (ret)
 		return ret;
 	sync_env(lb);
+	map_groups(lb);
 	ret = apply_hints(lb);
 	if (ret)
 		return tier_err_set(err, ret, "out of memory");
@@ -378,6 +429,98 @@ static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;
+}
+
+static int linux_set_groups(struct tierd_backend *b, const struct tier_config_cgroup *rules,
+			    size_t n, struct tier_err *err)
+{
+	struct linux_backend *lb = b->priv;
+	size_t i;
+
+	if (n > TIER_CONFIG_MAX_CGROUPS)
+		return tier_err_set(err, -E2BIG, "cgroups: %zu groups, at most %d", n,
+				    TIER_CONFIG_MAX_CGROUPS);
+	if (n && !lb->cgroup_mount[0]) {
+		int ret = tier_linux_cgroup2_mount(&lb->ctx, lb->cgroup_mount,
+						   sizeof(lb->cgroup_mount), err);
+
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < n; i++) {
+		if (strlen(rules[i].path) >= sizeof(lb->rule_path[i]) ||
+		    tier_linux_cgroup_relative(lb->cgroup_mount, rules[i].path, lb->rule_rel[i],
+					       sizeof(lb->rule_rel[i])))
+			return tier_err_set(err, -ENAMETOOLONG, "cgroup %.64s...: path too long",
+					    rules[i].path);
+	}
+	tier_groups_init(&lb->groups);
+	for (i = 0; i < n; i++) {
+		snprintf(lb->rule_path[i], sizeof(lb->rule_path[i]), "%s", rules[i].path);
+		lb->groups.rule[i + 1] = rules[i].rule;
+	}
+	lb->groups.nr = n + 1;
+	lb->nr_rules = n;
+	lb->env.groups = n ? &lb->groups : NULL;
+	map_groups(lb);
+	lb->next_refresh_us = 0;	/* the selection may have changed */
+	return 0;
+}
+
+static int linux_group_stat(struct tierd_backend *b, size_t i, struct tierd_group_stat *st,
+			    struct tier_err *err)
+{
+	struct linux_backend *lb = b->priv;
+	uint64_t anon[TIER_LINUX_MAX_NODES], file[TIER_LINUX_MAX_NODES], p;
+	size_t slot, nr = tier_linux_space_nr_procs(lb->space);
+	int n, ret;
+
+	(void)err;
+	memset(st, 0, sizeof(*st));
+	if (i >= lb->nr_rules)
+		return tier_err_set(err, -ENOENT, "no group %zu", i);
+	snprintf(st->dir, sizeof(st->dir), "%s%s", lb->cgroup_mount,
+		 strcmp(lb->rule_rel[i], "/") ? lb->rule_rel[i] : "");
+	for (slot = 0; slot < nr && slot < 255; slot++)
+		if (lb->groups.owner_group[slot] == i + 1 && tier_linux_space_proc_pid(lb->space, slot))
+			st->processes++;
+	for (p = 0; p < lb->env.nr_pages; p++) {
+		uint8_t nd = lb->env.page_node[p];
+
+		if (nd != TIER_NODE_NONE && lb->env.page_owner[p] < 255 &&
+		    lb->groups.owner_group[lb->env.page_owner[p]] == i + 1 &&
+		    lb->node_rank[nd] >= 0 && lb->node_rank[nd] < TIER_GROUP_RANKS)
+			st->managed_bytes[lb->node_rank[nd]] += UINT64_C(1) << lb->env.page_shift;
+	}
+	ret = tier_linux_cgroup_numa_stat(st->dir, anon, file, err);
+	st->exists = ret != -ENOENT || access(st->dir, F_OK) == 0;
+	if (ret) {
+		snprintf(st->error, sizeof(st->error), "%s", err->msg);
+		tier_err_clear(err);
+		return 0;
+	}
+	for (n = 0; n < TIER_LINUX_MAX_NODES; n++) {
+		int r = lb->node_rank[n];
+
+		if (r < 0 || r >= TIER_GROUP_RANKS)
+			continue;
+		st->anon_bytes[r] += anon[n];
+		st->file_bytes[r] += file[n];
+	}
+	return 0;
+}
+
+static int linux_page_of(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t *page)
+{
+	struct linux_backend *lb = b->priv;
+	size_t slot, nr = tier_linux_space_nr_procs(lb->space);
+
+	for (slot = 0; slot < nr; slot++)
+		if (tier_linux_space_proc_pid(lb->space, slot) == pid)
+			break;
+	if (slot == nr)
+		return -ESRCH;
+	return tier_linux_space_page(lb->space, pid, addr & ~UINT64_C(4095), page) ? 0 : -ENOENT;
 }
 
 static void free_selection(struct linux_backend *lb)
@@ -581,6 +724,9 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 	lb->b.stats = linux_stats;
 	lb->b.reconfigure = linux_reconfigure;
 	lb->b.hint = linux_hint;
+	lb->b.set_groups = linux_set_groups;
+	lb->b.group_stat = linux_group_stat;
+	lb->b.page_of = linux_page_of;
 	lb->b.destroy = linux_destroy;
 	lb->b.priv = lb;
 	*out = &lb->b;

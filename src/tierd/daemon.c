@@ -26,6 +26,7 @@
 
 #include "common/config_yaml.h"
 #include "common/protocol.h"
+#include "tierd/cgroups.h"
 
 /* Connections at once: tierctl calls are short, but every application that
  * holds a libtier handle keeps one open. */
@@ -53,6 +54,9 @@ struct tierd {
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	bool stop;
 	int exit_status;
+	/* control groups: set at run time (tierctl cgroup set), and in force */
+	struct tierd_rules rt_rules;
+	struct tierd_rules rules;
 };
 
 static uint64_t mono_us(void)
@@ -157,6 +161,9 @@ static struct json_object *status_json(struct tierd *d)
 
 /* --- reload ---------------------------------------------------------------- */
 
+static int apply_rules(struct tierd *d, const struct tier_config *cfg, bool strict,
+		       struct tier_err *err);
+
 /* Loads the configuration again. A bad file is rejected and the running
  * one kept. Applied at this safe point between steps: interval, budget,
  * log level, process selection; the policy is re-created only when its
@@ -192,6 +199,9 @@ static int reload(struct tierd *d, struct tier_err *err)
 		d->loop = nl;
 		tierd_log(&d->log, LOG_INFO, "policy is now %s", pol->name);
 	}
+	ret = apply_rules(d, &fresh, false, err);
+	if (ret)
+		goto out_reject;
 	d->be->env->budget_bytes_per_s = fresh.budget_bytes_per_s;
 	d->log.level = fresh.log_level;
 	if (d->be->reconfigure)
@@ -250,12 +260,6 @@ static void client_send(struct tierd *d, struct client *c, char *line)
 	free(line);
 }
 
-static const char *const advice_names[TIER_HINT__COUNT] = {
-	[TIER_HINT_NONE] = "default", [TIER_HINT_HOT] = "hot", [TIER_HINT_COLD] = "cold",
-	[TIER_HINT_PIN_FAST] = "pin-fast", [TIER_HINT_LATENCY] = "latency",
-	[TIER_HINT_BANDWIDTH] = "bandwidth",
-};
-
 static bool get_u64_arg(struct json_object *args, const char *key, uint64_t *out)
 {
 	struct json_object *v;
@@ -266,6 +270,122 @@ static bool get_u64_arg(struct json_object *args, const char *key, uint64_t *out
 	return json_object_get_int64(v) >= 0 || *out > INT64_MAX;
 }
 
+/* The control groups' rules in force (file + run time) to the backend.
+ * A backend without control groups: a warning, or with strict an error.
+ * Returns 0 or -errno with err set. */
+static int apply_rules(struct tierd *d, const struct tier_config *cfg, bool strict,
+		       struct tier_err *err)
+{
+	struct tierd_rules merged;
+	int ret = tierd_rules_merge(cfg, &d->rt_rules, &merged);
+
+	if (ret)
+		return tier_err_set(err, ret, "cgroups: %s", strerror(-ret));
+	if (!d->be->set_groups) {
+		if (strict) {
+			tierd_rules_release(&merged);
+			return tier_err_set(err, -EOPNOTSUPP, "cgroups: %s has no control groups",
+					    d->be->name);
+		}
+		if (merged.n)
+			tierd_log(&d->log, LOG_WARNING, "cgroups: %s has no control groups; rules ignored",
+				  d->be->name);
+	} else {
+		ret = d->be->set_groups(d->be, merged.r, merged.n, err);
+		if (ret) {
+			tierd_rules_release(&merged);
+			return ret;
+		}
+	}
+	tierd_rules_release(&d->rules);
+	d->rules = merged;
+	return 0;
+}
+
+/* cgroup-set: changes one group's run-time rule (root only). */
+static int handle_cgroup_set(struct tierd *d, struct json_object *args, struct tier_err *err)
+{
+	struct tier_group_rule rule;
+	struct tierd_rules saved = { NULL, 0 };
+	char *path = NULL;
+	bool clear;
+	size_t i;
+	int ret;
+
+	ret = tierd_cgroup_set_args(args, &d->rules, &path, &rule, &clear, err);
+	if (ret)
+		return ret;
+	/* Keep the old run-time rules to put back if the backend refuses. */
+	for (i = 0; i < d->rt_rules.n && !ret; i++)
+		ret = tierd_rules_put(&saved, d->rt_rules.r[i].path, &d->rt_rules.r[i].rule);
+	if (!ret) {
+		if (clear) {
+			ret = tierd_rules_del(&d->rt_rules, path);
+			if (ret == -ENOENT)
+				tier_err_set(err, ret,
+					     "cgroup-set: %s has no rule set with tierctl (a rule of the config file is changed there)",
+					     path);
+		} else {
+			ret = tierd_rules_put(&d->rt_rules, path, &rule);
+			if (ret)
+				tier_err_set(err, ret, "cgroup-set: %s", ret == -E2BIG ?
+					     "too many control groups" : strerror(-ret));
+		}
+	} else {
+		tier_err_set(err, ret, "out of memory");
+	}
+	if (!ret)
+		ret = apply_rules(d, &d->cfg, true, err);
+	if (ret) {
+		tierd_rules_release(&d->rt_rules);
+		d->rt_rules = saved;
+	} else {
+		tierd_rules_release(&saved);
+		tierd_log(&d->log, LOG_INFO, "cgroup %s: rule %s", path, clear ? "cleared" : "set");
+	}
+	free(path);
+	return ret;
+}
+
+/* A user may advise or look into only its own processes (the owner of
+ * /proc/PID); root any. */
+static int may_touch(const char *what, const struct client *c, uint64_t pid, struct tier_err *err)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)pid);
+	if (stat(path, &st))
+		return tier_err_set(err, -ESRCH, "%s: no process %llu", what, (unsigned long long)pid);
+	if (c->uid != 0 && c->uid != st.st_uid)
+		return tier_err_set(err, -EPERM, "%s: uid %u may not %s process %llu (owned by uid %u)",
+				    what, (unsigned)c->uid, !strcmp(what, "hint") ? "advise" : "inspect",
+				    (unsigned long long)pid, (unsigned)st.st_uid);
+	return 0;
+}
+
+/* explain: {"pid":P,"addr":A,"len":L}. */
+static struct json_object *handle_explain(struct tierd *d, const struct client *c,
+					  struct json_object *args, int *ret, struct tier_err *err)
+{
+	uint64_t pid, addr, len = 4096;
+	struct json_object *v;
+
+	if (!get_u64_arg(args, "pid", &pid) || !pid || pid > INT32_MAX) {
+		*ret = tier_err_set(err, -EINVAL, "explain: 'pid' must be a process id");
+		return NULL;
+	}
+	if (!get_u64_arg(args, "addr", &addr) ||
+	    (json_object_object_get_ex(args, "len", &v) && !get_u64_arg(args, "len", &len))) {
+		*ret = tier_err_set(err, -EINVAL, "explain: 'addr' and 'len' must be unsigned integers");
+		return NULL;
+	}
+	*ret = may_touch("explain", c, pid, err);
+	if (*ret)
+		return NULL;
+	return tierd_explain_json(d->be, &d->loop, (pid_t)pid, addr, len, ret, err);
+}
+
 /* hint: {"pid":P,"addr":A,"len":L,"advice":"hot"}. A user may advise only
  * its own processes (the owner of /proc/PID); root any. */
 static int handle_hint(struct tierd *d, const struct client *c, struct json_object *args,
@@ -273,9 +393,7 @@ static int handle_hint(struct tierd *d, const struct client *c, struct json_obje
 {
 	struct json_object *v;
 	uint64_t pid, addr, len;
-	char path[64];
-	struct stat st;
-	int advice;
+	int advice, ret;
 
 	if (!get_u64_arg(args, "pid", &pid) || !pid || pid > INT32_MAX)
 		return tier_err_set(err, -EINVAL, "hint: 'pid' must be a process id");
@@ -284,19 +402,15 @@ static int handle_hint(struct tierd *d, const struct client *c, struct json_obje
 	if (!json_object_object_get_ex(args, "advice", &v) || !json_object_is_type(v, json_type_string))
 		return tier_err_set(err, -EINVAL, "hint: 'advice' must be a string");
 	for (advice = 0; advice < TIER_HINT__COUNT; advice++)
-		if (!strcmp(json_object_get_string(v), advice_names[advice]))
+		if (!strcmp(json_object_get_string(v), tierd_advice_names[advice]))
 			break;
 	if (advice == TIER_HINT__COUNT)
 		return tier_err_set(err, -EINVAL,
 				    "hint: unknown advice '%.32s' (hot, cold, pin-fast, latency, bandwidth, default)",
 				    json_object_get_string(v));
-	snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)pid);
-	if (stat(path, &st))
-		return tier_err_set(err, -ESRCH, "hint: no process %llu", (unsigned long long)pid);
-	if (c->uid != 0 && c->uid != st.st_uid)
-		return tier_err_set(err, -EPERM,
-				    "hint: uid %u may not advise process %llu (owned by uid %u)",
-				    (unsigned)c->uid, (unsigned long long)pid, (unsigned)st.st_uid);
+	ret = may_touch("hint", c, pid, err);
+	if (ret)
+		return ret;
 	if (!d->be->hint)
 		return tier_err_set(err, -EOPNOTSUPP, "hint: %s has no processes to advise",
 				    d->be->name);
@@ -337,6 +451,19 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 		ret = handle_hint(d, c, req.args, &err);
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
 		break;
+	case TIER_CMD_CGROUP_SET:
+		ret = handle_cgroup_set(d, req.args, &err);
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
+		break;
+	case TIER_CMD_CGROUPS:
+		client_send(d, c, tier_response_ok(tierd_cgroups_json(d->be, &d->rules)));
+		break;
+	case TIER_CMD_EXPLAIN: {
+		struct json_object *res = handle_explain(d, c, req.args, &ret, &err);
+
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
+		break;
+	}
 	case TIER_CMD__COUNT:
 		break;
 	}
@@ -567,6 +694,11 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
+	ret = apply_rules(d, &d->cfg, false, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
+		goto out;
+	}
 	ret = tier_loop_init(&d->loop, d->be->env, pol, d->be->tracker, d->be->tracker_priv, &err);
 	if (ret) {
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
@@ -666,6 +798,8 @@ out:
 	if (d->sfd >= 0)
 		close(d->sfd);
 	tier_config_release(&d->cfg);
+	tierd_rules_release(&d->rules);
+	tierd_rules_release(&d->rt_rules);
 	ret = d->exit_status;
 	free(d);
 	return ret;
