@@ -74,16 +74,32 @@ struct hint {
 
 /* --- tracker adapter: address observations -> dense ones ----------------- */
 
+/* Observations of the first few processes per collect, for the debug log. */
+#define SEEN_PIDS 4
+
 struct collect_ctx {
 	struct linux_backend *lb;
 	void (*sink)(void *, const struct tier_obs *, size_t);
 	void *sink_ctx;
+	pid_t pid[SEEN_PIDS];
+	uint64_t obs[SEEN_PIDS], accessed_kib[SEEN_PIDS];
 };
 
 static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
 	struct collect_ctx *cc = ctx;
+	size_t i, k;
 
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < SEEN_PIDS && cc->pid[k] && cc->pid[k] != obs[i].pid; k++)
+			;
+		if (k == SEEN_PIDS)
+			continue;
+		cc->pid[k] = obs[i].pid;
+		cc->obs[k]++;
+		if (obs[i].count)
+			cc->accessed_kib[k] += (obs[i].end - obs[i].start) >> 10;
+	}
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
@@ -91,9 +107,21 @@ static int adapter_collect(void *priv, void (*sink)(void *, const struct tier_ob
 			   void *ctx, struct tier_err *err)
 {
 	struct linux_backend *lb = priv;
-	struct collect_ctx cc = { lb, sink, ctx };
+	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
+	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
-	return lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
+	if (lb->log->level >= LOG_DEBUG) {
+		char line[256] = "";
+		size_t k, off = 0;
+
+		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off,
+						" pid %d: %llu regions, %llu KiB accessed;", (int)cc.pid[k],
+						(unsigned long long)cc.obs[k],
+						(unsigned long long)cc.accessed_kib[k]);
+		tierd_log(lb->log, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
+	}
+	return ret;
 }
 
 /* --- migrator wrapper: direction accounting ------------------------------ */

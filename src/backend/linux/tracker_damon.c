@@ -47,6 +47,7 @@
  * nothing and the next set_targets() starts it again.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -880,43 +881,93 @@ static void emit(struct damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
 	tier__batch_add(b, &o);
 }
 
-/* Reads schemes/s/tried_regions/ into a growing array. */
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Reads schemes/s/tried_regions/ into a growing array, in the order of
+ * the region directories' numbers (address order). The numbers need not
+ * start at 0: 6.12 numbers the regions of all schemes with one counter,
+ * so a second scheme's first region may be "13". */
 static int read_tried(struct damon_tracker *t, unsigned s, struct region **v, size_t *nr,
 		      size_t *cap, struct tier_err *err)
 {
-	unsigned m;
-	int ret;
+	char rel[160], path[1024];
+	unsigned *idx = NULL;
+	size_t nr_idx = 0, cap_idx = 0, k;
+	struct dirent *de;
+	int ret = 0;
+	DIR *dir;
 
-	for (m = 0;; m++) {
+	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions", t->kdamond, s);
+	if (dpath(t, path, sizeof(path), rel))
+		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : tier_err_set(err, -errno, "DAMON: %s: %s", path,
+							   strerror(errno));
+	while ((de = readdir(dir))) {
+		char *end;
+		unsigned long m;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;	/* total_bytes, ., .. */
+		m = strtoul(de->d_name, &end, 10);
+		if (*end || m > UINT32_MAX)
+			continue;
+		if (nr_idx == cap_idx) {
+			size_t c = cap_idx ? cap_idx * 2 : 64;
+			unsigned *g = realloc(idx, c * sizeof(*g));
+
+			if (!g) {
+				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+				goto out;
+			}
+			idx = g;
+			cap_idx = c;
+		}
+		idx[nr_idx++] = (unsigned)m;
+	}
+	if (nr_idx)
+		qsort(idx, nr_idx, sizeof(*idx), cmp_uint);
+	for (k = 0; k < nr_idx; k++) {
 		struct region r;
-		char base[160];
+		char base[200];
 
-		snprintf(base, sizeof(base), "kdamonds/%u/contexts/0/schemes/%u/tried_regions/%u",
-			 t->kdamond, s, m);
+		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
 		ret = dread_u64(t, &r.start, NULL, "%s/start", base);
-		if (ret == -ENOENT)
-			return 0;	/* the last region */
 		if (!ret)
 			ret = dread_u64(t, &r.end, err, "%s/end", base);
 		if (!ret)
 			ret = dread_u64(t, &r.nr_accesses, err, "%s/nr_accesses", base);
-		if (ret == -ENOENT)
-			return 0;	/* cleared under us */
+		if (ret == -ENOENT) {
+			ret = 0;	/* cleared under us */
+			break;
+		}
 		if (ret)
-			return ret;
+			goto out;
 		if (r.end <= r.start)
 			continue;
 		if (*nr == *cap) {
 			size_t c = *cap ? *cap * 2 : 256;
 			struct region *g = realloc(*v, c * sizeof(*g));
 
-			if (!g)
-				return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+			if (!g) {
+				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+				goto out;
+			}
 			*v = g;
 			*cap = c;
 		}
 		(*v)[(*nr)++] = r;
 	}
+out:
+	closedir(dir);
+	free(idx);
+	return ret;
 }
 
 /* Asks for a snapshot of the regions. Returns 1 when the kdamond has
@@ -933,59 +984,88 @@ static int request_tried(struct damon_tracker *t, struct tier_err *err)
 	return ret;
 }
 
+/* Emits the regions of scheme s (all of one target, or every target's
+ * in turn). Returns the number of regions, or -errno. */
+static long emit_scheme(struct damon_tracker *t, struct tier__obs_batch *b, size_t s,
+			size_t nr_schemes, struct region **v, size_t *cap, struct tier_err *err)
+{
+	size_t nr = 0, i;
+	int ret = read_tried(t, (unsigned)s, v, &nr, cap, err);
+
+	if (ret)
+		return ret;
+	if (nr_schemes > 1 || t->nr_pids == 1) {
+		for (i = 0; i < nr; i++)
+			emit(t, b, t->pids[s], &(*v)[i]);
+		return (long)nr;
+	}
+	/* One scheme over several targets: split where the address goes
+	 * back down (a new target starts). */
+	{
+		size_t groups = nr ? 1 : 0, g = 0;
+
+		for (i = 1; i < nr; i++)
+			if ((*v)[i].start < (*v)[i - 1].end)
+				groups++;
+		if (groups != t->nr_pids)
+			return (long)nr;	/* cannot tell: dropped */
+		for (i = 0; i < nr; i++) {
+			if (i && (*v)[i].start < (*v)[i - 1].end)
+				g++;
+			emit(t, b, t->pids[g], &(*v)[i]);
+		}
+	}
+	return (long)nr;
+}
+
+/* Attempts at a snapshot in which every scheme has its regions. */
+#define TRIED_ATTEMPTS 2
+
 static int collect_tried(struct damon_tracker *t, struct tier__obs_batch *b,
 			 struct tier_err *err)
 {
 	struct region *v = NULL;
-	size_t nr = 0, cap = 0, i, s, nr_schemes;
-	int ret;
+	size_t cap = 0, s, nr_schemes, missing;
+	bool *done;
+	int ret = 0, attempt;
 
 	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
-	ret = request_tried(t, err);
-	if (ret)
-		return ret > 0 ? 0 : ret;
-	/* A live vaddr target always has regions (at least min of them),
-	 * yet now and then the kernel hands back an empty snapshot (seen on
-	 * 6.12 in the test guest, mostly in the first seconds): ask once
-	 * more. */
-	if (read_tried(t, 0, &v, &nr, &cap, err) == 0 && !nr) {
-		t->empty_snapshots++;
+	done = calloc(nr_schemes, sizeof(*done));
+	if (!done)
+		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+	/* A live vaddr target always has regions (at least min of them), yet
+	 * the kernel may hand back a scheme's snapshot empty when the
+	 * command returns before the kdamond applied that scheme (seen on
+	 * 6.12 in the test guest: the first seconds, and the second and
+	 * later schemes of several targets). Ask again for those. */
+	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
 		ret = request_tried(t, err);
 		if (ret) {
-			free(v);
-			return ret > 0 ? 0 : ret;
-		}
-	}
-	for (s = 0; s < nr_schemes; s++) {
-		nr = 0;
-		ret = read_tried(t, (unsigned)s, &v, &nr, &cap, err);
-		if (ret)
+			ret = ret > 0 ? 0 : ret;
 			goto out;
-		if (nr_schemes > 1 || t->nr_pids == 1) {
-			for (i = 0; i < nr; i++)
-				emit(t, b, t->pids[s], &v[i]);
-			continue;
 		}
-		/* One scheme over several targets: split where the address
-		 * goes back down (a new target starts). */
-		{
-			size_t groups = nr ? 1 : 0, g = 0;
+		if (attempt)
+			t->empty_snapshots++;
+		for (s = 0; s < nr_schemes; s++) {
+			long n;
 
-			for (i = 1; i < nr; i++)
-				if (v[i].start < v[i - 1].end)
-					groups++;
-			if (groups != t->nr_pids)
-				continue;	/* cannot tell: dropped */
-			for (i = 0; i < nr; i++) {
-				if (i && v[i].start < v[i - 1].end)
-					g++;
-				emit(t, b, t->pids[g], &v[i]);
+			if (done[s])
+				continue;
+			n = emit_scheme(t, b, s, nr_schemes, &v, &cap, err);
+			if (n < 0) {
+				ret = (int)n;
+				goto out;
+			}
+			if (n) {
+				done[s] = true;
+				missing--;
 			}
 		}
 	}
 	ret = state_cmd(t, "clear_schemes_tried_regions", err);
 out:
 	free(v);
+	free(done);
 	return ret;
 }
 
