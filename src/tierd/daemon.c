@@ -432,6 +432,7 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 	if (tier_cmds[req.cmd].root_only && c->uid != 0) {
 		snprintf(err.msg, sizeof(err.msg), "%s: only root may do this (uid %u)",
 			 tier_cmds[req.cmd].name, (unsigned)c->uid);
+		tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
 		client_send(d, c, tier_response_error(EPERM, err.msg));
 		tier_request_release(&req);
 		return;
@@ -449,6 +450,10 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 		break;
 	case TIER_CMD_HINT:
 		ret = handle_hint(d, c, req.args, &err);
+		/* A refusal leaves a trace on the operator's side too: who may
+		 * not advise whom (the client only tells its own user). */
+		if (ret == -EPERM)
+			tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
 		break;
 	case TIER_CMD_CGROUP_SET:
