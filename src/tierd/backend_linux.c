@@ -330,13 +330,16 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 		lb->last_select_error[0] = '\0';
 	}
 	{
-		/* A process that stated intent is managed whatever its size. */
+		/* A process that stated intent is managed whatever its size.
+		 * kill(pid, 0) fails with EPERM for another user's process
+		 * (tierd keeps no CAP_KILL): only ESRCH means it is gone. */
 		size_t h;
 
 		for (h = 0; h < lb->nr_hints; h++) {
 			pid_t *np;
 
-			if (pid_listed(pids, nr, lb->hints[h].pid) || kill(lb->hints[h].pid, 0))
+			if (pid_listed(pids, nr, lb->hints[h].pid) ||
+			    (kill(lb->hints[h].pid, 0) && errno == ESRCH))
 				continue;
 			np = realloc(pids, (nr + 1) * sizeof(*np));
 			if (!np)
