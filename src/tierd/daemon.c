@@ -466,6 +466,9 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 	case TIER_CMD_EXPLAIN: {
 		struct json_object *res = handle_explain(d, c, req.args, &ret, &err);
 
+		if (ret == -EPERM)
+			tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
+
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
 		break;
 	}

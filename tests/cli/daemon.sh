@@ -135,6 +135,54 @@ else
 	skip "EPERM message for hint" "needs root and setpriv"
 fi
 
+# Control groups and explain: a simulated machine has neither; bad input
+# is a usage error that names it; cgroup-set is root's.
+run "$B/tierctl" cgroup set --socket "$SOCK" db --tier-max 0=128M
+is "$rc" 1 "cgroup set on the simulated machine fails"
+like "$err" "sim:dram-cxl has no control groups" "and says why"
+run "$B/tierctl" cgroup show --socket "$SOCK"
+is "$rc" 0 "cgroup show answers"
+like "$out" "no control-group rules" "with no rules"
+run "$B/tierctl" cgroup set --socket "$SOCK" db --tier-max 0=12Q
+is "$rc" 2 "a bad amount is a usage error"
+like "$err" "'0=12Q': unknown size suffix" "and names it"
+run "$B/tierctl" cgroup set --socket "$SOCK" db --tier-max 9=1M
+like "$err" "tier rank must be 0..7" "a bad rank is named"
+run "$B/tierctl" cgroup set --socket "$SOCK" db
+is "$rc" 2 "cgroup set without a limit is a usage error"
+run "$B/tierctl" cgroup frob
+like "$err" "unknown action 'frob'" "unknown cgroup action named"
+r=$(printf '{"v":1,"cmd":"cgroup-set","args":{"path":"db","tier_max":[7]}}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "'tier_max' must be an array of strings" "the daemon checks cgroup-set's types"
+r=$(printf '{"v":1,"cmd":"cgroup-set","args":{"path":"db","tier_min":["0=2M"],"tier_max":["0=1M"]}}\n' | socat -t 2 - "UNIX-CONNECT:$SOCK")
+like "$r" "min 2M is above max 1M" "and that min is not above max"
+run "$B/tierctl" explain --socket "$SOCK" $$ 0x1000
+is "$rc" 1 "explain on the simulated machine fails"
+like "$err" "has no processes" "and says why"
+run "$B/tierctl" explain --socket "$SOCK" 0 0x1000
+is "$rc" 2 "explain of pid 0 is a usage error"
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" cgroup set --socket "$SOCK" db --weight 5
+	is "$rc" 1 "an unprivileged user may not set a cgroup rule"
+	like "$err" "cgroup-set: only root may do this (uid 65534)" "and is told so"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" explain --socket "$SOCK" 1 0x1000
+	like "$err" "uid 65534 may not inspect process 1 (owned by uid 0)" "nor explain another user's process"
+else
+	skip "unprivileged cgroup set" "needs root and setpriv"
+	skip "EPERM message for cgroup set" "needs root and setpriv"
+	skip "unprivileged explain" "needs root and setpriv"
+fi
+
+# A config with cgroups: checked at load, bad ones named with file and field.
+printf 'cgroups:\n  - path: batch\n    tier_max: ["0=128M", "1=50%%"]\n    weight: 50\n' >"$TMP/cg.yaml"
+run "$B/tierd" --config "$TMP/cg.yaml" --check
+is "$rc" 0 "a cgroups section loads"
+like "$out" "batch: tier-max 0=128M tier-max 1=50% weight 50" "and --check shows it"
+printf 'cgroups:\n  - path: batch\n    tier_max: ["0=lots"]\n' >"$TMP/cg.yaml"
+run "$B/tierd" --config "$TMP/cg.yaml" --check
+is "$rc" 1 "a bad amount in the config is refused"
+like "$err" "cg.yaml: cgroups[0].tier_max[0]: '0=lots'" "naming file and field"
+
 # One daemon per socket.
 run "$B/tierd" --machine sim:dram-cxl --socket "$SOCK" --foreground
 is "$rc" 1 "a second tierd on the same socket refuses"

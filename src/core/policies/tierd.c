@@ -1089,6 +1089,9 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 	else if (hint == TIER_HINT_COLD)
 		n = snprintf(out->verdict, sizeof(out->verdict),
 			     "cold hint: demoted to the slowest tier first, never promoted");
+	else if (score < DEMAND_MIN_RATE && cur > target)
+		n = snprintf(out->verdict, sizeof(out->verdict),
+			     "no accesses seen lately: stays in tier %d", cur);
 	else if (cur == target)
 		n = snprintf(out->verdict, sizeof(out->verdict),
 			     "in place: %.3g accesses/s is within tier %d's band", out->score, cur);
