@@ -636,8 +636,8 @@ static void test_cooling_pages_do_not_hold_back_others(void **state)
  *                  600 and 601, idle until they turn hot.
  * Steady, nothing moves: nothing outside DRAM is hot enough for it. The
  * histogram gives DRAM the warm pages, CXL the lukewarm ones (201 of them,
- * CXL holds 256) and the slow tier the rest; after 6 s idle page 0's score
- * is below the trickle's. When
+ * CXL holds 256) and the slow tier the rest; after 10 s idle page 0's
+ * long-term rate (e^-5 of what it had) is below the trickle's. When
  * pages 600 and 601 turn hot, DRAM is contended: they are exchanged for
  * its two coldest pages, and each of those goes where its own score
  * puts it: page 0 straight to the slow tier, page 1 to CXL. */
@@ -655,7 +655,7 @@ static void test_cold_page_skips_middle_tier(void **state)
 	place(&f, 64, 200, 1);
 	place(&f, 264, SKIP_PAGES - 264, 2);
 	fx_start(&f);
-	for (step = 0; step < 70; step++) {
+	for (step = 0; step < 110; step++) {
 		next(&f);
 		if (step < 10)
 			heat(&f, 0, 1, 50);

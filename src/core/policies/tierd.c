@@ -61,6 +61,13 @@
 #define SWAP_MARGIN 2.0
 #define SWAP_MIN_DELTA 1.0
 #define SWAP_Z 0.5
+/* Standard deviations by which the recent rate must differ from the
+ * long-term one to count as heating up, or as cooling down (heat_score).
+ * Cooling needs more: a sparse page's short-window count is skewed (it
+ * cannot go below zero, and is zero most of the time), so low counts are
+ * the common swing. */
+#define MOMENTUM_Z 2.0
+#define COOLING_Z 4.0
 
 /* Why a page last moved (for tierctl explain). */
 enum tierd_reason {
@@ -155,18 +162,32 @@ static double shrunk_samples(const struct tierd *t, uint64_t i)
 	return m + t->reg_shrink[r] * (t->pages[i].smp - m);
 }
 
-/* Predicted access rate: a page heating up is as hot as its recent
- * past says; a page cooling down is between its long-term frequency and
- * its recent past (so a finished phase's pages make room within a second,
- * not after the long time constant). */
+/* Predicted access rate. The recent rate (SHORT_TAU) counts as a change
+ * only beyond its noise: the accesses it stands for, taken as Poisson, have
+ * a standard deviation sd. A page heating up is as hot as the lower bound
+ * of its recent rate (shrt - MOMENTUM_Z sd) where that exceeds its
+ * long-term frequency; a page cooling down, whose recent rate's upper bound
+ * (shrt + COOLING_Z sd) is below its long-term frequency, counts that bound
+ * or the mean of the two (a finished phase's pages make room within a
+ * second, not after the long time constant). Otherwise the long-term rate
+ * stands: a sparse page's recent estimate swings by multiples (a DAMON
+ * region seen accessed in 1 or in 3 of 20 checks), and taking each swing
+ * for a change trades pages of equal heat between tiers without end. The
+ * bounds keep the prediction continuous as a page crosses them. */
 static double heat_score(const struct tierd *t, uint64_t i)
 {
 	const struct tierd_page *p = &t->pages[i];
 	double lng = p->lng - p->smp + shrunk_samples(t, i);
+	const double ts = SHORT_TAU_US / 1e6;
+	double sd = sqrt(lng * ts + 1) / ts;
 
-	if (p->shrt >= lng)
-		return p->shrt;
-	return 0.5 * (lng + p->shrt);
+	double low = p->shrt - MOMENTUM_Z * sd, high = p->shrt + COOLING_Z * sd;
+
+	if (low > lng)
+		return low;
+	if (high < lng)
+		return high > 0.5 * (lng + p->shrt) ? high : 0.5 * (lng + p->shrt);
+	return lng;
 }
 
 static uint8_t hint_of(const struct tierd *t, uint64_t i)
@@ -305,6 +326,7 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 static void tierd_destroy(void *priv)
 {
 	struct tierd *t = priv;
+
 
 	tier_mover_release(&t->mover);
 	free_state(t);
@@ -558,6 +580,7 @@ static uint64_t headroom_pages(const struct tierd *t, int rank)
 
 static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t reason)
 {
+
 	t->pages[p].moved_ms = stamp_ms(now_us);
 	t->pages[p].reason = reason;
 }
