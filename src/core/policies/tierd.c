@@ -69,6 +69,8 @@
  * the common swing. */
 #define MOMENTUM_Z 2.0
 #define COOLING_Z 4.0
+/* Accesses/s below which a decayed rate is zero. */
+#define RATE_FLOOR 1e-3f
 
 /* Why a page last moved (for tierctl explain). */
 enum tierd_reason {
@@ -146,6 +148,7 @@ struct tierd {
 	uint16_t *bin;			/* and its score_bin() */
 	struct tierd_groups *gs;
 	uint8_t mant_bin[1u << MANT_BITS];	/* score_bin()'s table */
+	int pinned_bin;			/* score_bin(PINNED_SCORE) */
 };
 
 /* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
@@ -182,15 +185,20 @@ static double heat_score(const struct tierd *t, uint64_t i)
 	const struct tierd_page *p = &t->pages[i];
 	double lng = p->lng - p->smp + shrunk_samples(t, i);
 	const double ts = SHORT_TAU_US / 1e6;
-	double sd = sqrt(lng * ts + 1) / ts;
+	double d = p->shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
 
-	double low = p->shrt - MOMENTUM_Z * sd, high = p->shrt + COOLING_Z * sd;
+	/* Within the noise band (the common case) without a square root:
+	 * -COOLING_Z sd < d < MOMENTUM_Z sd. */
+	if (d >= 0 ? d * d <= MOMENTUM_Z * MOMENTUM_Z * var : d * d <= COOLING_Z * COOLING_Z * var)
+		return lng;
+	sd = sqrt(var);
+	if (d > 0)
+		return p->shrt - MOMENTUM_Z * sd;
+	{
+		double high = p->shrt + COOLING_Z * sd, mean = 0.5 * (lng + p->shrt);
 
-	if (low > lng)
-		return low;
-	if (high < lng)
-		return high > 0.5 * (lng + p->shrt) ? high : 0.5 * (lng + p->shrt);
-	return lng;
+		return high > mean ? high : mean;
+	}
 }
 
 static uint8_t hint_of(const struct tierd *t, uint64_t i)
@@ -331,6 +339,7 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	}
 	tier_node_rank_map(env->topo, t->node_rank);
 	init_mant_bin(t);
+	t->pinned_bin = score_bin(t, PINNED_SCORE);
 	for (r = 0; r < t->nr_tiers; r++) {
 		const struct tier_node *n = tier_topology_node(env->topo, env->topo->tiers[r].nodes[0]);
 
@@ -431,9 +440,17 @@ static void decay(struct tierd *t, uint64_t now_us)
 	uint64_t i;
 
 	for (i = 0; i < t->nr_pages; i++) {
-		t->pages[i].lng *= fl;
-		t->pages[i].shrt *= fs;
-		t->pages[i].smp *= fl;
+		struct tierd_page *p = &t->pages[i];
+
+		/* A rate that decayed below RATE_FLOOR is none: exact zeros let
+		 * idle pages take the short way through every pass, and keep
+		 * floats out of denormals (slow on every FPU, and far slower
+		 * where floating point is emulated). */
+		if (p->lng == 0 && p->shrt == 0)
+			continue;
+		p->lng = p->lng * fl < RATE_FLOOR ? 0 : p->lng * fl;
+		p->shrt = p->shrt * fs < RATE_FLOOR ? 0 : p->shrt * fs;
+		p->smp = p->lng == 0 ? 0 : p->smp * fl;
 	}
 	*t->env->work_units += t->nr_pages;
 	t->last_us = now_us;
@@ -494,6 +511,16 @@ static void compute_scores(struct tierd *t)
 	uint64_t i;
 
 	for (i = 0; i < t->nr_pages; i++) {
+		const struct tierd_page *p = &t->pages[i];
+
+		/* Idle, in a region without samples, no hint: nothing to
+		 * compute. */
+		if (p->lng == 0 && p->shrt == 0 && t->reg_mean[i >> REGION_SHIFT] == 0 &&
+		    hint_of(t, i) == TIER_HINT_NONE) {
+			t->score[i] = 0;
+			t->bin[i] = 0;
+			continue;
+		}
 		t->score[i] = (float)compute_score(t, i);
 		t->bin[i] = (uint16_t)score_bin(t, t->score[i]);
 	}
@@ -912,14 +939,18 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		} else if (cur > r) {
 			size_t g = groups ? group_of(t, i) : 0;
 
+			bool owed = under_share(t, g, r);
+
+			if (!owed && bin < t->thr_bin[r] && bin < t->pinned_bin)
+				continue;	/* not hot enough for r (the common case) */
 			if ((groups && at_cap(t, g, r)) || cooling_down(t, i, now_us))
 				continue;
 			/* Only pages whose move pays compete for the budget. */
-			if (!under_share(t, g, r) && !pays_off(t, i, cur, r))
+			if (!owed && !pays_off(t, i, cur, r))
 				continue;
-			if (target_rank(t, bin) <= r || ((double)t->score[i]) >= PINNED_SCORE) {
+			if (target_rank(t, bin) <= r || bin >= t->pinned_bin) {
 				t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
-			} else if (under_share(t, g, r) && t->score[i] >= DEMAND_MIN_RATE) {
+			} else if (owed && t->score[i] >= DEMAND_MIN_RATE) {
 				t->cand[nr_up++] = i;	/* in use, and its group is owed room */
 			} else {
 				continue;
