@@ -101,7 +101,15 @@ struct tier_linux_space {
 	size_t cap_scratch;
 
 	struct tier_linux_migrate_stats stats;
+
+	/* The kernel's reserve per node (its zones' high watermarks, pages
+	 * of 4 KiB), from <procfs>/zoneinfo, re-read every
+	 * RESERVE_REREAD calls. */
+	uint64_t reserve_4k[256];
+	unsigned reserve_calls;
 };
+
+#define RESERVE_REREAD 1000
 
 /* ---- small helpers ---- */
 
@@ -1476,6 +1484,35 @@ const struct tier_migrator_ops tier_linux_migrator_ops = {
 
 /* ---- node memory ---- */
 
+/* Sums each node's zones' high watermarks from <procfs>/zoneinfo ("Node N,
+ * zone Z" then "        high     PAGES"). A missing or unreadable file
+ * leaves no reserve. */
+static void read_reserves(struct tier_linux_space *s)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	int node = -1;
+	FILE *f;
+
+	memset(s->reserve_4k, 0, sizeof(s->reserve_4k));
+	if (tier_sysfs_path(path, sizeof(path), s->ctx->procfs_root, "zoneinfo"))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long v;
+		int n;
+
+		if (sscanf(line, "Node %d, zone", &n) == 1)
+			node = n >= 0 && n < 256 ? n : -1;
+		else if (node >= 0 && sscanf(line, " high %llu", &v) == 1)
+			s->reserve_4k[node] += v;
+	}
+	free(line);
+	fclose(f);
+}
+
 static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_pages)
 {
 	struct tier_linux_space *s = priv;
@@ -1506,7 +1543,18 @@ static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_
 			have_free = true;
 		}
 	}
-	return have_total && have_free ? 0 : -EINVAL;
+	if (!have_total || !have_free)
+		return -EINVAL;
+	/* What the kernel keeps free is not room for migrations: a move into
+	 * a node at its watermark fails (ENOMEM) or waits for reclaim. */
+	if (s->reserve_calls++ % RESERVE_REREAD == 0)
+		read_reserves(s);
+	if (node < 256) {
+		uint64_t r = (s->reserve_4k[node] << 12) >> s->page_shift;
+
+		*free_pages = *free_pages > r ? *free_pages - r : 0;
+	}
+	return 0;
 }
 
 const struct tier_mem_ops tier_linux_mem_ops = {
