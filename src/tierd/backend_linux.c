@@ -19,8 +19,12 @@
 #include "common/probe_out.h"
 #include "tierd/backend.h"
 
-/* Pages whose node is re-queried per step (move_pages with nodes = NULL). */
-#define QUERY_PAGES_PER_STEP 65536
+/* Pages whose node is re-queried per step (move_pages with nodes = NULL),
+ * round robin: what the kernel moved behind tierd's back (reclaim,
+ * compaction) shows within nr_pages / this many steps. A status query
+ * walks the page tables page by page; 16384 a step keeps it a small part
+ * of the step. */
+#define QUERY_PAGES_PER_STEP 16384
 
 struct linux_backend {
 	struct tierd_backend b;

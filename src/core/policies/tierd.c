@@ -136,6 +136,7 @@ struct tierd {
 	size_t nr_tiers;
 	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
 	uint64_t last_us;
+	uint64_t last_tick_us;		/* the last tick, 0 before the first */
 	bool decayed;			/* scores decayed to the current collect */
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
@@ -232,6 +233,13 @@ static void pool_samples(struct tierd *t)
 	const double tau = LONG_TAU_US / 1e6;
 	uint64_t nr_regions = (t->nr_pages + (1u << REGION_SHIFT) - 1) >> REGION_SHIFT, r;
 
+	if (t->sample_weight <= 0) {
+		/* No sampling tracker: nothing to pool (smp is 0 everywhere). */
+		memset(t->reg_mean, 0, nr_regions * sizeof(*t->reg_mean));
+		for (r = 0; r < nr_regions; r++)
+			t->reg_shrink[r] = 1.0f;
+		return;
+	}
 	for (r = 0; r < nr_regions; r++) {
 		uint64_t first = r << REGION_SHIFT, end = first + (1u << REGION_SHIFT), i;
 		double sum = 0, sum2 = 0, n, m, var, noise, spread;
@@ -1081,9 +1089,20 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	compute_scores(t);
 	fit_thresholds(t);
 	groups_update(t);
-	/* The budget may change (a reload): its burst, two ticks' worth, with it. */
-	t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
-	t->budget.burst_bytes = t->env->budget_bytes_per_s * t->env->interval_us / 1000000 * 2;
+	/* The budget may change (a reload): its burst with it. The burst is
+	 * two ticks' worth, or what accrued since the last tick (at most a
+	 * second's) when ticks came further apart than the interval (the
+	 * daemon's CPU share spaces them out): the rate, not the tick
+	 * count, is the limit. */
+	{
+		uint64_t span = 2 * t->env->interval_us, since = now_us - t->last_tick_us;
+
+		if (t->last_tick_us && since > span)
+			span = since < 1000000 ? since : 1000000;
+		t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
+		t->budget.burst_bytes = t->env->budget_bytes_per_s * span / 1000000;
+		t->last_tick_us = now_us;
+	}
 	tier_budget_refill(&t->budget, now_us);
 	tier_mover_begin(&t->mover);
 	for (r = 0; r + 1 < (int)t->nr_tiers; r++) {
