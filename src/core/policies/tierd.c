@@ -137,6 +137,8 @@ struct tierd {
 	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
 	uint64_t last_us;
 	uint64_t last_tick_us;		/* the last tick, 0 before the first */
+	uint64_t gap_us;		/* the last decay's span: what this step's
+					 * observations speak for */
 	bool decayed;			/* scores decayed to the current collect */
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
@@ -370,12 +372,27 @@ static void tierd_destroy(void *priv)
 	free_state(t);
 }
 
+/* The weight of `accesses` seen over covered_us in a rate of time
+ * constant tau_us, when the scores last decayed gap_us ago: the accesses
+ * themselves when the observation covered the gap (a continuous tracker,
+ * a tick per aggregation), else the rate they show extrapolated over the
+ * gap - a snapshot of the last aggregation, taken by a daemon whose CPU
+ * share spaces its steps seconds apart, speaks for the whole gap - as an
+ * exponential average would weigh it. */
+static double rate_weight(double accesses, double covered_us, double gap_us, double tau_us)
+{
+	if (covered_us <= 0 || gap_us <= covered_us)
+		return accesses * 1e6 / tau_us;
+	return accesses * 1e6 / covered_us * -expm1(-gap_us / tau_us);
+}
+
 static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double accesses,
-			 bool sampled)
+			 bool sampled, double covered_us)
 {
 	uint64_t end = page + nr;
-	float l = (float)(accesses * 1e6 / LONG_TAU_US);
-	float s = sampled ? 0 : (float)(accesses * 1e6 / SHORT_TAU_US);
+	double gap = sampled ? 0 : (double)t->gap_us;
+	float l = (float)rate_weight(accesses, covered_us, gap, LONG_TAU_US);
+	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, SHORT_TAU_US);
 	float m = sampled ? l : 0;
 
 	if (end > t->nr_pages)
@@ -436,7 +453,9 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		 * frequency estimate only; one sample on a cold page must not
 		 * look like momentum. Scans and faults see every page's recent
 		 * past and feed both. */
-		add_accesses(t, o->page, o->nr_pages, acc, o->kind == TIER_OBS_SAMPLE);
+		add_accesses(t, o->page, o->nr_pages, acc, o->kind == TIER_OBS_SAMPLE,
+			     o->kind == TIER_OBS_ACCESSED || o->kind == TIER_OBS_WRITTEN ?
+			     o->interval_us : 0);
 	}
 	*t->env->work_units += n;
 }
@@ -444,6 +463,8 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 static void decay(struct tierd *t, uint64_t now_us)
 {
 	double dt = (double)(now_us - t->last_us);
+
+	t->gap_us = now_us - t->last_us;
 	float fl = (float)exp(-dt / LONG_TAU_US), fs = (float)exp(-dt / SHORT_TAU_US);
 	uint64_t i;
 
