@@ -438,7 +438,10 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 			return ret;
 		lb->next_refresh_us = now_us + lb->refresh_us;
 	}
-	ret = tier_linux_space_query(lb->space, QUERY_PAGES_PER_STEP, err);
+	/* New pages all at once (the policy cannot place a page whose node
+	 * it does not know), then a round-robin share of the rest. */
+	ret = tier_linux_space_query(lb->space,
+				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
 	sync_env(lb);
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */

@@ -625,6 +625,16 @@ const uint8_t *tier_linux_space_page_node(const struct tier_linux_space *s)
 	return s->page_node;
 }
 
+uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < s->nr_fresh; i++)
+		n += s->fresh[i].nr;
+	return n;
+}
+
 const uint8_t *tier_linux_space_page_owner(const struct tier_linux_space *s)
 {
 	return s->page_owner;
