@@ -9,17 +9,24 @@
 # (bench/progs/guest-tiering-guest.sh). Prints both side by side, one line
 # per second, and writes bench/results/guest-tiering.txt.
 #
-#   bench/guest-tiering.sh [SECONDS [SETTLE]]
+#   bench/guest-tiering.sh [SECONDS [SETTLE [TRACKER [MAX_CPU_PERCENT]]]]
 # SECONDS: ticks per run (default 60); SETTLE: stop a run that many seconds
-# after its hot set reached 90% on node 0 (default 0: never early).
+# after its hot set reached 90% on node 0 (default 0: never early);
+# TRACKER: tierd's policy.tracker, MAX_CPU_PERCENT its daemon.max_cpu_percent
+# (default auto and 5: the default configuration; others write
+# bench/results/guest-tiering-TRACKER-cpuPERCENT.txt).
 # TIERD_BUILD (default build/) names the build directory.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
 SECS=${1:-60}
 SETTLE=${2:-0}
+TRACKER=${3:-auto}
+MAXCPU=${4:-}
 TOPO="100:20G:768 250:8G:768 500:2G:768"
 OUT=$ROOT/bench/results/guest-tiering.txt
+[ "$TRACKER" = auto ] && [ -z "$MAXCPU" ] ||
+	OUT=$ROOT/bench/results/guest-tiering-$TRACKER-cpu${MAXCPU:-5}.txt
 export TIERED_VM_BUILD_DIR=$B
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
@@ -34,7 +41,7 @@ trap 'rm -f "$raw"' EXIT
 start=$(date +%s)
 "$ROOT/scripts/tiered-vm" --timeout $((SECS * 6 + 200)) --topology "$TOPO" \
 	--files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
-	-- guest-tiering-guest.sh "$SECS" "$SETTLE" >"$raw" || {
+	-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" >"$raw" || {
 	rc=$?
 	cat "$raw"
 	echo "bench-guest: the guest run failed (status $rc); nothing written" >&2
@@ -43,7 +50,7 @@ start=$(date +%s)
 wall=$(($(date +%s) - start))
 mkdir -p "$(dirname "$OUT")"
 {
-	echo "# command: make bench-guest (bench/guest-tiering.sh $SECS $SETTLE), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${wall} s wall"
+	echo "# command: make bench-guest (bench/guest-tiering.sh $SECS $SETTLE $TRACKER $MAXCPU), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${wall} s wall"
 	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "# guest: scripts/tiered-vm --topology \"$TOPO\" (QEMU TCG, 2 vCPUs on one host thread), $(uname -m) host"
 	echo "# workload: gups, 640 MiB array bound to node 1 for its first touch then unbound, first 96 MiB = hot set"

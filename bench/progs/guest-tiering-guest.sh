@@ -6,9 +6,11 @@
 # with every tiering off, then switches the tiering under test on and lets
 # the updates start (gups --go-file). Prints gups's raw lines between
 # "== run NAME" and "== done NAME" markers; the host script makes the table.
-#   guest-tiering-guest.sh SECONDS SETTLE
+#   guest-tiering-guest.sh SECONDS SETTLE [TRACKER [MAX_CPU_PERCENT]]
 SECS=${1:-60}
 SETTLE=${2:-0}
+TRACKER=${3:-auto}
+MAXCPU=${4:-}
 GUPS=/usr/local/bin/gups
 
 free_mib() {
@@ -63,6 +65,14 @@ echo "== done kernel"
 # host whose kernel tiering is on: it switches it off while it runs.
 start_gups tierd || exit 1
 kernel_tiering on
+if [ "$TRACKER" != auto ] || [ -n "$MAXCPU" ]; then
+	mkdir -p /etc/tierd
+	{
+		[ "$TRACKER" = auto ] || printf 'policy:\n  tracker: %s\n' "$TRACKER"
+		[ -z "$MAXCPU" ] || printf 'daemon:\n  max_cpu_percent: %s\n' "$MAXCPU"
+	} >/etc/tierd/tierd.yaml
+	echo "# tierd configuration: $(tr '\n' ' ' </etc/tierd/tierd.yaml)"
+fi
 tierd --foreground 2>/tmp/tierd.log &
 tierd_pid=$!
 i=0
