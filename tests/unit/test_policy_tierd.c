@@ -944,6 +944,48 @@ static void test_unlimited_budget_respects_max_batch(void **state)
 	fx_release(&f);
 }
 
+/* Steps far apart (a daemon held to its CPU share): each step's DAMON
+ * snapshot covers one 100 ms aggregation, yet speaks for the whole gap.
+ * A page seen in 50 of 100 checks per aggregation runs at about 690
+ * accesses/s; with steps 5 s apart its predicted rate after three steps
+ * is within 10% of that of steps every 100 ms after as long - not 50
+ * times lower - and it is promoted, where a page seen in 1 of 100 is not. */
+static double rate_after(uint64_t gap_us, uint32_t count, bool *promoted)
+{
+	struct tier_page_explain ex;
+	struct fx f;
+	int step, steps = (int)(15000000 / gap_us);
+
+	fx_init(&f, "dram-cxl", "1:4", 64, 320);
+	place(&f, 0, 60, 0);
+	place(&f, 60, 260, 1);
+	fx_start(&f);
+	for (step = 0; step < steps; step++) {
+		f.te.now_us += gap_us;
+		heat(&f, 100, 1, count);
+		tick(&f);
+	}
+	assert_int_equal(f.ops->explain(f.priv, 100, f.te.now_us, &ex), 0);
+	*promoted = node_of(&f, 100) == 0;
+	fx_release(&f);
+	return ex.heat;
+}
+
+static void test_sparse_steps_keep_the_rate(void **state)
+{
+	bool up_dense, up_sparse, up_cold;
+	double dense = rate_after(100000, 50, &up_dense);
+	double sparse = rate_after(5000000, 50, &up_sparse);
+	double cold = rate_after(5000000, 1, &up_cold);
+
+	(void)state;
+	if (sparse < 0.9 * dense || sparse > 1.1 * dense)
+		fail_msg("rate with steps 5 s apart %.1f/s, every 100 ms %.1f/s", sparse, dense);
+	assert_true(up_dense);
+	assert_true(up_sparse);
+	assert_true(cold < dense / 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -963,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_hint_cold),
 		cmocka_unit_test(test_hint_hot_goes_first),
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
+		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
