@@ -99,6 +99,10 @@ struct tier_mem_ops {
 	/* Required. Capacity and free pages of node (in page units).
 	 * Returns 0 or -errno (-ENOENT: no such node). */
 	int (*node_pages)(void *priv, int node, uint64_t *total, uint64_t *free);
+	/* Optional. The node's access latency under its current load (ns),
+	 * as measured (memory controller counters, a simulated machine's
+	 * model). Returns 0, -ENOENT, or -EOPNOTSUPP when not measurable. */
+	int (*node_latency_ns)(void *priv, int node, double *ns);
 };
 
 /* Everything a policy may use; owned by the driving loop, valid for the

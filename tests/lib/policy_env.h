@@ -91,7 +91,7 @@ static long test_env_move(void *priv, const uint64_t *pages, const int *nodes, i
 	return moved;
 }
 
-static const struct tier_mem_ops test_env_mem_ops = { "test", test_env_node_pages };
+static const struct tier_mem_ops test_env_mem_ops = { .name = "test", .node_pages = test_env_node_pages };
 static const struct tier_clock_ops test_env_clock_ops = { "test", test_env_now };
 static const struct tier_migrator_ops test_env_migrator_ops = { "test", test_env_move };
 

@@ -119,6 +119,48 @@ static void test_antagonist_loads_fast_tier(void **state)
 	assert_true(loaded.fast_access_ratio < quiet.fast_access_ratio);
 }
 
+/* The tierd policy balances loaded latency (Colloid's idea): with the
+ * antagonist loading DRAM on dram-cxl-slow, it fills DRAM only until
+ * DRAM's loaded latency meets CXL's - the last second's rows of the
+ * timeline have them within 5% - where filling DRAM whole leaves DRAM
+ * slower than CXL, as the quiet run's placement would. */
+static void test_tierd_balances_loaded_latency(void **state)
+{
+	struct tier_sim_params p = params("bandwidth-antagonist", "tierd");
+	struct tier_sim_result r;
+	char line[512];
+	double l0 = 0, l1 = 0, used0 = 0, rows = 0;
+	FILE *tl = tmpfile();
+
+	(void)state;
+	assert_non_null(tl);
+	p.machine = "dram-cxl-slow";
+	p.duration_us = 12000000;
+	p.timeline = tl;
+	run_ok(&p, &r);
+	rewind(tl);
+	while (fgets(line, sizeof(line), tl)) {
+		double t, amat, fast, pro, dem, u0, lat0, u1, lat1;
+
+		if (sscanf(line, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &t, &amat, &fast, &pro, &dem,
+			   &u0, &lat0, &u1, &lat1) != 9 || t < 11.0)
+			continue;
+		l0 += lat0;
+		l1 += lat1;
+		used0 += u0;
+		rows++;
+	}
+	fclose(tl);
+	assert_true(rows >= 5);
+	l0 /= rows;
+	l1 /= rows;
+	used0 /= rows;
+	if (l0 > l1 * 1.05 || l0 < l1 * 0.95)
+		fail_msg("DRAM %.1f ns, CXL %.1f ns under load", l0, l1);
+	/* It got there by leaving DRAM partly empty (2048 pages here). */
+	assert_true(used0 < 0.9 * 2048);
+}
+
 static void test_timeline(void **state)
 {
 	struct tier_sim_params p = params("phase-change", "tierd");
@@ -324,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_oracle_bounds_policies),
 		cmocka_unit_test(test_oracle_no_gain_on_uniform),
 		cmocka_unit_test(test_antagonist_loads_fast_tier),
+		cmocka_unit_test(test_tierd_balances_loaded_latency),
 		cmocka_unit_test(test_timeline),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_thp_moves_whole_units),

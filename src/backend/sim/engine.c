@@ -232,9 +232,22 @@ static int sim_node_pages(void *priv, int node, uint64_t *total, uint64_t *free)
 	return 0;
 }
 
+/* The loaded latency of the last quantum, as a policy with memory
+ * controller counters would read it. */
+static int sim_node_latency(void *priv, int node, double *ns)
+{
+	struct tier_sim *s = priv;
+
+	if (node < 0 || (size_t)node >= s->nr_nodes)
+		return -ENOENT;
+	*ns = s->lat_ns[node];
+	return 0;
+}
+
 static const struct tier_mem_ops sim_mem_ops = {
 	.name = "sim",
 	.node_pages = sim_node_pages,
+	.node_latency_ns = sim_node_latency,
 };
 
 static uint64_t sim_now_us(void *priv)

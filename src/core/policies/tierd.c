@@ -135,6 +135,8 @@ struct tierd {
 	int node_rank[256];
 	size_t nr_tiers;
 	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
+	double loaded_ns[8];		/* measured loaded latency per tier, smoothed; 0 = none */
+	double fill[8];			/* share of tier r's capacity to fill, (0, 1] */
 	uint64_t last_us;
 	uint64_t last_tick_us;		/* the last tick, 0 before the first */
 	uint64_t gap_us;		/* the last decay's span: what this step's
@@ -349,6 +351,8 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	}
 	tier_node_rank_map(env->topo, t->node_rank);
 	init_mant_bin(t);
+	for (r = 0; r < 8; r++)
+		t->fill[r] = 1.0;
 	t->pinned_bin = score_bin(t, PINNED_SCORE);
 	for (r = 0; r < t->nr_tiers; r++) {
 		const struct tier_node *n = tier_topology_node(env->topo, env->topo->tiers[r].nodes[0]);
@@ -485,6 +489,55 @@ static void decay(struct tierd *t, uint64_t now_us)
 	t->last_us = now_us;
 }
 
+/* Loaded-latency balance (Colloid's idea, for each pair of adjacent
+ * tiers): where the backend measures each node's latency under load, a
+ * faster tier whose loaded latency rose above the next tier's is filled
+ * less - its share of capacity shrinks in proportion to the excess, so its
+ * coldest pages go down and promotions into it wait - and refilled as its
+ * latency falls back below. Idle the faster tier is much faster and fills
+ * whole. */
+#define LOADED_SMOOTH 0.3		/* weight of a new measurement */
+#define LOADED_GAIN 0.5			/* share change per unit of excess ratio */
+#define LOADED_DEADBAND 0.02
+#define FILL_MIN 0.1
+
+static void balance_loaded(struct tierd *t)
+{
+	const struct tier_env *env = t->env;
+	size_t r, k;
+
+	if (!env->mem->node_latency_ns)
+		return;
+	for (r = 0; r < t->nr_tiers; r++) {
+		const struct tier_tier *tier = &env->topo->tiers[r];
+		double sum = 0, ns;
+		size_t n = 0;
+
+		for (k = 0; k < tier->nr_nodes; k++)
+			if (!env->mem->node_latency_ns(env->mem_priv, tier->nodes[k], &ns) && ns > 0) {
+				sum += ns;
+				n++;
+			}
+		if (!n)
+			return;	/* not measurable: no balance */
+		t->loaded_ns[r] = t->loaded_ns[r] > 0 ?
+				  (1 - LOADED_SMOOTH) * t->loaded_ns[r] + LOADED_SMOOTH * sum / (double)n :
+				  sum / (double)n;
+	}
+	for (r = 0; r + 1 < t->nr_tiers; r++) {
+		double q = t->loaded_ns[r] / t->loaded_ns[r + 1];
+
+		if (q > 1 + LOADED_DEADBAND)
+			t->fill[r] *= 1 - LOADED_GAIN * (q - 1 < 0.5 ? q - 1 : 0.5);
+		else if (q < 1 - LOADED_DEADBAND)
+			t->fill[r] *= 1 + LOADED_GAIN * (1 - q);
+		if (t->fill[r] < FILL_MIN)
+			t->fill[r] = FILL_MIN;
+		if (t->fill[r] > 1)
+			t->fill[r] = 1;
+	}
+}
+
 /* Fits one score threshold per tier to the capacities. */
 static void fit_thresholds(struct tierd *t)
 {
@@ -500,7 +553,7 @@ static void fit_thresholds(struct tierd *t)
 		uint64_t total, free;
 
 		tier_tier_pages(t->env, (int)r, &total, &free);
-		cap[r] = total;
+		cap[r] = r + 1 < t->nr_tiers ? (uint64_t)((double)total * t->fill[r]) : total;
 	}
 	cap[0] -= cap[0] * HEADROOM_BP / 10000;
 	/* Walk from the hottest bin down; tier r's threshold is the lowest bin
@@ -648,13 +701,18 @@ static int cmp_score_asc(const void *a, const void *b, void *ctx)
 	return -cmp_score_desc(a, b, ctx);
 }
 
+/* Pages of tier rank to keep free: tier 0's headroom for promotions, and
+ * what the loaded-latency balance takes out of the tier. */
 static uint64_t headroom_pages(const struct tierd *t, int rank)
 {
-	uint64_t total, free;
+	uint64_t total, free, keep;
 
 	if (tier_tier_pages(t->env, rank, &total, &free))
 		return 0;
-	return rank == 0 ? total * HEADROOM_BP / 10000 : 0;
+	keep = rank == 0 ? total * HEADROOM_BP / 10000 : 0;
+	if (rank + 1 < (int)t->nr_tiers && t->fill[rank] < 1)
+		keep += total - (uint64_t)((double)total * t->fill[rank]);
+	return keep;
 }
 
 static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t reason)
@@ -1083,7 +1141,11 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		if (v == TAKEN)
 			continue;
 		bin = t->bin[v];
-		if (cooling_down(t, v, now_us) || bin + HYSTERESIS_BINS > t->thr_bin[r])
+		/* Clearly cold pages only - unless the loaded-latency balance
+		 * takes room out of the tier: then the coldest, whatever their
+		 * heat (pages of equal heat share one bin). */
+		if (cooling_down(t, v, now_us) ||
+		    (t->fill[r] >= 1 && bin + HYSTERESIS_BINS > t->thr_bin[r]))
 			continue;
 		if (groups && protected_by_min(t, group_of(t, v), r))
 			continue;
@@ -1108,6 +1170,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	t->decayed = false;
 	pool_samples(t);
 	compute_scores(t);
+	balance_loaded(t);
 	fit_thresholds(t);
 	groups_update(t);
 	/* The budget may change (a reload): its burst with it. The burst is
