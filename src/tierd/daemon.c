@@ -57,6 +57,9 @@ struct tierd {
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;
+	/* Refusals logged in the current minute, and those left out. */
+	uint64_t refusal_window_us;
+	unsigned refusals_logged, refusals_dropped;
 };
 
 static uint64_t mono_us(void)
@@ -228,6 +231,31 @@ out_reject:
 }
 
 /* --- control socket ---------------------------------------------------------- */
+
+/* Refusals go to the log at notice level, at most REFUSALS_PER_MINUTE a
+ * minute: a local user who keeps asking for what it may not do must not
+ * flood the journal. The next line after a quiet minute says how many
+ * were left out. */
+#define REFUSALS_PER_MINUTE 10
+
+static void log_refusal(struct tierd *d, const char *msg)
+{
+	uint64_t now = mono_us();
+
+	if (now - d->refusal_window_us >= 60000000) {
+		if (d->refusals_dropped)
+			tierd_log(&d->log, LOG_NOTICE, "refused %u more requests in the last minute",
+				  d->refusals_dropped);
+		d->refusal_window_us = now;
+		d->refusals_logged = d->refusals_dropped = 0;
+	}
+	if (d->refusals_logged < REFUSALS_PER_MINUTE) {
+		d->refusals_logged++;
+		tierd_log(&d->log, LOG_NOTICE, "refused: %s", msg);
+	} else {
+		d->refusals_dropped++;
+	}
+}
 
 static void client_close(struct tierd *d, struct client *c)
 {
@@ -432,7 +460,7 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 	if (tier_cmds[req.cmd].root_only && c->uid != 0) {
 		snprintf(err.msg, sizeof(err.msg), "%s: only root may do this (uid %u)",
 			 tier_cmds[req.cmd].name, (unsigned)c->uid);
-		tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
+		log_refusal(d, err.msg);
 		client_send(d, c, tier_response_error(EPERM, err.msg));
 		tier_request_release(&req);
 		return;
@@ -453,7 +481,7 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 		/* A refusal leaves a trace on the operator's side too: who may
 		 * not advise whom (the client only tells its own user). */
 		if (ret == -EPERM)
-			tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
+			log_refusal(d, err.msg);
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
 		break;
 	case TIER_CMD_CGROUP_SET:
@@ -467,7 +495,7 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 		struct json_object *res = handle_explain(d, c, req.args, &ret, &err);
 
 		if (ret == -EPERM)
-			tierd_log(&d->log, LOG_NOTICE, "refused: %s", err.msg);
+			log_refusal(d, err.msg);
 
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
 		break;

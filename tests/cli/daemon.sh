@@ -173,6 +173,17 @@ else
 	skip "unprivileged explain" "needs root and setpriv"
 fi
 
+# Refusals are logged, at most 10 a minute (a local user cannot flood the
+# journal).
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	for _ in $(seq 1 15); do
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$B/tierctl" reload --socket "$SOCK" 2>/dev/null
+	done
+	is "$(grep -c 'notice: refused: ' "$TMP/log")" 10 "refusals logged at most 10 a minute"
+else
+	skip "refusal log limit" "needs root and setpriv"
+fi
+
 # A config with cgroups: checked at load, bad ones named with file and field.
 printf 'cgroups:\n  - path: batch\n    tier_max: ["0=128M", "1=50%%"]\n    weight: 50\n' >"$TMP/cg.yaml"
 run "$B/tierd" --config "$TMP/cg.yaml" --check
