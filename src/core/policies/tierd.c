@@ -1231,7 +1231,7 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 {
 	struct tierd *t = priv;
 	const struct tierd_page *p;
-	int cur, target, n;
+	int cur, target;
 	uint8_t hint;
 	size_t g;
 	double score;
@@ -1263,36 +1263,35 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 		return 0;
 	}
 	if (hint == TIER_HINT_PIN_FAST || hint == TIER_HINT_LATENCY)
-		n = snprintf(out->verdict, sizeof(out->verdict),
+		snprintf(out->verdict, sizeof(out->verdict),
 			     "%s hint: kept in the fastest tier whatever its heat",
 			     hint == TIER_HINT_PIN_FAST ? "pin-fast" : "latency");
 	else if (hint == TIER_HINT_COLD)
-		n = snprintf(out->verdict, sizeof(out->verdict),
+		snprintf(out->verdict, sizeof(out->verdict),
 			     "cold hint: demoted to the slowest tier first, never promoted");
 	else if (score < DEMAND_MIN_RATE && cur > target)
-		n = snprintf(out->verdict, sizeof(out->verdict),
+		snprintf(out->verdict, sizeof(out->verdict),
 			     "no accesses seen lately: stays in tier %d", cur);
 	else if (cur == target)
-		n = snprintf(out->verdict, sizeof(out->verdict),
+		snprintf(out->verdict, sizeof(out->verdict),
 			     "in place: %.3g accesses/s is within tier %d's band", out->score, cur);
 	else if (cur > target) {
 		if (cooling_down(t, page, now_us))
-			n = snprintf(out->verdict, sizeof(out->verdict),
+			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; waits: moved %llu ms ago, cool-down %d ms",
 				     target, (unsigned long long)out->moved_ago_ms, COOLDOWN_US / 1000);
 		else if (t->gs->active && at_cap(t, g, target))
-			n = snprintf(out->verdict, sizeof(out->verdict),
+			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; its control group is at its cap there", target);
 		else
-			n = snprintf(out->verdict, sizeof(out->verdict),
+			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d (above %.3g accesses/s); promoted when room, the budget and a 2x colder page to exchange allow",
 				     target, bin_rate(t->thr_bin[target]));
 	} else {
-		n = snprintf(out->verdict, sizeof(out->verdict),
+		snprintf(out->verdict, sizeof(out->verdict),
 			     "belongs in tier %d (below %.3g accesses/s); demoted when tier %d needs room",
 			     target, bin_rate(t->thr_bin[cur]), cur);
 	}
-	(void)n;
 	return 0;
 }
 
