@@ -590,8 +590,11 @@ static void test_live_query(void **state)
 		assert_true(tier_linux_space_page(s, self, (uint64_t)(uintptr_t)p + i * PG, &id));
 		assert_int_equal(id, base + i);	/* one mapping, one extent */
 	}
+	/* Every page is new: none was queried yet. */
+	assert_int_equal(tier_linux_space_nr_fresh(s), tier_linux_space_nr_pages(s));
 	/* A bounded query resolves at most that many pages. */
 	assert_int_equal(tier_linux_space_query(s, 10, &err), 0);
+	assert_int_equal(tier_linux_space_nr_fresh(s), tier_linux_space_nr_pages(s) - 10);
 	node = tier_linux_space_page_node(s);
 	for (i = 0, known = 0; i < tier_linux_space_nr_pages(s); i++)
 		known += node[i] != TIER_NODE_NONE;
@@ -599,6 +602,7 @@ static void test_live_query(void **state)
 	/* Enough calls cover everything. */
 	for (i = 0; i * 4096 <= tier_linux_space_nr_pages(s) + 4096; i++)
 		assert_int_equal(tier_linux_space_query(s, 4096, &err), 0);
+	assert_int_equal(tier_linux_space_nr_fresh(s), 0);
 	node = tier_linux_space_page_node(s);
 	for (i = 0; i < nr; i++)
 		assert_int_equal(node[base + i], i % 2 ? TIER_NODE_NONE : here);

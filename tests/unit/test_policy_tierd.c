@@ -519,6 +519,34 @@ static void test_budget_never_exceeded(void **state)
 	fx_release(&f);
 }
 
+/* Ticks spaced out (the daemon held to its CPU share): a tick may spend
+ * what accrued since the last one, up to a second's worth - not only two
+ * intervals' - and never more. DRAM is full of lukewarm pages, 128 hot
+ * ones wait in CXL: every promotion is an exchange. */
+static void test_sparse_ticks_spend_the_accrued_budget(void **state)
+{
+	struct fx f;
+	uint64_t before, pages, second = BUD_RATE / PAGE_BYTES;
+	int step;
+
+	(void)state;
+	bud_init(&f, BUD_RATE);
+	for (step = 0; step < 3; step++) {
+		f.te.now_us += 5000000;
+		heat(&f, 0, BUD_FAST, 3);
+		heat(&f, BUD_FAST, 128, 60);
+		before = f.te.moves;
+		tick(&f);
+		pages = f.te.moves - before;
+		if (step == 0)
+			continue;	/* the first tick has no last one */
+		if (pages > second || pages <= 2 * second * INTERVAL_US / 1000000)
+			fail_msg("tick %d, 5 s after the last: %llu pages moved, a second's budget %llu",
+				 step, (unsigned long long)pages, (unsigned long long)second);
+	}
+	fx_release(&f);
+}
+
 /* Regression (fixed; tierd.c tierd_create() and tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
  * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
@@ -1006,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_hint_hot_goes_first),
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
+		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
