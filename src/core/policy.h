@@ -91,6 +91,11 @@ struct tier_migrator_ops {
 	 * bounded (see tier_env.max_batch). */
 	long (*move)(void *priv, const uint64_t *pages, const int *nodes,
 		     int *status, size_t n);
+	/* Optional. Splits the huge page holding page into base pages in
+	 * place (nothing moves); env->page_huge shows it afterwards. Returns
+	 * 0, -EINVAL (not in a huge page), -EFAULT (no such page), -EBUSY
+	 * (try later) or -EOPNOTSUPP. */
+	int (*split)(void *priv, uint64_t page);
 };
 
 /* Memory state of the nodes. */
@@ -117,6 +122,12 @@ struct tier_env {
 	 * NULL: no rules. The backend may change them between steps. */
 	const struct tier_groups *groups;
 	unsigned page_shift;			/* 12 for 4 KiB pages */
+	/* Huge pages: page ids [k << huge_shift, (k + 1) << huge_shift) are
+	 * one huge page while page_huge[k] is nonzero (9: 2 MiB of 4 KiB
+	 * pages). A move of any of its pages moves all of them. The backend
+	 * keeps it current. page_huge NULL: base pages only. */
+	unsigned huge_shift;
+	const uint8_t *page_huge;
 	unsigned obs_kinds;			/* what the tracker will deliver */
 
 	const struct tier_migrator_ops *migrator;

@@ -69,6 +69,10 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
 	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
 	json_object_object_add(o, "thp", json_object_new_boolean(r->thp));
+	if (r->thp) {
+		json_object_object_add(o, "split_huge_pages", json_object_new_uint64(r->split_units));
+		json_object_object_add(o, "tlb_misses", json_object_new_uint64(r->tlb_misses));
+	}
 	if (r->nr_tenants > 1) {
 		struct json_object *ts = json_object_new_array();
 
@@ -114,6 +118,9 @@ static void print_result(const struct tier_sim_result *r)
 				printf("    tier %zu -> tier %zu  %s\n", i, j,
 				       tier_format_bytes(r->moved_bytes[i][j], b1, sizeof(b1)));
 	printf("  ping-pong pages    %llu\n", (unsigned long long)r->pingpong_pages);
+	if (r->thp)
+		printf("  huge pages split   %llu (4 KiB TLB misses %llu)\n",
+		       (unsigned long long)r->split_units, (unsigned long long)r->tlb_misses);
 	printf("  policy CPU         %.3f s\n", r->policy_cpu_s);
 	printf("  policy metadata    %s\n", tier_format_bytes(r->metadata_bytes, b1, sizeof(b1)));
 	for (i = 0; r->nr_tenants > 1 && i < r->nr_tenants; i++) {

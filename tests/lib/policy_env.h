@@ -93,7 +93,7 @@ static long test_env_move(void *priv, const uint64_t *pages, const int *nodes, i
 
 static const struct tier_mem_ops test_env_mem_ops = { .name = "test", .node_pages = test_env_node_pages };
 static const struct tier_clock_ops test_env_clock_ops = { "test", test_env_now };
-static const struct tier_migrator_ops test_env_migrator_ops = { "test", test_env_move };
+static const struct tier_migrator_ops test_env_migrator_ops = { .name = "test", .move = test_env_move };
 
 /* Places page on node (initial placement; no capacity check beyond the
  * counters). */

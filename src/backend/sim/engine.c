@@ -31,6 +31,22 @@
 #define THP_SHIFT 9
 #define THP_PAGES (1u << THP_SHIFT)
 #define TLB_SHOOTDOWN_NS 4000.0
+/* Splitting a THP in place (split_huge_page: freeze, remap 512 PTEs):
+ * ~30 us of the splitting thread, plus a TLB shootdown stalling the
+ * application. */
+#define SPLIT_CPU_NS 30000.0
+/* What the huge mapping saves. With THP the second-level TLB (1536
+ * entries, x86 since Skylake, shared by 4 KiB and 2 MiB translations)
+ * reaches 3 GiB, taken here as every huge translation hitting. A split
+ * unit's pages are 4 KiB translations: they go through a 1536-entry TLB
+ * (direct-mapped here; the real one is 12-way, so conflicts are
+ * overstated a little) and a miss walks the page table: 20-40 cycles when
+ * the page-walk and data caches hold the entries, a memory access (~100
+ * ns) when they do not (Basu et al., ISCA 2013; Bhattacharjee, MICRO
+ * 2013); 30 ns is taken. 4 KiB runs leave the TLB out: there it costs every
+ * policy the same. */
+#define TLB_ENTRIES 1536
+#define PAGE_WALK_NS 30.0
 /* NUMA hint fault ~1.5 us in the faulting task; change_prot_numa() ~10 ns
  * per page scanned, also in task context. */
 #define HINT_FAULT_NS 1500.0
@@ -119,9 +135,12 @@ struct tier_sim {
 	uint64_t nr_pages;
 	uint8_t *page_node;
 	uint8_t *page_owner;
-	uint8_t *flags;			/* THP: on each unit's first page */
-	uint64_t flag_mask;		/* page -> its flags' index */
+	uint8_t *flags;			/* THP: a huge unit's on its first page */
 	bool thp;
+	uint8_t *huge;			/* THP: [units] 1 while one huge page */
+	uint64_t *tlb;			/* THP: [TLB_ENTRIES] page + 1 of 4 KiB entries */
+	uint64_t tlb_misses;
+	uint64_t splits;
 	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
 	uint32_t *unit_gen;		/* [units] call that last decided a unit */
 	int *unit_status;		/* [units] its status in that call */
@@ -295,6 +314,13 @@ static void move_one(struct tier_sim *s, uint64_t page, int to, uint32_t now_ms)
 	s->prev_rank[page] = (uint8_t)fr;
 }
 
+/* Index of page p's accessed/dirty/protnone flags: its unit's first page
+ * while the unit is one huge page (the bits sit in the PMD). */
+static inline uint64_t flag_idx(const struct tier_sim *s, uint64_t p)
+{
+	return s->thp && s->huge[p >> THP_SHIFT] ? p & ~(uint64_t)(THP_PAGES - 1) : p;
+}
+
 /* Pages of the 2 MiB unit holding page p: [*base, *base + return). */
 static uint64_t unit_range(const struct tier_sim *s, uint64_t p, uint64_t *base)
 {
@@ -338,6 +364,25 @@ static int move_unit(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bo
 	return to;
 }
 
+/* Moves one 4 KiB page (or a page of a split unit); returns its status. */
+static int move_page(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bool *did)
+{
+	uint8_t from = s->page_node[p];
+
+	*did = false;
+	if (from == TIER_NODE_NONE)
+		return -ENOENT;
+	if (to < 0 || (size_t)to >= s->nr_nodes)
+		return -EINVAL;
+	if (to == from)
+		return to;
+	if (s->used_pages[to] >= s->cap_pages[to])
+		return -ENOMEM;
+	move_one(s, p, to, now_ms);
+	*did = true;
+	return to;
+}
+
 /* THP: a move of any page moves its unit; every page of a unit named in
  * one call gets the status the unit got first (the kernel reports a THP's
  * pages together). */
@@ -361,6 +406,12 @@ static long sim_move_thp(struct tier_sim *s, const uint64_t *pages, const int *n
 			continue;
 		}
 		u = p >> THP_SHIFT;
+		if (!s->huge[u]) {
+			status[i] = move_page(s, p, nodes[i], now_ms, &did);
+			any |= did;
+			moved += did;
+			continue;
+		}
 		if (s->unit_gen[u] != s->move_gen) {
 			s->unit_status[u] = move_unit(s, p, nodes[i], now_ms, &did);
 			s->unit_gen[u] = s->move_gen;
@@ -380,48 +431,49 @@ static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *s
 	struct tier_sim *s = priv;
 	uint32_t now_ms = (uint32_t)(s->app_ns / 1e6);
 	long moved = 0;
+	bool did;
 	size_t i;
 
 	if (s->thp)
 		return sim_move_thp(s, pages, nodes, status, n);
 	for (i = 0; i < n; i++) {
-		uint64_t p = pages[i];
-		int to = nodes[i];
-		uint8_t from;
-
-		if (p >= s->nr_pages) {
+		if (pages[i] >= s->nr_pages) {
 			status[i] = -EFAULT;
 			continue;
 		}
-		from = s->page_node[p];
-		if (from == TIER_NODE_NONE) {
-			status[i] = -ENOENT;
-			continue;
-		}
-		if (to < 0 || (size_t)to >= s->nr_nodes) {
-			status[i] = -EINVAL;
-			continue;
-		}
-		if (to == from) {
-			status[i] = to;
-			continue;
-		}
-		if (s->used_pages[to] >= s->cap_pages[to]) {
-			status[i] = -ENOMEM;
-			continue;
-		}
-		move_one(s, p, to, now_ms);
-		status[i] = to;
-		moved++;
+		status[i] = move_page(s, pages[i], nodes[i], now_ms, &did);
+		moved += did;
 	}
 	if (moved)
 		s->app_ns += TLB_SHOOTDOWN_NS;
 	return moved;
 }
 
+/* Splits the huge unit holding page into 4 KiB pages in place: each page
+ * takes the unit's accessed/dirty/protnone bits. */
+static int sim_split(void *priv, uint64_t page)
+{
+	struct tier_sim *s = priv;
+	uint64_t base, len, q;
+
+	if (page >= s->nr_pages)
+		return -EFAULT;
+	if (!s->thp || !s->huge[page >> THP_SHIFT])
+		return -EINVAL;
+	len = unit_range(s, page, &base);
+	for (q = base + 1; q < base + len; q++)
+		s->flags[q] = s->flags[base];
+	s->huge[page >> THP_SHIFT] = 0;
+	s->splits++;
+	s->policy_cpu_ns += SPLIT_CPU_NS;
+	s->app_ns += TLB_SHOOTDOWN_NS;
+	return 0;
+}
+
 static const struct tier_migrator_ops sim_migrator_ops = {
 	.name = "sim",
 	.move = sim_move,
+	.split = sim_split,
 };
 
 /* --- trackers ------------------------------------------------------------ */
@@ -449,7 +501,7 @@ static void damon_pick_samples(struct tier_sim *s)
 		struct damon_region *r = &s->regions[i];
 
 		r->sample = r->start + tier_rng_below(&s->rng, r->end - r->start);
-		s->flags[r->sample & s->flag_mask] &= (uint8_t)~F_ACCESSED;	/* mkold */
+		s->flags[flag_idx(s, r->sample)] &= (uint8_t)~F_ACCESSED;	/* mkold */
 	}
 }
 
@@ -480,7 +532,7 @@ static void damon_sample(struct tier_sim *s)
 	for (i = 0; i < s->nr_regions; i++) {
 		struct damon_region *r = &s->regions[i];
 
-		if (s->flags[r->sample & s->flag_mask] & F_ACCESSED)
+		if (s->flags[flag_idx(s, r->sample)] & F_ACCESSED)
 			r->nr_accesses++;
 	}
 	s->policy_cpu_ns += DAMON_CHECK_NS * (double)s->nr_regions;
@@ -577,16 +629,15 @@ static int damon_aggregate(struct tier_sim *s)
 /* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs. */
 static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
 {
-	const uint64_t mask = s->flag_mask;
 	uint64_t p = 0;
 	int ret;
 
 	while (p < s->nr_pages) {
-		uint8_t v = s->flags[p & mask] & bit;
+		uint8_t v = s->flags[flag_idx(s, p)] & bit;
 		uint64_t q = p + 1;
 		struct tier_obs o;
 
-		while (q < s->nr_pages && (s->flags[q & mask] & bit) == v && q - p < UINT32_MAX)
+		while (q < s->nr_pages && (s->flags[flag_idx(s, q)] & bit) == v && q - p < UINT32_MAX)
 			q++;
 		memset(&o, 0, sizeof(o));
 		o.page = p;
@@ -622,7 +673,7 @@ static void hint_scan(struct tier_sim *s)
 
 		/* Tiering mode skips pages already on the top tier. */
 		if (node != TIER_NODE_NONE && s->node_rank[node] > 0) {
-			s->flags[p & s->flag_mask] |= F_PROTNONE;
+			s->flags[flag_idx(s, p)] |= F_PROTNONE;
 			s->chunk_unmap_ns[p >> HINT_CHUNK_SHIFT] = s->app_ns;
 		}
 		s->hint_pos = (p + 1) % s->nr_pages;
@@ -700,6 +751,8 @@ static int first_touch(struct tier_sim *s, uint64_t p, uint8_t tenant)
 			return 0;
 		}
 	}
+	if (s->thp)
+		s->huge[base >> THP_SHIFT] = 0;
 	for (q = base; q < base + len; q++) {
 		if (s->page_node[q] != TIER_NODE_NONE)
 			continue;
@@ -744,7 +797,20 @@ process_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, con
 		s->acc_node[node]++;
 		s->tenant_acc[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)]++;
 		s->tenant_ns[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)] += s->lat_ns[node];
-		fp = p & mask;
+		fp = p;
+		if (thp) {
+			if (s->huge[p >> THP_SHIFT]) {
+				fp = p & mask;
+			} else {
+				uint64_t *e = &s->tlb[p % TLB_ENTRIES];
+
+				if (*e != p + 1) {
+					*e = p + 1;
+					t += PAGE_WALK_NS;
+					s->tlb_misses++;
+				}
+			}
+		}
 		f = s->flags[fp];
 		if (a[i].write) {
 			s->wr_node[node]++;
@@ -760,7 +826,7 @@ process_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, con
 			memset(&o, 0, sizeof(o));
 			/* A THP faults as a whole (task_numa_fault of 512 pages). */
 			o.page = fp;
-			o.nr_pages = thp ? (uint32_t)unit_range(s, p, &fp) : 1;
+			o.nr_pages = thp && s->huge[p >> THP_SHIFT] ? (uint32_t)unit_range(s, p, &fp) : 1;
 			o.kind = TIER_OBS_HINT_FAULT;
 			o.write = a[i].write;
 			o.count = 1;
@@ -1120,10 +1186,13 @@ static int setup_pages(struct tier_sim *s, struct tier_err *err)
 
 		s->unit_gen = calloc(units + 1, sizeof(*s->unit_gen));
 		s->unit_status = calloc(units + 1, sizeof(*s->unit_status));
-		if (!s->unit_gen || !s->unit_status) {
+		s->huge = malloc(units + 1);
+		s->tlb = calloc(TLB_ENTRIES, sizeof(*s->tlb));
+		if (!s->unit_gen || !s->unit_status || !s->huge || !s->tlb) {
 			free(perm);
 			return tier_err_set(err, -ENOMEM, "out of memory");
 		}
+		memset(s->huge, 1, units + 1);
 		for (i = 0; i < units; i++)
 			perm[i] = i;
 		for (i = units - 1; i > 0; i--) {
@@ -1369,6 +1438,8 @@ void tier_sim_destroy(struct tier_sim *s)
 	free(s->page_node);
 	free(s->page_owner);
 	free(s->flags);
+	free(s->huge);
+	free(s->tlb);
 	free(s->unit_gen);
 	free(s->unit_status);
 	free(s->last_move_ms);
@@ -1431,7 +1502,6 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		goto out;
 	}
 	s->thp = p->thp;
-	s->flag_mask = p->thp ? ~(uint64_t)(THP_PAGES - 1) : ~(uint64_t)0;
 	ret = setup_pages(s, err);
 	if (ret)
 		goto out;
@@ -1487,6 +1557,10 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		s->env.groups = &s->groups;
 	}
 	s->env.page_shift = PAGE_SHIFT;
+	if (s->thp) {
+		s->env.huge_shift = THP_SHIFT;
+		s->env.page_huge = s->huge;
+	}
 	s->env.obs_kinds = sim_tracker_ops.kinds;
 	s->env.migrator = &sim_migrator_ops;
 	s->env.migrator_priv = s;
@@ -1539,6 +1613,8 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes + s->nr_regions * sizeof(struct damon_region);
 	r->thp = s->thp;
+	r->split_units = s->splits;
+	r->tlb_misses = s->tlb_misses;
 	r->nr_tenants = s->nr_tenants;
 	{
 		uint64_t pages[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS];

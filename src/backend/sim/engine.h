@@ -16,7 +16,9 @@
  *    batch that stalls the application.
  *  - Pages are 4 KiB, or with thp 2 MiB units of 512 pages: first touch
  *    places a whole unit, a move of any of its pages moves the unit, and
- *    accessed/dirty bits and hint faults are per unit.
+ *    accessed/dirty bits and hint faults are per unit. A policy may split
+ *    a unit into 4 KiB pages (migrator split); their accesses then go
+ *    through a modelled TLB and pay a page walk on a miss.
  *  - Trackers with their costs: DAMON-like adaptive regions, accessed-bit
  *    scans, soft-dirty scans, 1-in-N sampled accesses, NUMA hint faults.
  * Costs are the constants in engine.c, with their sources.
@@ -81,6 +83,8 @@ struct tier_sim_result {
 	double sim_time_s;		/* simulated application time */
 	size_t metadata_bytes;
 	bool thp;			/* ran with 2 MiB pages */
+	uint64_t split_units;		/* THP: huge pages the policy split */
+	uint64_t tlb_misses;		/* THP: 4 KiB translations that missed */
 	/* Per tenant of the workload (the first TIER_SIM_MAX_TENANTS). */
 	size_t nr_tenants;
 	struct tier_sim_tenant_result {

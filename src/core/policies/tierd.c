@@ -152,12 +152,26 @@ struct tierd {
 	float *score;			/* this tick's score per page */
 	uint16_t *bin;			/* and its score_bin() */
 	struct tierd_groups *gs;
+	uint64_t splits;		/* huge pages split */
 	uint8_t mant_bin[1u << MANT_BITS];	/* score_bin()'s table */
 	int pinned_bin;			/* score_bin(PINNED_SCORE) */
 };
 
 /* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
 #define REGION_SHIFT 9
+
+/* Splitting a huge page (env->page_huge) lets its hot pages rise and its
+ * cold ones sink apart, but every access to its pages then needs a 4 KiB
+ * translation: counted as a page walk each (SPLIT_WALK_NS, as if every
+ * access missed the TLB: an upper bound, the hot pages' entries mostly
+ * stay cached). The split itself costs ~30 us of the kernel's and a TLB
+ * shootdown (SPLIT_COST_NS), paid once, spread over the long time
+ * constant. A split must save SPLIT_MARGIN times its cost; at most
+ * SPLITS_PER_TICK a tick (~2 ms of kernel time per 100 ms). */
+#define SPLIT_WALK_NS 30.0
+#define SPLIT_COST_NS 40000.0
+#define SPLIT_MARGIN 2.0
+#define SPLITS_PER_TICK 64
 
 /* The sampled part of a page's rate, shrunk toward its region's mean
  * (empirical Bayes): a page's own count is a noisy Poisson draw; where the
@@ -209,6 +223,37 @@ static double heat_score(const struct tierd *t, uint64_t i)
 static uint8_t hint_of(const struct tierd *t, uint64_t i)
 {
 	return t->env->page_hint ? t->env->page_hint[i] : TIER_HINT_NONE;
+}
+
+/* Huge pages move as one: placement treats each as one unit at its
+ * pages' mean score (its worth per page of the tier it takes), and its
+ * first page stands for it. */
+static bool huge_at(const struct tierd *t, uint64_t i)
+{
+	const struct tier_env *env = t->env;
+
+	return env->page_huge && env->page_huge[i >> env->huge_shift];
+}
+
+/* Pages [*first, *first + return) move with page i: its huge page, or i. */
+static uint64_t unit_of(const struct tierd *t, uint64_t i, uint64_t *first)
+{
+	uint64_t f, n;
+
+	if (!huge_at(t, i)) {
+		*first = i;
+		return 1;
+	}
+	f = i >> t->env->huge_shift << t->env->huge_shift;
+	n = UINT64_C(1) << t->env->huge_shift;
+	*first = f;
+	return f + n > t->nr_pages ? t->nr_pages - f : n;
+}
+
+/* A page its huge page's first page stands for. */
+static bool unit_tail(const struct tierd *t, uint64_t i)
+{
+	return huge_at(t, i) && (i & ((UINT64_C(1) << t->env->huge_shift) - 1));
 }
 
 /* The score placement works with: the heat, bent by intent. A pinned or
@@ -401,6 +446,22 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 
 	if (end > t->nr_pages)
 		end = t->nr_pages;
+	if (!sampled && t->env->page_huge) {
+		/* A huge page's accessed bit and hint fault are its PMD's: an
+		 * access to any of its pages sets it, so what they show is the
+		 * huge page's rate, a 1/512 share of it each page's. A sample
+		 * carries its own 4 KiB address. */
+		const float share = 1.0f / (float)(UINT64_C(1) << t->env->huge_shift);
+
+		for (; page < end; page++) {
+			float k = huge_at(t, page) ? share : 1.0f;
+
+			t->pages[page].lng += l * k;
+			t->pages[page].shrt += s * k;
+		}
+		*t->env->work_units += nr;
+		return;
+	}
 	for (; page < end; page++) {
 		t->pages[page].lng += l;
 		t->pages[page].shrt += s;
@@ -586,6 +647,84 @@ static int target_rank(const struct tierd *t, int bin)
 	return (int)t->nr_tiers - 1;
 }
 
+/* Accesses/s at the lower edge of a score bin. */
+static double bin_rate(int bin)
+{
+	return exp2((double)bin / BINS_PER_OCTAVE) - 1.0;
+}
+
+/* Latency a split of the huge page [first, first + n), whose pages' scores
+ * sum to sum, saves per second (ns/s), at the current thresholds: at each
+ * tier boundary r of threshold T, the pages placed one by one gain
+ * sum(max(0, s_i - T)) over the boundary's latency step (the pages above T
+ * belong above it), the huge page as a whole max(0, sum(s_i - T)). Equal
+ * pages gain nothing by a split; one hot page among cold ones gains its
+ * whole excess. */
+static double split_gain(const struct tierd *t, uint64_t first, uint64_t n, double sum)
+{
+	double gain = 0;
+	size_t r;
+
+	for (r = 0; r + 1 < t->nr_tiers; r++) {
+		double thr = t->thr_bin[r] > 0 ? bin_rate(t->thr_bin[r]) : 0, apart = 0, whole;
+		uint64_t i;
+
+		if (thr <= 0)
+			continue;
+		for (i = first; i < first + n; i++)
+			if (t->score[i] > thr)
+				apart += t->score[i] - thr;
+		whole = sum - (double)n * thr;
+		if (whole > 0)
+			apart -= whole;
+		gain += apart * (t->tier_lat_ns[r + 1] - t->tier_lat_ns[r]);
+	}
+	return gain;
+}
+
+/* Huge pages: splits those whose split pays (split_gain against the walks
+ * their pages' accesses will take and the split's own cost), and gives the
+ * pages of every other one their mean score: they move together. A huge
+ * page with a pinned page is pinned as a whole. */
+static void score_units(struct tierd *t)
+{
+	const struct tier_env *env = t->env;
+	const uint64_t unit = UINT64_C(1) << env->huge_shift;
+	const double tau = LONG_TAU_US / 1e6;
+	unsigned splits = 0;
+	uint64_t first;
+
+	for (first = 0; first < t->nr_pages; first += unit) {
+		uint64_t n = first + unit > t->nr_pages ? t->nr_pages - first : unit, i;
+		double sum = 0, mean;
+		bool pinned = false;
+		float sc;
+
+		if (!env->page_huge[first >> env->huge_shift])
+			continue;
+		for (i = first; i < first + n; i++) {
+			sum += t->score[i];
+			pinned |= t->score[i] >= PINNED_SCORE;
+		}
+		if (sum > 0 && !pinned && splits < SPLITS_PER_TICK && env->migrator->split &&
+		    split_gain(t, first, n, sum) >
+			    SPLIT_MARGIN * (sum * SPLIT_WALK_NS + SPLIT_COST_NS / tau) &&
+		    env->migrator->split(env->migrator_priv, first) == 0 &&
+		    !env->page_huge[first >> env->huge_shift]) {
+			splits++;
+			continue;
+		}
+		mean = pinned ? PINNED_SCORE : sum / (double)n;
+		sc = (float)mean;
+		for (i = first; i < first + n; i++) {
+			t->score[i] = sc;
+			t->bin[i] = (uint16_t)score_bin(t, sc);
+		}
+	}
+	t->splits += splits;
+	*env->work_units += t->nr_pages;
+}
+
 /* Computes every page's score once per tick (placement reads it many
  * times: histogram, candidates, sorting, exchanges). */
 static void compute_scores(struct tierd *t)
@@ -607,6 +746,8 @@ static void compute_scores(struct tierd *t)
 		t->bin[i] = (uint16_t)score_bin(t, t->score[i]);
 	}
 	*t->env->work_units += t->nr_pages;
+	if (t->env->page_huge)
+		score_units(t);
 }
 
 /* Moves the k pages of a[0..n) with the highest (desc) or lowest scores to
@@ -858,8 +999,8 @@ static int allowed_rank(const struct tierd *t, size_t g, int want)
 	return want;
 }
 
-/* Queues a move and keeps the groups' figures current. */
-static bool queue_move(struct tierd *t, uint64_t p, int from, int to, uint64_t now_us,
+/* Queues one page's move and keeps the groups' figures current. */
+static bool queue_page(struct tierd *t, uint64_t p, int from, int to, uint64_t now_us,
 		       uint8_t reason)
 {
 	if (!tier_mover_add(&t->mover, p, to))
@@ -873,6 +1014,27 @@ static bool queue_move(struct tierd *t, uint64_t p, int from, int to, uint64_t n
 		t->gs->use[g][to]++;
 	}
 	return true;
+}
+
+/* Queues the move of page p and of every page that moves with it (its
+ * huge page). Returns whether any was queued. */
+static bool queue_move(struct tierd *t, uint64_t p, int from, int to, uint64_t now_us,
+		       uint8_t reason)
+{
+	uint64_t first, n = unit_of(t, p, &first), q;
+	bool any = false;
+
+	for (q = first; q < first + n; q++)
+		any |= queue_page(t, q, from, to, now_us, reason);
+	return any;
+}
+
+/* Bytes a move of page p takes from the budget: its huge page's. */
+static uint64_t move_bytes(const struct tierd *t, uint64_t p)
+{
+	uint64_t first;
+
+	return unit_of(t, p, &first) << t->env->page_shift;
 }
 
 static bool at_cap(const struct tierd *t, size_t g, int r)
@@ -926,7 +1088,6 @@ static int victim_rule(const struct tierd *t, uint64_t up, uint64_t down, int r)
  * it is within. Returns false when the budget ran out. */
 static bool enforce_caps(struct tierd *t, int r, uint64_t now_us)
 {
-	const uint64_t page_bytes = UINT64_C(1) << t->env->page_shift;
 	size_t g, n = 0, k;
 	bool over = false;
 	uint64_t i;
@@ -938,7 +1099,7 @@ static bool enforce_caps(struct tierd *t, int r, uint64_t now_us)
 	if (!over)
 		return true;
 	for (i = 0; i < t->nr_pages; i++) {
-		if (tier_page_rank(t->env, t->node_rank, i) != r)
+		if (tier_page_rank(t->env, t->node_rank, i) != r || unit_tail(t, i))
 			continue;
 		g = group_of(t, i);
 		if (t->gs->use[g][r] > t->gs->max[g][r])
@@ -954,7 +1115,7 @@ static bool enforce_caps(struct tierd *t, int r, uint64_t now_us)
 		g = group_of(t, p);
 		if (t->gs->use[g][r] <= t->gs->max[g][r])
 			continue;
-		if (tier_mover_budget_left(&t->mover) < page_bytes)
+		if (tier_mover_budget_left(&t->mover) < move_bytes(t, p))
 			return false;
 		to = target_rank(t, t->bin[p]);
 		to = allowed_rank(t, g, to > r ? to : r + 1);
@@ -1009,7 +1170,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		int cur = tier_page_rank(env, t->node_rank, i), bin;
 		uint8_t hint = hint_of(t, i);
 
-		if (cur < 0)
+		if (cur < 0 || unit_tail(t, i))
 			continue;
 		if (hint == TIER_HINT_COLD) {
 			/* Advised cold: to the slowest tier, first of all moves. */
@@ -1081,55 +1242,69 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 	*env->work_units += nr_up + nr_down;
 
 	for (k = 0; k < nr_up; k++) {
-		uint64_t p = t->cand[k], v;
+		uint64_t p = t->cand[k], v, up_bytes;
 		int cur = tier_page_rank(env, t->node_rank, p), vtgt, rule;
 		size_t g = group_of(t, p), vk, b;
+		int64_t need, room;
 		bool fair = under_share(t, g, r);
 
 		if (cooling_down(t, p, now_us) || (!fair && !pays_off(t, p, cur, r)))
 			continue;
 		if (groups && at_cap(t, g, r))
 			continue;
-		if (tier_mover_budget_left(&t->mover) < page_bytes)
+		up_bytes = move_bytes(t, p);
+		if (tier_mover_budget_left(&t->mover) < up_bytes)
 			return false;
-		if (tier_mover_tier_free(&t->mover, r) > (int64_t)room_keep) {
+		/* Pages to free first: none while the tier has room above
+		 * its headroom (a huge page needs room for all of its pages);
+		 * the headroom itself is restored below, by cold pages. */
+		room = tier_mover_tier_free(&t->mover, r) - (int64_t)room_keep;
+		need = (int64_t)(up_bytes / page_bytes) - (room > 0 ? room : 0);
+		if (need <= 0) {
 			queue_move(t, p, cur, r, now_us,
 				   fair ? TIERD_REASON_PROMOTE_SHARE : TIERD_REASON_PROMOTE_ROOM);
 			continue;
 		}
-		/* No room: exchange with the coldest page of r that may move. */
-		while (j < nr_down && (t->down[j] == TAKEN || cooling_down(t, t->down[j], now_us)))
-			j++;
-		vk = pick_victim(t, t->down, j, nr_down, p, r, now_us, &rule);
-		if (vk == nr_down) {
+		/* No room: exchange with the coldest pages of r that may move,
+		 * as many as p needs. */
+		rule = 0;
+		while (need > 0) {
+			while (j < nr_down &&
+			       (t->down[j] == TAKEN || cooling_down(t, t->down[j], now_us)))
+				j++;
+			vk = pick_victim(t, t->down, j, nr_down, p, r, now_us, &rule);
+			if (vk == nr_down)
+				break;
+			v = t->down[vk];
+			if (rule == 0 && !exchange_pays(t, p, v))
+				break;	/* the rest are colder: no exchange pays */
+			if (tier_mover_budget_left(&t->mover) < up_bytes + move_bytes(t, v))
+				return false;
+			/* The victim goes where its own score puts it: a page
+			 * with long predicted idleness skips the tiers in
+			 * between, and past any tier its group may not fill
+			 * further. */
+			b = group_of(t, v);
+			vtgt = target_rank(t, t->bin[v]);
+			if (vtgt <= r)
+				vtgt = r + 1;
+			vtgt = allowed_rank(t, b, vtgt);
+			if (!queue_move(t, v, r, vtgt, now_us,
+					rule == 1 ? TIERD_REASON_DEMOTE_SHARE :
+					vtgt > r + 1 ? TIERD_REASON_DEMOTE_SKIP
+						     : TIERD_REASON_DEMOTE_EXCHANGE))
+				break;
+			need -= (int64_t)(move_bytes(t, v) / page_bytes);
+			if (vk == j)
+				j++;
+			else
+				t->down[vk] = TAKEN;
+		}
+		if (need > 0) {
 			if (!groups)
 				break;
 			continue;
 		}
-		v = t->down[vk];
-		if (rule == 0 && !exchange_pays(t, p, v)) {
-			if (!groups)
-				break;	/* the rest are colder: no exchange pays */
-			continue;
-		}
-		if (tier_mover_budget_left(&t->mover) < 2 * page_bytes)
-			return false;
-		/* The victim goes where its own score puts it: a page with long
-		 * predicted idleness skips the tiers in between, and past any
-		 * tier its group may not fill further. */
-		b = group_of(t, v);
-		vtgt = target_rank(t, t->bin[v]);
-		if (vtgt <= r)
-			vtgt = r + 1;
-		vtgt = allowed_rank(t, b, vtgt);
-		if (!queue_move(t, v, r, vtgt, now_us,
-				rule == 1 ? TIERD_REASON_DEMOTE_SHARE :
-				vtgt > r + 1 ? TIERD_REASON_DEMOTE_SKIP : TIERD_REASON_DEMOTE_EXCHANGE))
-			break;
-		if (vk == j)
-			j++;
-		else
-			t->down[vk] = TAKEN;
 		queue_move(t, p, cur, r, now_us,
 			   rule == 1 ? TIERD_REASON_PROMOTE_SHARE : TIERD_REASON_PROMOTE_EXCHANGE);
 	}
@@ -1149,7 +1324,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			continue;
 		if (groups && protected_by_min(t, group_of(t, v), r))
 			continue;
-		if (tier_mover_budget_left(&t->mover) < page_bytes)
+		if (tier_mover_budget_left(&t->mover) < move_bytes(t, v))
 			return false;
 		vtgt = target_rank(t, bin);
 		if (vtgt <= r)
@@ -1218,12 +1393,6 @@ static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
 	if (nr > t->nr_pages - first)
 		nr = t->nr_pages - first;
 	memset(t->pages + first, 0, nr * sizeof(*t->pages));
-}
-
-/* Accesses/s at the lower edge of a score bin. */
-static double bin_rate(int bin)
-{
-	return exp2((double)bin / BINS_PER_OCTAVE) - 1.0;
 }
 
 static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
