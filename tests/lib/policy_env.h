@@ -6,6 +6,7 @@
  *   test_env_init(&te, "dram-cxl", "1:4", 64, 1000);   // 64 pages per ratio unit, 1000 pages
  *   test_env_place(&te, page, node);                   // initial placement
  *   test_env_hint(&te, page, TIER_HINT_COLD);          // optional: advice per page
+ *   test_env_huge(&te, 9);                             // optional: every 512 pages one huge page
  *   policy->create(&te.env, &priv, &err); ... te.now_us += 100000; policy->tick(priv, te.now_us);
  *   test_env_release(&te);
  */
@@ -26,6 +27,8 @@ struct test_env {
 	struct tier_env env;
 	uint8_t *page_node;
 	uint8_t *page_hint;		/* NULL until test_env_hint() */
+	uint8_t *page_huge;		/* NULL until test_env_huge() */
+	uint64_t splits;		/* huge pages split */
 	uint64_t cap[TIER_SIM_MAX_NODES];
 	uint64_t used[TIER_SIM_MAX_NODES];
 	uint64_t now_us;
@@ -91,9 +94,27 @@ static long test_env_move(void *priv, const uint64_t *pages, const int *nodes, i
 	return moved;
 }
 
+/* Splits the huge page holding page (the migrator's split op). */
+static int test_env_split(void *priv, uint64_t page)
+{
+	struct test_env *te = priv;
+	uint64_t k;
+
+	if (page >= te->env.nr_pages)
+		return -EFAULT;
+	k = page >> te->env.huge_shift;
+	if (!te->page_huge || !te->page_huge[k])
+		return -EINVAL;
+	te->page_huge[k] = 0;
+	te->splits++;
+	return 0;
+}
+
 static const struct tier_mem_ops test_env_mem_ops = { .name = "test", .node_pages = test_env_node_pages };
 static const struct tier_clock_ops test_env_clock_ops = { "test", test_env_now };
-static const struct tier_migrator_ops test_env_migrator_ops = { .name = "test", .move = test_env_move };
+static const struct tier_migrator_ops test_env_migrator_ops = {
+	.name = "test", .move = test_env_move, .split = test_env_split,
+};
 
 /* Places page on node (initial placement; no capacity check beyond the
  * counters). */
@@ -118,6 +139,23 @@ static inline int test_env_hint(struct test_env *te, uint64_t page, uint8_t hint
 		te->env.page_hint = te->page_hint;
 	}
 	te->page_hint[page] = hint;
+	return 0;
+}
+
+/* Makes every aligned block of 1 << shift pages one huge page
+ * (env->page_huge), until the policy splits it. The fake migrator still
+ * moves the pages it is given one by one: a policy must name them all.
+ * Returns 0 or -ENOMEM. */
+static inline int test_env_huge(struct test_env *te, unsigned shift)
+{
+	uint64_t n = (te->env.nr_pages >> shift) + 1;
+
+	te->page_huge = malloc(n);
+	if (!te->page_huge)
+		return -ENOMEM;
+	memset(te->page_huge, 1, n);
+	te->env.huge_shift = shift;
+	te->env.page_huge = te->page_huge;
 	return 0;
 }
 
@@ -165,6 +203,7 @@ static inline void test_env_release(struct test_env *te)
 {
 	free(te->page_node);
 	free(te->page_hint);
+	free(te->page_huge);
 	tier_topology_release(&te->topo);
 }
 

@@ -20,6 +20,7 @@
  * observations of the interval arrive, then tick(now). Heat is given as
  * DAMON-like observations: "accessed in count of 100 checks".
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1014,6 +1015,125 @@ static void test_sparse_steps_keep_the_rate(void **state)
 	assert_true(cold < dense / 20);
 }
 
+/* --- huge pages --------------------------------------------------------- */
+
+#define HUGE 512
+
+/* dram-cxl at 1:4 with 1024 pages a unit: tier 0 holds two huge pages,
+ * tier 1 eight; six huge pages in use, the first two in tier 0, the others
+ * in tier 1. */
+static void huge_init(struct fx *f)
+{
+	fx_init(f, "dram-cxl", "1:4", 1024, 6 * HUGE);
+	assert_int_equal(test_env_huge(&f->te, 9), 0);
+	place(f, 0, 2 * HUGE, 0);
+	place(f, 2 * HUGE, 4 * HUGE, 1);
+}
+
+/* Pages [first, first + nr) each sampled once with the given period: at
+ * one tick per 100 ms, 10 * period accesses/s each. */
+static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
+{
+	uint64_t p;
+
+	for (p = first; p < first + nr; p++)
+		test_env_observe(f->ops, f->priv, TIER_OBS_SAMPLE, p, 1, period, 0);
+}
+
+/* Tier 0's two huge pages warm (200/s a page), tier 1's cold. */
+static void huge_background(struct fx *f)
+{
+	sampled(f, 0, 2 * HUGE, 20);
+	heat(f, 2 * HUGE, 4 * HUGE, 1);
+}
+
+/* Whether tier 0's huge pages stayed whole: each all up or all down. */
+static bool tier0_pages_whole(const struct fx *f)
+{
+	uint64_t a = count_on(f, 0, HUGE, 0), b = count_on(f, HUGE, HUGE, 0);
+
+	return (a == 0 || a == HUGE) && (b == 0 || b == HUGE);
+}
+
+/* A huge page hot all over (1000/s a page, eight pages 2000/s) moves
+ * whole and is not split: splitting would gain nothing, every page
+ * belongs in tier 0. The policy names all 512 pages, and tier 0 makes room
+ * by sending one of its huge pages down whole. */
+static void test_huge_page_moves_whole(void **state)
+{
+	struct fx f;
+	int step, k;
+
+	(void)state;
+	huge_init(&f);
+	fx_start(&f);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		huge_background(&f);
+		sampled(&f, 3 * HUGE, HUGE, 100);
+		for (k = 0; k < 8; k++)
+			sampled(&f, 3 * HUGE + 64 * k, 1, 100);
+		tick(&f);
+	}
+	assert_int_equal(f.te.splits, 0);
+	assert_int_equal(count_on(&f, 3 * HUGE, HUGE, 0), HUGE);
+	assert_int_equal(count_on(&f, 0, 2 * HUGE, 1), HUGE);
+	assert_true(tier0_pages_whole(&f));
+	fx_release(&f);
+}
+
+/* Eight very hot pages (10000/s) in a cold huge page of tier 1 - its mean
+ * is below tier 0's warm pages, so whole it would stay down: split, the
+ * eight rise alone, the other 504 stay down, and tier 0's room comes from
+ * a whole huge page of its own. */
+static void test_skewed_huge_page_is_split(void **state)
+{
+	struct fx f;
+	int step, k;
+
+	(void)state;
+	huge_init(&f);
+	fx_start(&f);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		huge_background(&f);
+		for (k = 0; k < 8; k++)
+			sampled(&f, 4 * HUGE + 64 * k, 1, 1000);
+		tick(&f);
+	}
+	assert_int_equal(f.te.splits, 1);
+	assert_false(f.te.page_huge[4]);
+	for (k = 0; k < 8; k++)
+		assert_int_equal(node_of(&f, 4 * HUGE + 64 * k), 0);
+	assert_int_equal(count_on(&f, 4 * HUGE, HUGE, 1), HUGE - 8);
+	assert_true(tier0_pages_whole(&f));
+	fx_release(&f);
+}
+
+/* A huge page's accessed bit is its PMD's: an observation of it counts a
+ * 512th for each page, as the huge page's rate spread over its pages. */
+static void test_huge_page_bit_is_shared(void **state)
+{
+	struct tier_page_explain base, huge;
+	struct fx f;
+
+	(void)state;
+	huge_init(&f);
+	f.te.page_huge[0] = 0;		/* pages 0..511: 4 KiB pages */
+	fx_start(&f);
+	next(&f);
+	heat(&f, 0, HUGE, 50);
+	heat(&f, 2 * HUGE, HUGE, 50);
+	tick(&f);
+	assert_int_equal(f.ops->explain(f.priv, 7, f.te.now_us, &base), 0);
+	assert_int_equal(f.ops->explain(f.priv, 2 * HUGE + 7, f.te.now_us, &huge), 0);
+	assert_true(base.long_rate > 0);
+	if (fabs(huge.long_rate * HUGE / base.long_rate - 1) > 1e-3)
+		fail_msg("huge page's page %.4g/s, 4 KiB page %.4g/s: not 1/512", huge.long_rate,
+			 base.long_rate);
+	fx_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1031,6 +1151,9 @@ int main(void)
 		cmocka_unit_test(test_victim_cools_down_in_its_tick_even_ms),
 		cmocka_unit_test(test_hint_pin_fast),
 		cmocka_unit_test(test_hint_cold),
+		cmocka_unit_test(test_huge_page_moves_whole),
+		cmocka_unit_test(test_skewed_huge_page_is_split),
+		cmocka_unit_test(test_huge_page_bit_is_shared),
 		cmocka_unit_test(test_hint_hot_goes_first),
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
