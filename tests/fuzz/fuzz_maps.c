@@ -174,7 +174,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(tier_linux_space_page(s, 1, addr, &back) && back == id, "page(addr(id)) == id");
 		must(tier_linux_space_page_owner(s)[id] == 0, "owner slot 0");
 	}
-	must(held == nr, "ids are dense on a first update");
+	{
+		size_t lines = 1, k;
+
+		for (k = 0; k < size; k++)
+			lines += data[k] == '\n';
+		/* Dense but for the gaps that keep huge-page alignment: fewer
+		 * than 512 ids a mapping. */
+		must(held <= nr && nr - held < 512 * (uint64_t)lines,
+		     "ids are dense on a first update, but for alignment gaps");
+	}
 	t.seen = calloc(nr + 1, 1);
 	must(t.seen != NULL, "calloc");
 	tier_linux_space_translate(s, &all, 1, on_obs, &t);

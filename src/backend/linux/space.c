@@ -472,13 +472,102 @@ static int free_add(struct tier_linux_space *s, uint64_t first, uint64_t nr)
 	return 0;
 }
 
+/* Pages of a huge page (2 MiB) of this space's page size. */
+static uint64_t huge_pages(const struct tier_linux_space *s)
+{
+	return s->page_shift < 21 ? UINT64_C(1) << (21 - s->page_shift) : 1;
+}
+
+/* Whether a piece of a mapping [addr, addr + nr pages) holds a whole
+ * aligned huge page: then its ids keep the addresses' alignment. */
+static bool can_hold_huge(const struct tier_linux_space *s, uint64_t addr, uint64_t nr)
+{
+	uint64_t hb = huge_pages(s) << s->page_shift;
+	uint64_t up = (addr + hb - 1) & ~(hb - 1);
+
+	return huge_pages(s) > 1 && up + hb <= addr + (nr << s->page_shift);
+}
+
+/* Removes ids [first, first + nr) from free range i (they lie inside it):
+ * what is left before and after stays free. Needs room for one more range
+ * (reserved by the caller). */
+static void free_cut(struct tier_linux_space *s, size_t i, uint64_t first, uint64_t nr)
+{
+	struct range *r = &s->free[i];
+	uint64_t end = r->first + r->nr;
+
+	if (first == r->first) {
+		r->first += nr;
+		r->nr -= nr;
+		if (!r->nr) {
+			memmove(r, r + 1, (s->nr_free - i - 1) * sizeof(*r));
+			s->nr_free--;
+		}
+		return;
+	}
+	r->nr = first - r->first;
+	if (first + nr < end) {
+		memmove(&s->free[i + 2], &s->free[i + 1], (s->nr_free - i - 1) * sizeof(*r));
+		s->free[i + 1] = (struct range){ first + nr, end - (first + nr) };
+		s->nr_free++;
+	}
+}
+
+/* Takes up to want ids for the pages at address addr, keeping the
+ * address's alignment to huge pages (id = page number modulo 512 with 4
+ * KiB pages) when the piece can hold a huge page, so that a huge page's
+ * pages are one aligned block of ids (env->page_huge): the first aligned
+ * place in the free ranges where the piece fits, else the tail of a free
+ * range of at least MIN_SPLIT_PAGES, else new ids at the end (the gap
+ * before them freed). The ids of smaller pieces are taken as they come.
+ * Capacity (pages, and free ranges for the splits) is reserved by the
+ * caller. Returns how many, first in *first. */
+static uint64_t ids_take_aligned(struct tier_linux_space *s, uint64_t want, uint64_t addr,
+				 uint64_t *first)
+{
+	const uint64_t h = huge_pages(s), key = (addr >> s->page_shift) & (h - 1);
+	uint64_t f;
+	size_t i;
+
+	for (i = 0; i < s->nr_free; i++) {
+		const struct range *r = &s->free[i];
+
+		f = r->first + ((key - r->first) & (h - 1));
+		if (f + want > r->first + r->nr)
+			continue;
+		*first = f;
+		free_cut(s, i, f, want);
+		return want;
+	}
+	for (i = 0; i < s->nr_free; i++) {
+		const struct range *r = &s->free[i];
+
+		f = r->first + ((key - r->first) & (h - 1));
+		if (f >= r->first + r->nr || r->first + r->nr - f < MIN_SPLIT_PAGES)
+			continue;
+		*first = f;
+		want = r->first + r->nr - f;
+		free_cut(s, i, f, want);
+		return want;
+	}
+	f = s->nr_pages + ((key - s->nr_pages) & (h - 1));
+	if (f > s->nr_pages)
+		(void)free_add(s, s->nr_pages, f - s->nr_pages);
+	*first = f;
+	s->nr_pages = f + want;
+	return want;
+}
+
 /* Takes up to want ids: a free range that fits whole (first fit), else a
  * whole free range of at least MIN_SPLIT_PAGES, else new ids at the end
  * (capacity reserved by the caller). Returns how many, first in *first. */
-static uint64_t ids_take(struct tier_linux_space *s, uint64_t want, uint64_t *first)
+static uint64_t ids_take(struct tier_linux_space *s, uint64_t want, uint64_t addr,
+			 uint64_t *first)
 {
 	size_t i;
 
+	if (can_hold_huge(s, addr, want))
+		return ids_take_aligned(s, want, addr, first);
 	for (i = 0; i < s->nr_free; i++) {
 		struct range *r = &s->free[i];
 
@@ -1004,10 +1093,13 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 
 	/* Reserve everything phase 2 needs, so that it cannot fail. Each
 	 * pending piece becomes one extent per free range it takes, plus one. */
-	ret = reserve_pages(s, s->nr_pages + u.pend_pages);
+	ret = reserve_pages(s, s->nr_pages + u.pend_pages + u.nr_pend * huge_pages(s));
 	if (ret)
 		goto out_nomem;
-	if (grow((void **)&s->free, &s->cap_free, s->nr_free + u.nr_rel, sizeof(*s->free)))
+	/* Released ranges, and per pending piece one split of a free range
+	 * or one alignment gap. */
+	if (grow((void **)&s->free, &s->cap_free, s->nr_free + u.nr_rel + u.nr_pend,
+		 sizeof(*s->free)))
 		goto out_nomem;
 	if (grow((void **)&s->fresh, &s->cap_fresh,
 		 s->nr_fresh + u.nr_pend + s->nr_free + u.nr_rel, sizeof(*s->fresh)))
@@ -1042,7 +1134,7 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 		uint64_t addr = p->start, left = p->nr;
 
 		while (left) {
-			uint64_t first, got = ids_take(s, left, &first);
+			uint64_t first, got = ids_take(s, left, addr, &first);
 			struct extent e = {
 				.start = addr, .first = first, .nr = got,
 				.dev = p->dev, .ino = p->ino, .key = p->key, .slot = p->slot,
