@@ -340,6 +340,8 @@ int tierctl_explain(int argc, char **argv)
 			       json_object_object_get_ex(p, "long_rate", &v) ? json_object_get_double(v) : 0.0,
 			       json_object_object_get_ex(p, "short_rate", &v) ? json_object_get_double(v) : 0.0,
 			       str_or(p, "target_tier", "-"));
+			if (json_object_object_get_ex(p, "huge_page", &v) && json_object_get_boolean(v))
+				printf("    in a huge page: moves with its 512 pages\n");
 			printf("    %s", str_or(p, "verdict", ""));
 			if (json_object_object_get_ex(p, "moved_ago_ms", &v) && v)
 				printf("; last move %lld ms ago: %s", (long long)json_object_get_int64(v),

@@ -69,6 +69,10 @@ static void print_status(struct json_object *st)
 	       tier_format_bytes(get_u64(st, "promoted_bytes"), b1, sizeof(b1)),
 	       tier_format_bytes(get_u64(st, "demoted_bytes"), b2, sizeof(b2)),
 	       (unsigned long long)get_u64(st, "failed_moves"));
+	if (get_u64(st, "huge_pages") || get_u64(st, "split_huge_pages"))
+		printf("  huge pages %llu managed, %llu split\n",
+		       (unsigned long long)get_u64(st, "huge_pages"),
+		       (unsigned long long)get_u64(st, "split_huge_pages"));
 	printf("  tierd CPU %.2f s, metadata %s\n", get_dbl(st, "cpu_seconds"),
 	       tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)));
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))

@@ -20,6 +20,8 @@ struct tierd_backend_stats {
 	uint64_t failed_moves;
 	uint64_t processes;
 	uint64_t metadata_bytes;	/* the backend's own */
+	uint64_t huge_pages;		/* managed transparent huge pages now */
+	uint64_t split_huge_pages;	/* huge pages the policy had split */
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;
 	double amat_ns;			/* average memory access time so far */

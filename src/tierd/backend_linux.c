@@ -53,6 +53,8 @@ struct linux_backend {
 	uint64_t promoted_pages, demoted_pages, failed_moves;
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;
+	uint64_t splits;			/* huge pages split */
+	bool huge_warned, split_warned;
 	struct tier_linux_kernel_tiering kt;
 	bool kt_changed;
 	unsigned select_warnings;
@@ -174,9 +176,34 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 	return total;
 }
 
+static const struct tier_migrator_ops counted_migrator_nosplit = {
+	.name = "move_pages",
+	.move = counted_move,
+};
+
+/* Splits through the kernel (debugfs); where the kernel offers no way,
+ * says so once and offers the policy no split from then on. */
+static int counted_split(void *priv, uint64_t page)
+{
+	struct linux_backend *lb = priv;
+	int ret = tier_linux_migrator_ops.split(lb->space, page);
+
+	if (!ret) {
+		lb->splits++;
+	} else if ((ret == -EOPNOTSUPP || ret == -EPERM || ret == -EACCES) && !lb->split_warned) {
+		tierd_log(lb->log, LOG_WARNING,
+			  "huge pages cannot be split (/sys/kernel/debug/split_huge_pages: %s); they are placed whole",
+			  strerror(-ret));
+		lb->split_warned = true;
+		lb->env.migrator = &counted_migrator_nosplit;
+	}
+	return ret;
+}
+
 static const struct tier_migrator_ops counted_migrator = {
 	.name = "move_pages",
 	.move = counted_move,
+	.split = counted_split,
 };
 
 /* --- clock ----------------------------------------------------------------- */
@@ -210,6 +237,22 @@ static void sync_env(struct linux_backend *lb)
 	lb->env.nr_pages = tier_linux_space_nr_pages(lb->space);
 	lb->env.page_node = tier_linux_space_page_node(lb->space);
 	lb->env.page_owner = tier_linux_space_page_owner(lb->space);
+	lb->env.huge_shift = tier_linux_space_huge_shift(lb->space);
+	lb->env.page_huge = tier_linux_space_page_huge(lb->space);
+}
+
+/* Which blocks of pages are transparent huge pages now (they move whole;
+ * their accessed bits speak for 512 pages). Without PAGEMAP_SCAN (Linux
+ * before 6.7) every page counts as a base page, said once. */
+static void scan_huge(struct linux_backend *lb)
+{
+	int ret = tier_linux_space_scan_huge(lb->space);
+
+	if (ret == -EOPNOTSUPP && !lb->huge_warned) {
+		tierd_log(lb->log, LOG_INFO,
+			  "the kernel has no PAGEMAP_SCAN (Linux 6.7): transparent huge pages are placed as 4 KiB pages");
+		lb->huge_warned = true;
+	}
 }
 
 /* Lays the hints over the dense pages (after every update of the space:
@@ -442,6 +485,7 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 	 * it does not know), then a round-robin share of the rest. */
 	ret = tier_linux_space_query(lb->space,
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
+	scan_huge(lb);
 	sync_env(lb);
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */
@@ -467,6 +511,13 @@ static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;
+	st->split_huge_pages = lb->splits;
+	if (lb->env.page_huge) {
+		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;
+
+		for (k = 0; k < blocks; k++)
+			st->huge_pages += lb->env.page_huge[k] != 0;
+	}
 }
 
 static int linux_set_groups(struct tierd_backend *b, const struct tier_config_cgroup *rules,

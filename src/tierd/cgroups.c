@@ -296,6 +296,8 @@ struct json_object *tierd_explain_json(struct tierd_backend *be, const struct ti
 						   json_object_new_int(node_rank[nd]));
 			json_object_object_add(o, "hint", json_object_new_string(
 					       h < TIER_HINT__COUNT ? tierd_advice_names[h] : "?"));
+			json_object_object_add(o, "huge_page", json_object_new_boolean(
+					       env->page_huge && env->page_huge[page >> env->huge_shift]));
 		}
 		json_object_object_add(o, "group", json_object_new_int(ex.group));
 		json_object_object_add(o, "long_rate", json_object_new_double(ex.long_rate));

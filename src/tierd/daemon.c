@@ -142,6 +142,8 @@ static struct json_object *status_json(struct tierd *d)
 	json_object_object_add(o, "demoted_bytes", json_object_new_uint64(st.demoted_bytes));
 	json_object_object_add(o, "failed_moves", json_object_new_uint64(st.failed_moves));
 	json_object_object_add(o, "processes", json_object_new_uint64(st.processes));
+	json_object_object_add(o, "huge_pages", json_object_new_uint64(st.huge_pages));
+	json_object_object_add(o, "split_huge_pages", json_object_new_uint64(st.split_huge_pages));
 	json_object_object_add(o, "tracker", json_object_new_string(d->be->tracker_name));
 	json_object_object_add(o, "policy", json_object_new_string(d->cfg.policy));
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(cpu_seconds()));

@@ -7,7 +7,9 @@
 #   - process selection: RSS filter, exe pattern, cgroup v2 membership as it
 #     changes, a removed cgroup;
 #   - the workload killed between two batches: pages reported gone;
-#   - node 0 full: -ENOMEM reported, pages for other nodes still moved.
+#   - node 0 full: -ENOMEM reported, pages for other nodes still moved;
+#   - transparent huge pages: seen through PAGEMAP_SCAN as aligned blocks of
+#     ids, moved whole, split through debugfs, then a page moved alone.
 # Each guest check is counted here as one test.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/guest.sh"

@@ -146,4 +146,21 @@ void tier_linux_space_migrate_stats(const struct tier_linux_space *s,
  * -ENOENT: no such node; -EINVAL: meminfo without those lines. */
 extern const struct tier_mem_ops tier_linux_mem_ops;
 
+/* Huge pages. Ids of a mapping that can hold a huge page keep the
+ * addresses' alignment, so a transparent huge page is the aligned block of
+ * 1 << tier_linux_space_huge_shift() ids (9 for 4 KiB pages) holding its
+ * pages. tier_linux_space_scan_huge() asks the kernel (PAGEMAP_SCAN on
+ * <procfs>/PID/pagemap, Linux 6.7) which blocks are one huge page now; call
+ * it after each update and before each step. Returns 0, -EOPNOTSUPP (no
+ * PAGEMAP_SCAN: every page counts as a base page from then on) or -ENOMEM.
+ * tier_linux_space_page_huge() is its map ([nr_pages >> shift], 1: one huge
+ * page; env->page_huge), NULL before the first scan or without
+ * PAGEMAP_SCAN; valid until the next update or scan. The migrator's split
+ * op writes "PID,0xSTART,0xEND" to <debugfs>/split_huge_pages and checks
+ * the outcome with PAGEMAP_SCAN: 0, -EINVAL (not a huge page), -EBUSY (the
+ * kernel left it whole), -EOPNOTSUPP (no debugfs file), -EPERM. */
+unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s);
+int tier_linux_space_scan_huge(struct tier_linux_space *s);
+const uint8_t *tier_linux_space_page_huge(const struct tier_linux_space *s);
+
 #endif

@@ -1,8 +1,9 @@
 /* memhog - a workload with a known hot set, for the guest system tests
  * (tests/system/migrate.sh).
  *
- *   memhog [--mib N] [--hot-mib H] [--hot-node X] [--cold-node Y] [--seconds S]
- *     maps N MiB of anonymous memory (base pages, no THP), binds the first
+ *   memhog [--mib N] [--hot-mib H] [--hot-node X] [--cold-node Y] [--seconds S] [--thp]
+ *     maps N MiB of anonymous memory (base pages, no THP; with --thp 2 MiB
+ *     aligned and advised MADV_HUGEPAGE: transparent huge pages), binds the first
  *     H MiB (the hot set) to node X and the rest to node Y (mbind
  *     MPOL_BIND; unbound when not given), touches every page, prints
  *       memhog pid=P hot=0xA-0xB cold=0xC-0xD
@@ -20,6 +21,7 @@
  */
 #include <errno.h>
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,12 +116,17 @@ int main(int argc, char **argv)
 	int hot_node = -1, cold_node = -1, fill_node = -1, i;
 	double seconds = 300;
 	size_t len, hot_len, off;
+	bool thp = false;
 	char *p;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!strcmp(a, "--thp")) {
+			thp = true;
+			continue;
+		}
 		if (!v) {
 			fprintf(stderr, "memhog: %s needs a value\n", a);
 			return 2;
@@ -154,12 +161,19 @@ int main(int argc, char **argv)
 	}
 	len = mib * MIB;
 	hot_len = hot_mib * MIB;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* With --thp, 2 MiB more to start on a 2 MiB boundary. */
+	p = mmap(NULL, len + (thp ? 2 * MIB : 0), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		perror("memhog: mmap");
 		return 1;
 	}
-	madvise(p, len, MADV_NOHUGEPAGE);
+	if (thp) {
+		p = (char *)(((uintptr_t)p + 2 * MIB - 1) & ~(uintptr_t)(2 * MIB - 1));
+		madvise(p, len, MADV_HUGEPAGE);
+	} else {
+		madvise(p, len, MADV_NOHUGEPAGE);
+	}
 	if (hot_node >= 0 && bind_range(p, hot_len, MPOL_BIND, hot_node))
 		return 1;
 	if (cold_node >= 0 && len > hot_len &&

@@ -86,4 +86,11 @@ if start_hog /tmp/hog3 --mib 64 --hot-mib 48 --hot-node 1 --cold-node 1; then
 	fi
 	stop_hog "$work"
 fi
+# 5. Transparent huge pages: seen, moved whole, split, then moved apart.
+if start_hog /tmp/hog4 --mib 32 --hot-mib 16 --thp; then
+	grep -E 'thp_(fault_alloc|split_page)' /proc/vmstat | sed 's/^/# /'
+	$MC huge "$hog" "$hot"
+	grep -E 'thp_split_page ' /proc/vmstat | sed 's/^/# /'
+	stop_hog "$hog"
+fi
 echo guest-done

@@ -8,6 +8,7 @@
  *   migrate_check place PID HOT COLD    hot pages to node 0, cold to node 2
  *   migrate_check full PID HOT COLD     the same while node 0 is full
  *   migrate_check exit PID HOT          kills PID between two batches
+ *   migrate_check huge PID HOT          huge pages: seen, moved whole, split
  *   migrate_check select [--pid P]... [--cgroup PATH]... [--exe PATTERN]
  *                        [--min-rss-mib N] [--label TEXT] [--expect "P P"]
  *                        [--expect-rc N] [--expect-err TEXT] [--expect-not P]
@@ -465,7 +466,11 @@ static int cmd_exit(pid_t pid, struct range hot_r)
 	for (i = 0; i < hot.n; i++)
 		absent += pn[hot.id[i]] == TIER_NODE_NONE;
 	tap(absent == hot.n, "its pages read absent in page_node (%zu of %zu)", absent, hot.n);
-	managed = tier_linux_space_nr_pages(s);
+	/* Ids that map a page (alignment to huge pages may leave a few
+	 * free between mappings). */
+	managed = 0;
+	for (i = 0; i < tier_linux_space_nr_pages(s); i++)
+		managed += tier_linux_space_addr(s, i, NULL, NULL) == 0;
 	ret = tier_linux_space_update(s, &pid, 1, count_forget, NULL, &err);
 	tap(ret == 0 && tier_linux_space_nr_procs(s) == 0 && forgotten == managed,
 	    "update drops the exited process and forgets its %" PRIu64 " ids (forgot %" PRIu64 ")",
@@ -540,10 +545,110 @@ static int cmd_select(int argc, char **argv)
 	return failures ? 1 : 0;
 }
 
+/* AnonHugePages of the process (KiB), from <proc>/PID/smaps_rollup. */
+static uint64_t anon_huge_kib(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long kib = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+static size_t count_huge(const struct tier_linux_space *s)
+{
+	const uint8_t *ph = tier_linux_space_page_huge(s);
+	uint64_t k, blocks = tier_linux_space_nr_pages(s) >> tier_linux_space_huge_shift(s);
+	size_t n = 0;
+
+	for (k = 0; ph && k < blocks; k++)
+		n += ph[k] != 0;
+	return n;
+}
+
+/* Transparent huge pages (memhog --thp): the space sees the kernel's huge
+ * pages (PAGEMAP_SCAN) as aligned blocks of ids, one moves whole, the
+ * split op splits one through debugfs, and after that a page of it moves
+ * alone. */
+static int cmd_huge(pid_t pid, struct range hot_r)
+{
+	const uint64_t hb = 2 * 1024 * 1024;
+	struct tier_linux_space *s = open_space(pid);
+	struct pageset blk;
+	struct range r;
+	unsigned hs = tier_linux_space_huge_shift(s);
+	uint64_t kib_before, kib_after, first, id1;
+	const uint8_t *ph;
+	int ret, node1 = 1, st1 = 0;
+	long moved;
+	size_t i;
+
+	ret = tier_linux_space_scan_huge(s);
+	tap(ret == 0, "space: PAGEMAP_SCAN of huge pages (%s)", ret ? strerror(-ret) : "ok");
+	kib_before = anon_huge_kib(pid);
+	tap(count_huge(s) > 0 && count_huge(s) * 2048 == kib_before,
+	    "space: %zu huge pages, the kernel's AnonHugePages %" PRIu64 " KiB", count_huge(s),
+	    kib_before);
+	r.start = (hot_r.start + hb - 1) & ~(hb - 1);
+	r.end = r.start + hb;
+	if (pageset_init(&blk, s, pid, r, 1) || r.end > hot_r.end) {
+		tap(false, "space: the hot range's first 2 MiB block is managed");
+		return 1;
+	}
+	first = blk.id[0];
+	ph = tier_linux_space_page_huge(s);
+	tap(hs == 9 && !(first & 511) && ph && ph[first >> hs],
+	    "space: the block at %#" PRIx64 " is one huge page, ids %" PRIu64 "..+511", r.start, first);
+	for (i = 0; i < blk.n; i++)
+		if (blk.id[i] != first + i)
+			break;
+	tap(i == blk.n, "space: its 512 pages have consecutive ids");
+
+	moved = tier_linux_migrator_ops.move(s, blk.id, blk.target, blk.status, blk.n);
+	ret = query_nodes(pid, &blk);
+	tap(!ret && count_on(&blk, 1) == blk.n,
+	    "migrator: the huge page moved to node 1 (%zu of %zu pages there, %ld moved)",
+	    count_on(&blk, 1), blk.n, moved);
+	tier_linux_space_scan_huge(s);
+	ph = tier_linux_space_page_huge(s);
+	tap(ph && ph[first >> hs], "space: still one huge page on node 1 (moved whole)");
+
+	ret = tier_linux_migrator_ops.split(s, first + 5);
+	kib_after = anon_huge_kib(pid);
+	tap(ret == 0 && !tier_linux_space_page_huge(s)[first >> hs],
+	    "migrator: split through debugfs (%s)", ret ? strerror(-ret) : "ok");
+	tap(kib_after + 2048 == kib_before, "kernel: AnonHugePages %" PRIu64 " -> %" PRIu64 " KiB",
+	    kib_before, kib_after);
+	tap(tier_linux_migrator_ops.split(s, first) == -EINVAL, "migrator: a second split is refused");
+	tier_linux_space_scan_huge(s);
+	tap(!tier_linux_space_page_huge(s)[first >> hs], "space: a rescan sees it split");
+
+	id1 = first + 7;
+	node1 = 2;
+	moved = tier_linux_migrator_ops.move(s, &id1, &node1, &st1, 1);
+	ret = query_nodes(pid, &blk);
+	tap(moved == 1 && st1 == 2 && !ret && count_on(&blk, 2) == 1 &&
+		    blk.node[7] == 2 && count_on(&blk, 1) == blk.n - 1,
+	    "migrator: after the split one page moves alone (%zu on node 2, %zu on node 1)",
+	    count_on(&blk, 2), count_on(&blk, 1));
+	pageset_free(&blk);
+	tier_linux_space_destroy(s);
+	return failures ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: migrate_check place|full PID HOT COLD\n"
 			"       migrate_check exit PID HOT\n"
+			"       migrate_check huge PID HOT\n"
 			"       migrate_check select [OPTIONS]\n");
 	return 2;
 }
@@ -562,6 +667,8 @@ int main(int argc, char **argv)
 		return usage();
 	if (!strcmp(argv[1], "exit") && argc == 4)
 		return cmd_exit(pid, hot);
+	if (!strcmp(argv[1], "huge") && argc == 4)
+		return cmd_huge(pid, hot);
 	if (argc != 5 || !parse_range(argv[4], &cold))
 		return usage();
 	if (!strcmp(argv[1], "place"))
