@@ -446,11 +446,16 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 
 	if (end > t->nr_pages)
 		end = t->nr_pages;
-	if (!sampled && t->env->page_huge) {
+	if (!sampled && t->env->page_huge && t->sample_weight > 0) {
 		/* A huge page's accessed bit and hint fault are its PMD's: an
-		 * access to any of its pages sets it, so what they show is the
-		 * huge page's rate, a 1/512 share of it each page's. A sample
-		 * carries its own 4 KiB address. */
+		 * access to any of its pages sets it, so they show how often
+		 * the huge page is touched, not how its pages share the
+		 * touches. With samples, which carry each access's own 4 KiB
+		 * page and tell the pages apart, the huge page's rate is spread
+		 * over its 512 pages (right for scattered accesses). Without
+		 * them each page counts as touched as often as the huge page
+		 * (right for sweeps over it; placement ranks huge pages among
+		 * themselves the same either way). */
 		const float share = 1.0f / (float)(UINT64_C(1) << t->env->huge_shift);
 
 		for (; page < end; page++) {

@@ -215,11 +215,47 @@ wait_socket
 sleep 2
 echo "$hog" >/sys/fs/cgroup/cgroup.procs
 rmdir $CG
-sleep 3
+# The next process selection (a few steps, longer on a loaded host) says so.
+i=0
+while ! grep -q "tierd-db" $LOG && [ $i -lt 150 ]; do i=$((i + 1)); sleep 0.1; done
 check "tierd survives its cgroup's removal" kill -0 "$tierd_pid"
 grep -q "tierd-db" $LOG && ok "the log names the removed cgroup" || notok "the log names the removed cgroup"
 check "one log line for it, not a storm" test "$(grep -c 'tierd-db' $LOG)" -le 2
 sed 's/^/# log: /' $LOG
+kill "$tierd_pid"
+wait "$tierd_pid"
+kill "$hog"
+wait "$hog" 2>/dev/null
+
+# Transparent huge pages: a 16 MiB hot set of huge pages on node 1 comes
+# to node 0 in whole huge pages. Their accessed bits (DAMON) stand for 512
+# pages each; without samples nothing tells their pages apart, so none is
+# split.
+start_hog /tmp/hog4.out --mib 64 --hot-mib 16 --hot-node 1 --cold-node 1 --thp
+huge_before=$(sed -n 's/^AnonHugePages: *\([0-9]*\) kB/\1/p' /proc/$hog/smaps_rollup)
+echo "# AnonHugePages before: $huge_before kB"
+printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 50\n' "$hog" >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+t=0
+while [ $t -lt 60 ]; do
+	on0=$(count "$hot" 0)
+	[ "$on0" -eq 4096 ] && break
+	sleep 1
+	t=$((t + 1))
+done
+echo "# after ${t} s: hot huge pages on node 0: $on0 of 4096"
+check "the hot set of huge pages came to node 0 (all 4096 pages)" test "$on0" -eq 4096
+huge_after=$(sed -n 's/^AnonHugePages: *\([0-9]*\) kB/\1/p' /proc/$hog/smaps_rollup)
+echo "# AnonHugePages after: $huge_after kB"
+check "they moved as huge pages ($huge_before kB before, $huge_after kB after)" \
+	test "$huge_before" -ge 49152 -a "$huge_after" -eq "$huge_before"
+st=$(tierctl status --json)
+check "status counts the huge pages and no split" \
+	test "$(echo "$st" | jq .huge_pages)" -ge 24 -a "$(echo "$st" | jq .split_huge_pages)" -eq 0
+ex=$(tierctl explain "$hog" "$(echo "$hot" | sed 's/-.*//')" --json)
+check "explain says the page is in a huge page" test "$(echo "$ex" | jq '.pages[0].huge_page')" = true
 kill "$tierd_pid"
 wait "$tierd_pid"
 kill "$hog"
