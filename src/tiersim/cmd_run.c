@@ -507,6 +507,26 @@ int tiersim_compare(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* Every name before the first run: a typo at the end of a list would
+	 * otherwise show only after minutes of runs before it. */
+	for (i = 0; i < nw; i++) {
+		const char *arg;
+
+		if (!tier_sim_workload_find(wl[i], &arg)) {
+			fprintf(stderr, "tiersim compare: unknown workload '%s' (see 'tiersim list')\n",
+				wl[i]);
+			status = 2;
+			goto out;
+		}
+	}
+	for (j = 0; j < np; j++) {
+		if (strcmp(pol[j], "oracle") && !tier_policy_find(pol[j])) {
+			fprintf(stderr, "tiersim compare: unknown policy '%s' (see 'tiersim list')\n",
+				pol[j]);
+			status = 2;
+			goto out;
+		}
+	}
 	res = calloc(nw * np, sizeof(*res));
 	if (!res) {
 		fprintf(stderr, "tiersim compare: out of memory\n");

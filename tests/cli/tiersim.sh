@@ -106,6 +106,18 @@ done
 run "$B/tiersim" run --workload gups-hotset
 is "$rc" 2 "run without --policy: usage error"
 
+# compare checks every name before it runs anything: a typo at the end of a
+# list is reported at once, not after the runs before it.
+for bad in "--workloads gups-hotset,nope --policies static|unknown workload 'nope'" \
+	"--workloads gups-hotset --policies static,oracle,nope|unknown policy 'nope'"; do
+	args=${bad%%|*}
+	want=${bad#*|}
+	# shellcheck disable=SC2086
+	run "$B/tiersim" compare $args --duration 600
+	is "$rc:$(lines "$err")" "2:1" "compare $args: usage error, one line"
+	is "$err" "tiersim compare: $want (see 'tiersim list')" "compare $args: names it before any run"
+done
+
 # The footprint follows the machine: at 1:8 the fast tier holds a smaller
 # share of the data than at 1:4, so first touch serves fewer accesses there.
 f4=$("$B/tiersim" run --workload uniform --policy static $SMALL --ratio 1:4 --json | jq '.fast_access_ratio')
