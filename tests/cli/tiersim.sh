@@ -44,6 +44,19 @@ is "$(echo "$out" | jq -c '[has("workload"),has("policy"),has("amat_ns"),has("fa
 is "$(echo "$out" | jq -r '.machine')" dram-cxl "run defaults to dram-cxl"
 check "tierd beats first touch on gups-hotset" test "$(echo "$out" | jq '.fast_access_ratio > 0.6')" = true
 
+# Progress: on a terminal only (stderr), never in the output.
+run "$B/tiersim" run --workload uniform --policy static $SMALL
+is "$err" "" "run: no progress when stderr is not a terminal"
+if command -v script >/dev/null; then
+	script -qec "$B/tiersim compare --workloads uniform --policies static,oracle $SMALL --json >$TMP/tty.json" \
+		/dev/null >"$TMP/tty.log" 2>&1
+	like "$(tr '\r' '\n' <"$TMP/tty.log")" "[2/2] uniform/oracle" "compare: progress on a terminal"
+	is "$(jq '.results | length' "$TMP/tty.json")" 2 "compare: JSON on stdout while progress shows"
+else
+	skip "compare: progress on a terminal" "script(1) not installed"
+	skip "compare: JSON on stdout while progress shows" "script(1) not installed"
+fi
+
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
 first=$out
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
