@@ -510,11 +510,15 @@ int tiersim_compare(int argc, char **argv)
 	/* Every name before the first run: a typo at the end of a list would
 	 * otherwise show only after minutes of runs before it. */
 	for (i = 0; i < nw; i++) {
-		const char *arg;
+		struct tier_err err = { "" };
 
-		if (!tier_sim_workload_find(wl[i], &arg)) {
+		ret = tier_sim_workload_check(wl[i], &err);
+		if (ret == -ENOENT)
 			fprintf(stderr, "tiersim compare: unknown workload '%s' (see 'tiersim list')\n",
 				wl[i]);
+		else if (ret)
+			fprintf(stderr, "tiersim compare: %s\n", err.msg);
+		if (ret) {
 			status = 2;
 			goto out;
 		}

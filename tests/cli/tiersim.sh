@@ -119,6 +119,39 @@ done
 run "$B/tiersim" run --workload gups-hotset
 is "$rc" 2 "run without --policy: usage error"
 
+# Workload parameters (NAME:key=value[:key=value]): the defaults written
+# out give the same run; a larger hot share or a steeper Zipf law puts more
+# of the accesses within the oracle's reach of the fast tier.
+run "$B/tiersim" list --json
+is "$(echo "$out" | jq -c '[.workloads[] | select(.params != null) | [.name, .params]]')" \
+	'[["gups-hotset","hot=0.4:share=0.9"],["gups-moving-hotset","hot=0.4:share=0.9"],["zipf","alpha=0.99"],["bandwidth-antagonist","hot=0.4:share=0.9"]]' \
+	"list: the parameters each workload takes, with their defaults"
+wl_ratio() { # WORKLOAD POLICY -> fast_access_ratio
+	"$B/tiersim" run --workload "$1" --policy "$2" $SMALL --json | jq '.fast_access_ratio'
+}
+run "$B/tiersim" run --workload gups-hotset:hot=0.4:share=0.9 --policy tierd $SMALL --json
+is "$(echo "$out" | jq -c 'del(.workload)')" \
+	"$("$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json | jq -c 'del(.workload)')" \
+	"gups-hotset with its defaults written out: the same run"
+is "$(echo "$out" | jq -r '.workload')" "gups-hotset:hot=0.4:share=0.9" "the result names the parameters"
+check "gups-hotset:hot=0.2:share=0.99: more accesses in the fast tier than the defaults" \
+	awk -v a="$(wl_ratio gups-hotset:hot=0.2:share=0.99 oracle)" -v b="$(wl_ratio gups-hotset oracle)" \
+	'BEGIN { exit !(a > b + 0.05) }'
+check "zipf:alpha=1.3: more accesses in the fast tier than alpha 0.99" \
+	awk -v a="$(wl_ratio zipf:alpha=1.3 oracle)" -v b="$(wl_ratio zipf oracle)" 'BEGIN { exit !(a > b + 0.05) }'
+for bad in "uniform:hot=1|workload 'uniform' takes no parameters (got 'hot=1')" \
+	"zipf:beta=2|workload 'zipf': unknown parameter 'beta' (takes alpha, as key=value)" \
+	"gups-hotset:hot=3|workload 'gups-hotset': hot '3': expected a number above 0 and at most 2" \
+	"gups-hotset:share=x|workload 'gups-hotset': share 'x': expected a number above 0 and at most 1"; do
+	w=${bad%%|*}
+	want=${bad#*|}
+	run "$B/tiersim" run --workload "$w" --policy tierd $SMALL
+	is "$rc:$err" "2:tiersim run: $want" "run --workload $w: usage error, one line"
+done
+run "$B/tiersim" compare --workloads gups-hotset,zipf:alpha=0 --policies static --duration 600
+is "$rc:$err" "2:tiersim compare: workload 'zipf': alpha '0': expected a number above 0 and at most 10" \
+	"compare: a bad parameter is reported before any run"
+
 # compare checks every name before it runs anything: a typo at the end of a
 # list is reported at once, not after the runs before it.
 for bad in "--workloads gups-hotset,nope --policies static|unknown workload 'nope'" \
