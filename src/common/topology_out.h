@@ -1,9 +1,9 @@
 /* topology_out.h - the topology as JSON (json-c) and as a readable table.
  *
- * The JSON shape is part of the command-line contract (docs/cli.md):
+ * The JSON shape is part of the command-line contract (tierctl topology --json):
  * {"nodes":[{"id","cpus","mem_total_bytes","mem_free_bytes","distance",
  *            "hmat":{...}|null,"kernel_tier":N|null}],
- *  "tiers":[{"rank","nodes"}], "rank_source":"kernel|hmat|slit|config|none"}
+ *  "tiers":[{"rank","nodes"}], "rank_source":"kernel|hmat|slit|config|measured|none"}
  */
 #ifndef TIER_COMMON_TOPOLOGY_OUT_H
 #define TIER_COMMON_TOPOLOGY_OUT_H

@@ -514,6 +514,30 @@ int tiersim_compare(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
+	/* Every name before the first run: a typo at the end of a list would
+	 * otherwise show only after minutes of runs before it. */
+	for (i = 0; i < nw; i++) {
+		struct tier_err err = { "" };
+
+		ret = tier_sim_workload_check(wl[i], &err);
+		if (ret == -ENOENT)
+			fprintf(stderr, "tiersim compare: unknown workload '%s' (see 'tiersim list')\n",
+				wl[i]);
+		else if (ret)
+			fprintf(stderr, "tiersim compare: %s\n", err.msg);
+		if (ret) {
+			status = 2;
+			goto out;
+		}
+	}
+	for (j = 0; j < np; j++) {
+		if (strcmp(pol[j], "oracle") && !tier_policy_find(pol[j])) {
+			fprintf(stderr, "tiersim compare: unknown policy '%s' (see 'tiersim list')\n",
+				pol[j]);
+			status = 2;
+			goto out;
+		}
+	}
 	res = calloc(nw * np, sizeof(*res));
 	if (!res) {
 		fprintf(stderr, "tiersim compare: out of memory\n");

@@ -48,10 +48,15 @@ static int cmd_list(int argc, char **argv)
 				       p->nodes[i].read_bw_mbps, p->nodes[i].write_bw_mbps,
 				       p->nodes[i].ratio, p->nodes[i].nr_cpus ? " cpus" : "");
 		}
-		printf("\nworkloads (F = the fastest tier's capacity; also trace:FILE):\n");
-		for (i = 0; tier_sim_workloads[i]; i++)
+		printf("\nworkloads (F = the fastest tier's capacity; also trace:FILE;\n"
+		       "           parameters as NAME:key=value[:key=value]):\n");
+		for (i = 0; tier_sim_workloads[i]; i++) {
 			printf("  %-22s %s\n", tier_sim_workloads[i]->name,
 			       tier_sim_workloads[i]->description);
+			if (tier_sim_workloads[i]->params)
+				printf("  %-22s   parameters (defaults): %s\n", "",
+				       tier_sim_workloads[i]->params);
+		}
 		printf("\npolicies:\n");
 		for (i = 0; tier_policies[i]; i++)
 			printf("  %-22s %s (tracker %s)\n", tier_policies[i]->name,
@@ -93,6 +98,8 @@ static int cmd_list(int argc, char **argv)
 		json_object_object_add(o, "name", json_object_new_string(tier_sim_workloads[i]->name));
 		json_object_object_add(o, "description",
 				       json_object_new_string(tier_sim_workloads[i]->description));
+		json_object_object_add(o, "params", tier_sim_workloads[i]->params ?
+				       json_object_new_string(tier_sim_workloads[i]->params) : NULL);
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "workloads", arr);

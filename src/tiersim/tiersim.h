@@ -25,7 +25,7 @@ struct tier_machine_file;
 int tiersim_machine_arg(const char *verb, struct tier_sim_params *p,
 			struct tier_machine_file *mf);
 
-/* One result as the JSON object of docs/cli.md (caller puts it). */
+/* One result as a JSON object (docs/tiersim.md, Output); the caller puts it. */
 struct json_object *tiersim_result_json(const struct tier_sim_result *r);
 
 /* Draws AMAT per workload and policy into a PNG. Returns 0 or -errno. */

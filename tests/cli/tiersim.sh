@@ -44,6 +44,19 @@ is "$(echo "$out" | jq -c '[has("workload"),has("policy"),has("amat_ns"),has("fa
 is "$(echo "$out" | jq -r '.machine')" dram-cxl "run defaults to dram-cxl"
 check "tierd beats first touch on gups-hotset" test "$(echo "$out" | jq '.fast_access_ratio > 0.6')" = true
 
+# Progress: on a terminal only (stderr), never in the output.
+run "$B/tiersim" run --workload uniform --policy static $SMALL
+is "$err" "" "run: no progress when stderr is not a terminal"
+if command -v script >/dev/null; then
+	script -qec "$B/tiersim compare --workloads uniform --policies static,oracle $SMALL --json >$TMP/tty.json" \
+		/dev/null >"$TMP/tty.log" 2>&1
+	like "$(tr '\r' '\n' <"$TMP/tty.log")" "[2/2] uniform/oracle" "compare: progress on a terminal"
+	is "$(jq '.results | length' "$TMP/tty.json")" 2 "compare: JSON on stdout while progress shows"
+else
+	skip "compare: progress on a terminal" "script(1) not installed"
+	skip "compare: JSON on stdout while progress shows" "script(1) not installed"
+fi
+
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
 first=$out
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
@@ -105,6 +118,51 @@ for bad in "--workload nope --policy tierd|unknown workload 'nope'" \
 done
 run "$B/tiersim" run --workload gups-hotset
 is "$rc" 2 "run without --policy: usage error"
+
+# Workload parameters (NAME:key=value[:key=value]): the defaults written
+# out give the same run; a larger hot share or a steeper Zipf law puts more
+# of the accesses within the oracle's reach of the fast tier.
+run "$B/tiersim" list --json
+is "$(echo "$out" | jq -c '[.workloads[] | select(.params != null) | [.name, .params]]')" \
+	'[["gups-hotset","hot=0.4:share=0.9"],["gups-moving-hotset","hot=0.4:share=0.9"],["zipf","alpha=0.99"],["bandwidth-antagonist","hot=0.4:share=0.9"]]' \
+	"list: the parameters each workload takes, with their defaults"
+wl_ratio() { # WORKLOAD POLICY -> fast_access_ratio
+	"$B/tiersim" run --workload "$1" --policy "$2" $SMALL --json | jq '.fast_access_ratio'
+}
+run "$B/tiersim" run --workload gups-hotset:hot=0.4:share=0.9 --policy tierd $SMALL --json
+is "$(echo "$out" | jq -c 'del(.workload)')" \
+	"$("$B/tiersim" run --workload gups-hotset --policy tierd $SMALL --json | jq -c 'del(.workload)')" \
+	"gups-hotset with its defaults written out: the same run"
+is "$(echo "$out" | jq -r '.workload')" "gups-hotset:hot=0.4:share=0.9" "the result names the parameters"
+check "gups-hotset:hot=0.2:share=0.99: more accesses in the fast tier than the defaults" \
+	awk -v a="$(wl_ratio gups-hotset:hot=0.2:share=0.99 oracle)" -v b="$(wl_ratio gups-hotset oracle)" \
+	'BEGIN { exit !(a > b + 0.05) }'
+check "zipf:alpha=1.3: more accesses in the fast tier than alpha 0.99" \
+	awk -v a="$(wl_ratio zipf:alpha=1.3 oracle)" -v b="$(wl_ratio zipf oracle)" 'BEGIN { exit !(a > b + 0.05) }'
+for bad in "uniform:hot=1|workload 'uniform' takes no parameters (got 'hot=1')" \
+	"zipf:beta=2|workload 'zipf': unknown parameter 'beta' (takes alpha, as key=value)" \
+	"gups-hotset:hot=3|workload 'gups-hotset': hot '3': expected a number above 0 and at most 2" \
+	"gups-hotset:share=x|workload 'gups-hotset': share 'x': expected a number above 0 and at most 1"; do
+	w=${bad%%|*}
+	want=${bad#*|}
+	run "$B/tiersim" run --workload "$w" --policy tierd $SMALL
+	is "$rc:$err" "2:tiersim run: $want" "run --workload $w: usage error, one line"
+done
+run "$B/tiersim" compare --workloads gups-hotset,zipf:alpha=0 --policies static --duration 600
+is "$rc:$err" "2:tiersim compare: workload 'zipf': alpha '0': expected a number above 0 and at most 10" \
+	"compare: a bad parameter is reported before any run"
+
+# compare checks every name before it runs anything: a typo at the end of a
+# list is reported at once, not after the runs before it.
+for bad in "--workloads gups-hotset,nope --policies static|unknown workload 'nope'" \
+	"--workloads gups-hotset --policies static,oracle,nope|unknown policy 'nope'"; do
+	args=${bad%%|*}
+	want=${bad#*|}
+	# shellcheck disable=SC2086
+	run "$B/tiersim" compare $args --duration 600
+	is "$rc:$(lines "$err")" "2:1" "compare $args: usage error, one line"
+	is "$err" "tiersim compare: $want (see 'tiersim list')" "compare $args: names it before any run"
+done
 
 # The footprint follows the machine: at 1:8 the fast tier holds a smaller
 # share of the data than at 1:4, so first touch serves fewer accesses there.

@@ -14,7 +14,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 skip_all() {
 	local d
-	for d in "three nodes measured" "within noise" "claims flagged" "order" "saved"; do
+	for d in "three nodes measured" "within noise" "claims flagged" "order" "saved" \
+		"ranked by the measurement"; do
 		skip "$d" "$1"
 	done
 	done_testing
@@ -24,12 +25,15 @@ skip_all() {
 command -v "${TIERED_VM_QEMU:-qemu-system-x86_64}" >/dev/null || skip_all "QEMU not installed"
 [ -x "$TIERED_VM_BUILD_DIR/tierctl" ] || skip_all "no tierctl in $TIERED_VM_BUILD_DIR (run make first)"
 
-# Three parts on stdout, split on "---" lines: the probe's JSON (saved at
-# the default place), the saved file shown as a table, a --nodes probe.
+# Four parts on stdout, split on "---" lines: the probe's JSON (saved at
+# the default place), the saved file shown as a table, a --nodes probe, the
+# topology ranked by the saved measurement (topology.rank_by: measured).
 guest_cmd='
 tierctl probe --quick --json; echo "status=$?"; echo ---
 tierctl probe --load /var/lib/tierd/probe.json; echo "status=$?"; echo ---
-tierctl probe --quick --nodes 2 --no-save --json; echo "status=$?"
+tierctl probe --quick --nodes 2 --no-save --json; echo "status=$?"; echo ---
+printf "topology:\n  rank_by: measured\n" >/tmp/measured.yaml
+tierctl topology --config /tmp/measured.yaml --json; echo "status=$?"
 '
 # no_timer_check: on a busy host the emulated guest can be too slow for the
 # kernel's boot-time IO-APIC timer check, which then panics.
@@ -50,8 +54,9 @@ printf '%s\n' "$out" | awk -v d="$TMP" '/^---$/ { n++; next } { print > (d "/par
 probe=$(grep -v '^status=' "$TMP/part" 2>/dev/null)
 table=$(grep -v '^status=' "$TMP/part1" 2>/dev/null)
 subset=$(grep -v '^status=' "$TMP/part2" 2>/dev/null)
-is "$(grep -h '^status=' "$TMP"/part* 2>/dev/null | tr '\n' ' ')" "status=0 status=0 status=0 " \
-	"probe, --load and --nodes all exit 0 in the guest"
+measured=$(grep -v '^status=' "$TMP/part3" 2>/dev/null)
+is "$(grep -h '^status=' "$TMP"/part* 2>/dev/null | tr '\n' ' ')" "status=0 status=0 status=0 status=0 " \
+	"probe, --load, --nodes and topology by the measurement all exit 0 in the guest"
 
 j() { printf '%s\n' "$probe" | jq -c "$@" 2>&1; }
 is "$(j '[.nodes[].id]')" "[0,1,2]" "three nodes measured"
@@ -89,6 +94,11 @@ is "$(printf '%s\n' "$table" | grep -cE '^[12] +0 .*claim mismatch')" 2 "table r
 # --nodes 2: node 0 comes along as the reference.
 is "$(printf '%s\n' "$subset" | jq -c '[.nodes[].id]' 2>&1)" "[0,2]" "--nodes 2 probes node 2 and the reference"
 is "$(printf '%s\n' "$subset" | jq -c '[.nodes[].claim_mismatch]' 2>&1)" "[false,true]" "--nodes 2: node 2 flagged"
+
+# The tier model ranked by the saved measurement: the three nodes that the
+# kernel puts in three tiers measure alike, so they form one tier.
+is "$(printf '%s\n' "$measured" | jq -c '[.rank_source, [.tiers[] | [.rank, .nodes]]]' 2>&1)" \
+	'["measured",[[0,[0,1,2]]]]' "rank_by: measured: one tier of nodes 0, 1, 2 from the saved probe"
 
 # On a failure, the figures behind it.
 if [ "$_tap_failed" != 0 ]; then

@@ -19,11 +19,18 @@
  *                        fast tier's bandwidth
  *   multi-tenant         two processes: A (2F, hot 0.3F) issues 60% of accesses,
  *                        B (2F, hot 0.9F) 40%; together their hot sets exceed F
+ *
+ * Parameters follow the name, NAME:key=value[:key=value]: the GUPS
+ * workloads take hot (the hot set, in F) and share (its share of the
+ * accesses), zipf takes alpha; e.g. gups-hotset:hot=0.2:share=0.95,
+ * zipf:alpha=1.2. The oracle's weights follow them.
  */
 #include "backend/sim/workload.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +88,104 @@ static void pattern_now(const struct pattern *p, uint64_t now_us, uint64_t *hs,
 		uint64_t step = now_us / p->move_period_us;
 
 		*hs = (p->hot_start + step * *hl) % (p->len - *hl + 1);
+	}
+}
+
+/* Parameters a workload may take after its name (the KNOB_* bits) and
+ * their values; 0 = the workload's own. */
+enum { KNOB_HOT = 1, KNOB_SHARE = 2, KNOB_ALPHA = 4 };
+
+struct knobs {
+	double hot;	/* hot set, in F: (0, 2] */
+	double share;	/* the hot set's share of accesses: (0, 1] */
+	double alpha;	/* Zipf exponent: (0, 10] */
+};
+
+static const struct knob_def {
+	const char *key;
+	unsigned bit;
+	double max;
+	size_t off;
+} knob_defs[] = {
+	{ "hot", KNOB_HOT, 2, offsetof(struct knobs, hot) },
+	{ "share", KNOB_SHARE, 1, offsetof(struct knobs, share) },
+	{ "alpha", KNOB_ALPHA, 10, offsetof(struct knobs, alpha) },
+};
+
+/* The parameters a workload takes: the keys of its params line ("hot=0.4:
+ * share=0.9"), as KNOB_* bits. */
+static unsigned knob_bits(const char *params)
+{
+	unsigned bits = 0;
+	size_t i;
+
+	while (params && *params) {
+		size_t klen = strcspn(params, "=:");
+
+		for (i = 0; i < sizeof(knob_defs) / sizeof(knob_defs[0]); i++)
+			if (strlen(knob_defs[i].key) == klen && !strncmp(params, knob_defs[i].key, klen))
+				bits |= knob_defs[i].bit;
+		params += strcspn(params, ":");
+		if (*params)
+			params++;
+	}
+	return bits;
+}
+
+/* Parses "key=value[:key=value]" (arg) for workload `name`, which takes
+ * the parameters in `allowed`. Returns 0, or -EINVAL with err naming the
+ * workload, the parameter and what is wrong. */
+static int parse_knobs(const char *name, const char *arg, unsigned allowed, struct knobs *k,
+		       struct tier_err *err)
+{
+	const char *c = arg;
+
+	memset(k, 0, sizeof(*k));
+	if (!arg)
+		return 0;
+	if (!allowed)
+		return tier_err_set(err, -EINVAL, "workload '%s' takes no parameters (got '%s')",
+				    name, arg);
+	for (;;) {
+		size_t len = strcspn(c, ":"), klen = strcspn(c, "=:"), i;
+		const struct knob_def *d = NULL;
+		char val[64], *end;
+		double v;
+
+		for (i = 0; i < sizeof(knob_defs) / sizeof(knob_defs[0]); i++)
+			if ((allowed & knob_defs[i].bit) && strlen(knob_defs[i].key) == klen &&
+			    !strncmp(c, knob_defs[i].key, klen))
+				d = &knob_defs[i];
+		if (!d) {
+			char known[64] = "";
+
+			for (i = 0; i < sizeof(knob_defs) / sizeof(knob_defs[0]); i++)
+				if (allowed & knob_defs[i].bit)
+					snprintf(known + strlen(known), sizeof(known) - strlen(known),
+						 "%s%s", known[0] ? ", " : "", knob_defs[i].key);
+			if (!klen)
+				return tier_err_set(err, -EINVAL,
+						    "workload '%s': empty parameter (takes %s, as key=value)",
+						    name, known);
+			return tier_err_set(err, -EINVAL,
+					    "workload '%s': unknown parameter '%.*s' (takes %s, as key=value)",
+					    name, (int)klen, c, known);
+		}
+		if (c[klen] != '=' || len - klen - 1 >= sizeof(val))
+			return tier_err_set(err, -EINVAL, "workload '%s': %s: expected %s=NUMBER",
+					    name, d->key, d->key);
+		memcpy(val, c + klen + 1, len - klen - 1);
+		val[len - klen - 1] = '\0';
+		errno = 0;
+		v = strtod(val, &end);
+		if (!val[0] || *end || errno || !(v > 0 && v <= d->max))
+			return tier_err_set(err, -EINVAL,
+					    "workload '%s': %s '%s': expected a number above 0 and at most %g",
+					    name, d->key, val, d->max);
+		*(double *)((char *)k + d->off) = v;
+		if (!c[len])
+			return 0;
+		c += len + 1;
 	}
 }
 
@@ -291,15 +396,21 @@ static uint64_t gen_antagonist(void *priv, uint64_t now_us)
 	return ((struct gen *)priv)->antagonist_bw;
 }
 
-/* Creates a generator with one pattern over 4F; setup() fills the rest. */
+/* Creates a generator with one pattern over 4F; setup() fills the rest,
+ * then the parameters given after the name apply (those in params). */
 static int gen_create(const struct tier_sim_workload_params *prm, void **priv,
 		      void (*setup)(struct gen *g, uint64_t F,
 				    const struct tier_sim_workload_params *prm),
-		      int zipf, struct tier_err *err)
+		      int zipf, const char *name, const char *params, struct tier_err *err)
 {
-	struct gen *g = calloc(1, sizeof(*g));
+	struct gen *g;
 	uint64_t F = prm->fast_pages;
+	struct knobs k;
+	int ret = parse_knobs(name, prm->arg, knob_bits(params), &k, err);
 
+	if (ret)
+		return ret;
+	g = calloc(1, sizeof(*g));
 	if (!g)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	if (F < 16) {
@@ -319,10 +430,24 @@ static int gen_create(const struct tier_sim_workload_params *prm, void **priv,
 	g->pat[0].len = g->footprint;
 	g->pat[0].write_share = 0.2;
 	setup(g, F, prm);
+	if (k.hot) {
+		struct pattern *p = &g->pat[0];
+
+		p->hot_len = (uint64_t)(k.hot * (double)F);
+		if (p->hot_len < 1)
+			p->hot_len = 1;
+		if (p->hot_len > p->len)
+			p->hot_len = p->len;
+		/* Where the workload puts its hot set, as far as it still fits. */
+		if (p->hot_start > p->len - p->hot_len)
+			p->hot_start = p->len - p->hot_len;
+	}
+	if (k.share)
+		g->pat[0].hot_share = k.share;
 	g->antagonist_bw = (uint64_t)(g->antagonist_share * (double)prm->fast_bw_bytes_per_s);
 	if (zipf) {
 		g->pat[0].zipf = 1;
-		if (build_zipf(g, g->pat[0].len, 0.99)) {
+		if (build_zipf(g, g->pat[0].len, k.alpha ? k.alpha : 0.99)) {
 			gen_destroy(g);
 			return tier_err_set(err, -ENOMEM, "out of memory");
 		}
@@ -411,15 +536,16 @@ static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workl
 	g->pat[1].hot_share = 0.9;
 }
 
-#define GEN_WORKLOAD(ident, wname, desc, setupfn, zipf)                                 \
+#define GEN_WORKLOAD(ident, wname, desc, setupfn, zipf, knob_doc)                      \
 	static int ident##_create(const struct tier_sim_workload_params *p, void **priv, \
 				  struct tier_err *err)                                  \
 	{                                                                                \
-		return gen_create(p, priv, setupfn, zipf, err);                          \
+		return gen_create(p, priv, setupfn, zipf, wname, knob_doc, err);         \
 	}                                                                                \
 	static const struct tier_sim_workload_ops ident = {                              \
 		.name = wname,                                                           \
 		.description = desc,                                                     \
+		.params = knob_doc,                                                      \
 		.create = ident##_create,                                                \
 		.destroy = gen_destroy,                                                  \
 		.footprint_pages = footprint_pages,                                      \
@@ -430,21 +556,26 @@ static void setup_tenants(struct gen *g, uint64_t F, const struct tier_sim_workl
 		.page_tenant = page_tenant,                                              \
 	}
 
-GEN_WORKLOAD(wl_hotset, "gups-hotset", "hot set of 0.4F takes 90% of updates", setup_hotset, 0);
+#define GUPS_KNOBS "hot=0.4:share=0.9"
+
+GEN_WORKLOAD(wl_hotset, "gups-hotset", "hot set of 0.4F takes 90% of updates", setup_hotset, 0,
+	     GUPS_KNOBS);
 GEN_WORKLOAD(wl_moving, "gups-moving-hotset", "the hot set shifts by its length every 5 s",
-	     setup_moving, 0);
-GEN_WORKLOAD(wl_zipf, "zipf", "Zipf(0.99) over the footprint, ranks scattered", setup_uniform, 1);
-GEN_WORKLOAD(wl_uniform, "uniform", "uniform over the footprint", setup_uniform, 0);
-GEN_WORKLOAD(wl_phase, "phase-change", "hot set A for the first half, then B", setup_phase, 0);
+	     setup_moving, 0, GUPS_KNOBS);
+GEN_WORKLOAD(wl_zipf, "zipf", "Zipf(0.99) over the footprint, ranks scattered", setup_uniform, 1,
+	     "alpha=0.99");
+GEN_WORKLOAD(wl_uniform, "uniform", "uniform over the footprint", setup_uniform, 0, NULL);
+GEN_WORKLOAD(wl_phase, "phase-change", "hot set A for the first half, then B", setup_phase, 0,
+	     NULL);
 GEN_WORKLOAD(wl_thrash, "thrash", "hot set of 2F (larger than the fast tier) takes 90%",
-	     setup_thrash, 0);
+	     setup_thrash, 0, NULL);
 GEN_WORKLOAD(wl_scan, "scan-plus-hotset", "hot set 0.9F takes 99%, a slow sequential scan 1%",
-	     setup_scan, 0);
+	     setup_scan, 0, NULL);
 GEN_WORKLOAD(wl_antagonist, "bandwidth-antagonist",
 	     "gups-hotset while another process uses 60% of the fast tier's bandwidth",
-	     setup_antagonist, 0);
+	     setup_antagonist, 0, GUPS_KNOBS);
 GEN_WORKLOAD(wl_tenants, "multi-tenant", "two processes whose hot sets together exceed F",
-	     setup_tenants, 0);
+	     setup_tenants, 0, NULL);
 
 const struct tier_sim_workload_ops *const tier_sim_workloads[] = {
 	&wl_hotset, &wl_moving, &wl_zipf, &wl_uniform, &wl_phase,
@@ -462,8 +593,31 @@ const struct tier_sim_workload_ops *tier_sim_workload_find(const char *name,
 		*arg = name + 6;
 		return tier_sim_workload_trace_ops();
 	}
-	for (i = 0; tier_sim_workloads[i]; i++)
-		if (!strcmp(tier_sim_workloads[i]->name, name))
+	for (i = 0; tier_sim_workloads[i]; i++) {
+		size_t n = strlen(tier_sim_workloads[i]->name);
+
+		if (!strncmp(tier_sim_workloads[i]->name, name, n) &&
+		    (name[n] == '\0' || name[n] == ':')) {
+			*arg = name[n] ? name + n + 1 : NULL;
 			return tier_sim_workloads[i];
+		}
+	}
 	return NULL;
+}
+
+int tier_sim_workload_check(const char *name, struct tier_err *err)
+{
+	const char *arg;
+	const struct tier_sim_workload_ops *w = tier_sim_workload_find(name, &arg);
+	size_t i;
+	struct knobs k;
+
+	if (!w)
+		return tier_err_set(err, -ENOENT, "unknown workload");
+	for (i = 0; tier_sim_workloads[i]; i++)
+		if (tier_sim_workloads[i] == w)
+			break;
+	if (!tier_sim_workloads[i])
+		return 0;	/* trace:FILE: the file is read when the run starts */
+	return parse_knobs(w->name, arg, knob_bits(w->params), &k, err);
 }

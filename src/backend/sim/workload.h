@@ -21,12 +21,16 @@ struct tier_sim_workload_params {
 	uint64_t total_pages;		/* capacity of the whole machine */
 	uint64_t duration_us;		/* planned run length (simulated) */
 	uint64_t fast_bw_bytes_per_s;	/* the fastest tier's bandwidth */
-	const char *arg;		/* "trace:FILE" -> "FILE"; else NULL */
+	const char *arg;		/* "trace:FILE" -> "FILE"; "NAME:k=v[:k=v]"
+					 * -> "k=v[:k=v]"; else NULL */
 };
 
 struct tier_sim_workload_ops {
 	const char *name;
 	const char *description;
+	/* Parameters the workload takes after its name, with their defaults
+	 * ("hot=0.4:share=0.9"); NULL: none. */
+	const char *params;
 	/* Required. */
 	int (*create)(const struct tier_sim_workload_params *p, void **priv,
 		      struct tier_err *err);
@@ -62,8 +66,15 @@ extern const struct tier_sim_workload_ops *const tier_sim_workloads[];
 const struct tier_sim_workload_ops *tier_sim_workload_trace_ops(void);
 
 /* Finds a workload by name; "trace:FILE" selects the trace replayer and
- * sets *arg to FILE. Returns NULL for an unknown name. */
+ * sets *arg to FILE, "NAME:k=v[:k=v]" selects NAME and sets *arg to its
+ * parameters (NULL when there are none). Returns NULL for an unknown name. */
 const struct tier_sim_workload_ops *tier_sim_workload_find(const char *name,
 							   const char **arg);
+
+/* Checks a workload argument as the command line gives it, before any run:
+ * a known name whose parameters parse (a trace's file is read only when
+ * the run starts). Returns 0, -ENOENT for an unknown name (err says only
+ * "unknown workload"), or -EINVAL with err naming the bad parameter. */
+int tier_sim_workload_check(const char *name, struct tier_err *err);
 
 #endif
