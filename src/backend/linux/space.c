@@ -555,11 +555,11 @@ static void free_cut(struct tier_linux_space *s, size_t i, uint64_t first, uint6
  * address's alignment to huge pages (id = page number modulo 512 with 4
  * KiB pages) when the piece can hold a huge page, so that a huge page's
  * pages are one aligned block of ids (env->page_huge): the first aligned
- * place in the free ranges where the piece fits, else the tail of a free
- * range of at least MIN_SPLIT_PAGES, else new ids at the end (the gap
- * before them freed). The ids of smaller pieces are taken as they come.
+ * place in the free ranges where the piece fits whole, else new ids at the
+ * end (the gap before them freed). The ids of smaller pieces are taken as they come.
  * Capacity (pages, and free ranges for the splits) is reserved by the
- * caller. Returns how many, first in *first. */
+ * caller. Takes all want ids (one extent per piece: the caller's bounds
+ * rely on it). Returns how many, first in *first. */
 static uint64_t ids_take_aligned(struct tier_linux_space *s, uint64_t want, uint64_t addr,
 				 uint64_t *first)
 {
@@ -577,20 +577,13 @@ static uint64_t ids_take_aligned(struct tier_linux_space *s, uint64_t want, uint
 		free_cut(s, i, f, want);
 		return want;
 	}
-	for (i = 0; i < s->nr_free; i++) {
-		const struct range *r = &s->free[i];
-
-		f = r->first + ((key - r->first) & (h - 1));
-		if (f >= r->first + r->nr || r->first + r->nr - f < MIN_SPLIT_PAGES)
-			continue;
-		*first = f;
-		want = r->first + r->nr - f;
-		free_cut(s, i, f, want);
-		return want;
-	}
 	f = s->nr_pages + ((key - s->nr_pages) & (h - 1));
-	if (f > s->nr_pages)
+	if (f > s->nr_pages) {
+		/* The gap is free: no page there. */
+		memset(s->page_node + s->nr_pages, TIER_NODE_NONE, (size_t)(f - s->nr_pages));
+		memset(s->page_owner + s->nr_pages, TIER_LINUX_OWNER_NONE, (size_t)(f - s->nr_pages));
 		(void)free_add(s, s->nr_pages, f - s->nr_pages);
+	}
 	*first = f;
 	s->nr_pages = f + want;
 	return want;
@@ -1140,10 +1133,14 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 	if (grow((void **)&s->free, &s->cap_free, s->nr_free + u.nr_rel + u.nr_pend,
 		 sizeof(*s->free)))
 		goto out_nomem;
+	/* A pending piece becomes one extent per free range it takes, plus
+	 * one; the free ranges are the old ones, the released ones and at
+	 * most one a piece that keeps huge-page alignment makes (a split
+	 * range or an alignment gap). */
 	if (grow((void **)&s->fresh, &s->cap_fresh,
-		 s->nr_fresh + u.nr_pend + s->nr_free + u.nr_rel, sizeof(*s->fresh)))
+		 s->nr_fresh + 2 * u.nr_pend + s->nr_free + u.nr_rel, sizeof(*s->fresh)))
 		goto out_nomem;
-	max_ext = u.nr_ext + u.nr_pend + s->nr_free + u.nr_rel;
+	max_ext = u.nr_ext + 2 * u.nr_pend + s->nr_free + u.nr_rel;
 	if (grow((void **)&u.ext, &u.cap_ext, max_ext ? max_ext : 1, sizeof(*u.ext)))
 		goto out_nomem;
 	new_slots = calloc(nr_new_slots ? nr_new_slots : 1, sizeof(*new_slots));
