@@ -230,6 +230,15 @@ static struct json_object *hex(uint64_t v)
 	return json_object_new_string(buf);
 }
 
+/* A number as JSON to six digits, not seventeen. */
+static struct json_object *num(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.6g", v);
+	return json_object_new_double_s(v, buf);
+}
+
 static void add_range(void *ctx, uint64_t start, uint64_t end)
 {
 	struct json_object *r = json_object_new_object();
@@ -288,7 +297,7 @@ static struct json_object *bins_json(struct tierd_heat *h, const struct tierd_he
 		for (k = 0; k < v->nr_slices; k++) {
 			double rate = tier_heatmap_view_rate(p->hm, v, b, k);
 
-			json_object_array_add(rates, json_object_new_double(rate));
+			json_object_array_add(rates, num(rate));
 			sum += rate;
 			if (rate > *max_rate)
 				*max_rate = rate;
@@ -303,7 +312,7 @@ static struct json_object *bins_json(struct tierd_heat *h, const struct tierd_he
 		json_object_object_add(o, "bytes", json_object_new_uint64(bytes));
 		json_object_object_add(o, "tier", tier < 0 ? NULL : json_object_new_int(tier));
 		json_object_object_add(o, "mean_rate",
-				       json_object_new_double(v->nr_slices ? sum / (double)v->nr_slices : 0));
+				       num(v->nr_slices ? sum / (double)v->nr_slices : 0));
 		json_object_object_add(o, "rates", rates);
 		json_object_array_add(bins, o);
 	}
@@ -347,8 +356,9 @@ struct json_object *tierd_heat_json(struct tierd_heat *h, const struct tierd_hea
 		int64_t s0, s1;
 
 		tier_heatmap_view_slice(p->hm, &v, k, &s0, &s1);
-		json_object_object_add(s, "start_s", json_object_new_double((double)s0 / 1e6));
-		json_object_object_add(s, "end_s", json_object_new_double((double)s1 / 1e6));
+		/* To the millisecond. */
+		json_object_object_add(s, "start_s", num((double)(s0 / 1000) / 1e3));
+		json_object_object_add(s, "end_s", num((double)(s1 / 1000) / 1e3));
 		json_object_array_add(slices, s);
 	}
 	json_object_object_add(res, "pid", json_object_new_int((int)q->pid));
@@ -362,7 +372,7 @@ struct json_object *tierd_heat_json(struct tierd_heat *h, const struct tierd_hea
 	json_object_object_add(res, "ranges", ranges);
 	json_object_object_add(res, "slices", slices);
 	json_object_object_add(res, "bins", bins);
-	json_object_object_add(res, "max_rate", json_object_new_double(max_rate));
+	json_object_object_add(res, "max_rate", num(max_rate));
 	*ret = 0;
 	return res;
 }
