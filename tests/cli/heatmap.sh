@@ -4,27 +4,8 @@
 # the rest in the JSON, on the terminal and in a PNG; bad arguments get one
 # clear line and a non-zero status.
 . "$(dirname "$0")/../lib/tap.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${TIERD_BUILD:-$ROOT/build}
-TMP=$(mktemp -d)
-chmod 755 "$TMP"
-SOCK=$TMP/tierd.sock
-CONF=$TMP/tierd.yaml
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/simd.sh"
 
-until_ok() { # SECONDS CMD...: polls CMD every 0.2 s
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$deadline" ] && return 1
-		sleep 0.2
-	done
-}
 hm() { "$B/tierctl" heatmap --socket "$SOCK" "$@"; }
 slices_at_least() { # N: the heatmap has N ended slices
 	[ "$(hm --json "$PID" 2>/dev/null | jq '.slices | length')" -ge "$1" ] 2>/dev/null
@@ -38,8 +19,7 @@ HOT_START=$((BASE + 44 * MIB)) HOT_END=$((BASE + 54 * MIB))
 COLD_START=$((BASE + 64 * MIB))
 
 printf 'daemon:\n  interval_ms: 100\npolicy:\n  name: tierd\n' >"$CONF"
-"$B/tierd" --machine sim:dram-cxl --config "$CONF" --socket "$SOCK" --foreground 2>"$TMP/log" &
-PID=$!
+start_sim_tierd
 check "tierd on sim:dram-cxl keeps a heatmap of its workload (3 slices within 30 s)" \
 	until_ok 30 slices_at_least 3
 
