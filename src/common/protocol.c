@@ -15,6 +15,8 @@ const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
 	[TIER_CMD_CGROUPS] = { "cgroups", false },
 	/* Like hint: per pid. */
 	[TIER_CMD_EXPLAIN] = { "explain", false },
+	/* Like explain: per pid. */
+	[TIER_CMD_HEATMAP] = { "heatmap", false },
 };
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,

@@ -33,6 +33,8 @@ static void deliver(void *ctx, const struct tier_obs *obs, size_t n)
 	l->observations += n;
 	if (l->policy->observe)
 		l->policy->observe(l->policy_priv, obs, n);
+	if (l->watch)
+		l->watch(l->watch_ctx, obs, n);
 }
 
 int tier_loop_step(struct tier_loop *l, struct tier_err *err)

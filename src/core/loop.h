@@ -22,6 +22,10 @@ struct tier_loop {
 	uint64_t steps;
 	uint64_t observations;		/* delivered to the policy */
 	uint64_t last_step_us;
+	/* Optional: sees every batch of observations the policy gets, after
+	 * it (tierd's heatmaps). Set after tier_loop_init(); NULL: none. */
+	void (*watch)(void *ctx, const struct tier_obs *obs, size_t n);
+	void *watch_ctx;
 };
 
 /* Creates the policy over env. The loop borrows env and the tracker (may

@@ -16,6 +16,7 @@ static const struct verb {
 	{ "reload", tierctl_reload, "the daemon re-reads its configuration" },
 	{ "hint", tierctl_hint, "intent for a process's range: hot, cold, pin-fast, default" },
 	{ "cgroup", tierctl_cgroup, "control groups' shares of each tier: set, show" },
+	{ "heatmap", tierctl_heatmap, "a managed process's accesses over its addresses and time" },
 	{ "explain", tierctl_explain, "why tierd placed a process's pages where they are" },
 	{ NULL, NULL, NULL },
 };

@@ -16,6 +16,7 @@ int tierctl_reload(int argc, char **argv);
 int tierctl_hint(int argc, char **argv);
 int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
+int tierctl_heatmap(int argc, char **argv);
 
 /* Parses a size with an optional K/M/G/T suffix (powers of 1024) or a
  * 0x-prefixed hex number. Returns 0 or -EINVAL. */

@@ -77,6 +77,23 @@ struct tierd_backend {
 	/* Optional. The managed page at addr of process pid. Returns 0,
 	 * -ESRCH (not a managed process) or -ENOENT (no managed page there). */
 	int (*page_of)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t *page);
+	/* Heatmaps (tierd/heatmap.h), with the three hooks below; a backend
+	 * without them has none. Bumped whenever the managed processes or
+	 * their mappings may have changed. */
+	uint64_t maps_gen;
+	/* Optional. The managed processes: up to max pids into pids (may be
+	 * NULL with max 0); returns how many there are. */
+	size_t (*procs)(struct tierd_backend *b, pid_t *pids, size_t max);
+	/* Optional. Calls fn for each run of process pid's managed pages, in
+	 * address order: its first address, its first page id, its pages
+	 * (contiguous in both). Returns 0 or -ESRCH (not managed). */
+	int (*extents)(struct tierd_backend *b, pid_t pid,
+		       void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx);
+	/* Optional. The process and address of managed page `page`, and in
+	 * *run the pages from it on that follow it in both ids and addresses
+	 * (at least 1). Returns 0 or -ENOENT. */
+	int (*page_addr)(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+			 uint64_t *run);
 	/* Optional. A new configuration (process selection, budget). */
 	void (*reconfigure)(struct tierd_backend *b, const struct tier_config *cfg);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a

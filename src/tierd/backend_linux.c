@@ -401,6 +401,7 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	lb->loop = loop;
 	ret = tier_linux_space_update(lb->space, pids, nr, forget_range, lb, err);
 	lb->loop = NULL;
+	lb->b.maps_gen++;
 	if (!ret)
 		ret = lb->trk->set_targets(lb->trk_priv, pids, nr, err);
 	free(pids);
@@ -612,6 +613,39 @@ static int linux_page_of(struct tierd_backend *b, pid_t pid, uint64_t addr, uint
 	return tier_linux_space_page(lb->space, pid, addr & ~UINT64_C(4095), page) ? 0 : -ENOENT;
 }
 
+static size_t linux_procs(struct tierd_backend *b, pid_t *pids, size_t max)
+{
+	struct linux_backend *lb = b->priv;
+	size_t slot, nr = tier_linux_space_nr_procs(lb->space), n = 0;
+
+	for (slot = 0; slot < nr; slot++) {
+		pid_t pid = tier_linux_space_proc_pid(lb->space, slot);
+
+		if (!pid)
+			continue;
+		if (n < max)
+			pids[n] = pid;
+		n++;
+	}
+	return n;
+}
+
+static int linux_extents(struct tierd_backend *b, pid_t pid,
+			 void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx)
+{
+	struct linux_backend *lb = b->priv;
+
+	return tier_linux_space_extents(lb->space, pid, fn, ctx);
+}
+
+static int linux_page_addr(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+			   uint64_t *run)
+{
+	struct linux_backend *lb = b->priv;
+
+	return tier_linux_space_run(lb->space, page, pid, addr, run);
+}
+
 static void free_selection(struct linux_backend *lb)
 {
 	size_t i;
@@ -816,6 +850,9 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 	lb->b.set_groups = linux_set_groups;
 	lb->b.group_stat = linux_group_stat;
 	lb->b.page_of = linux_page_of;
+	lb->b.procs = linux_procs;
+	lb->b.extents = linux_extents;
+	lb->b.page_addr = linux_page_addr;
 	lb->b.destroy = linux_destroy;
 	lb->b.priv = lb;
 	*out = &lb->b;

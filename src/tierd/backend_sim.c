@@ -1,16 +1,25 @@
 /* backend_sim.c - the daemon on a simulated tiered machine (tierd --machine
  * sim:PRESET): the same loop, the simulator advancing one interval of
- * simulated time per step, so it runs in real time. */
+ * simulated time per step, so it runs in real time.
+ *
+ * The simulated workload shows as one managed process: tierd's own pid,
+ * its pages laid out from SIM_BASE (page p at SIM_BASE + p * page size), so
+ * that `tierctl heatmap $(pidof tierd)` draws it. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/sim/engine.h"
 #include "tierd/backend.h"
 
+/* Where the simulated process's pages start (an mmap-area address). */
+#define SIM_BASE UINT64_C(0x7f0000000000)
+
 struct sim_backend {
 	struct tierd_backend b;
 	struct tier_sim *sim;
+	pid_t pid;		/* the simulated workload's: tierd's own */
 	char name[96];
 	uint64_t interval_us;
 	uint64_t sim_us;	/* simulated time run so far */
@@ -45,6 +54,40 @@ static void sim_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	st->has_sim_figures = true;
 	st->amat_ns = r.amat_ns;
 	st->fast_access_ratio = r.fast_access_ratio;
+}
+
+static size_t sim_procs(struct tierd_backend *b, pid_t *pids, size_t max)
+{
+	struct sim_backend *sb = b->priv;
+
+	if (max)
+		pids[0] = sb->pid;
+	return 1;
+}
+
+static int sim_extents(struct tierd_backend *b, pid_t pid,
+		       void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx)
+{
+	struct sim_backend *sb = b->priv;
+
+	if (pid != sb->pid)
+		return -ESRCH;
+	if (b->env->nr_pages)
+		fn(ctx, SIM_BASE, 0, b->env->nr_pages);
+	return 0;
+}
+
+static int sim_page_addr(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+			 uint64_t *run)
+{
+	struct sim_backend *sb = b->priv;
+
+	if (page >= b->env->nr_pages)
+		return -ENOENT;
+	*pid = sb->pid;
+	*addr = SIM_BASE + (page << b->env->page_shift);
+	*run = b->env->nr_pages - page;
+	return 0;
 }
 
 static void sim_destroy(struct tierd_backend *b)
@@ -95,8 +138,13 @@ int tierd_backend_sim_new(const char *preset, const char *workload,
 	sb->b.tracker = tier_sim_tracker(sb->sim, &sb->b.tracker_priv);
 	sb->b.tracker_name = cfg->tracker && strcmp(cfg->tracker, "auto") ? cfg->tracker :
 			     tier_sim_policy(sb->sim)->default_tracker;
+	sb->pid = getpid();
 	sb->b.prepare = sim_prepare;
 	sb->b.stats = sim_stats;
+	sb->b.maps_gen = 1;	/* the simulated process never remaps */
+	sb->b.procs = sim_procs;
+	sb->b.extents = sim_extents;
+	sb->b.page_addr = sim_page_addr;
 	sb->b.destroy = sim_destroy;
 	sb->b.priv = sb;
 	*out = &sb->b;

@@ -27,6 +27,7 @@
 #include "common/config_yaml.h"
 #include "common/protocol.h"
 #include "tierd/cgroups.h"
+#include "tierd/heatmap.h"
 
 /* Connections at once: tierctl calls are short, but every application that
  * holds a libtier handle keeps one open. */
@@ -46,6 +47,7 @@ struct tierd {
 	struct tierd_backend *be;
 	struct tier_loop loop;
 	bool loop_ready;
+	struct tierd_heat heat;		/* the processes' access heatmaps */
 	int epfd, tfd, sfd, lfd;
 	struct client clients[MAX_CLIENTS];
 	uint64_t start_us;
@@ -149,6 +151,7 @@ static struct json_object *status_json(struct tierd *d)
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(cpu_seconds()));
 	json_object_object_add(o, "metadata_bytes",
 			       json_object_new_uint64(meta + st.metadata_bytes));
+	json_object_object_add(o, "heatmap_bytes", json_object_new_uint64(tierd_heat_bytes(&d->heat)));
 	json_object_object_add(o, "uptime_seconds",
 			       json_object_new_double((double)(mono_us() - d->start_us) / 1e6));
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
@@ -200,6 +203,8 @@ static int reload(struct tierd *d, struct tier_err *err)
 		ret = tier_loop_init(&nl, d->be->env, pol, d->be->tracker, d->be->tracker_priv, err);
 		if (ret)
 			goto out_reject;
+		nl.watch = d->loop.watch;
+		nl.watch_ctx = d->loop.watch_ctx;
 		tier_loop_release(&d->loop);
 		d->loop = nl;
 		tierd_log(&d->log, LOG_INFO, "policy is now %s", pol->name);
@@ -416,6 +421,67 @@ static struct json_object *handle_explain(struct tierd *d, const struct client *
 	return tierd_explain_json(d->be, &d->loop, (pid_t)pid, addr, len, ret, err);
 }
 
+/* heatmap: {"pid":P,"bins":N,"slices":N,"start":A,"end":A} (all but pid
+ * optional). */
+static struct json_object *handle_heatmap(struct tierd *d, const struct client *c,
+					  struct json_object *args, int *ret, struct tier_err *err)
+{
+	struct tierd_heat_query q = { 0, TIERD_HEAT_DEFAULT_BINS, TIER_HEATMAP_SLICES, 0, UINT64_MAX };
+	static const struct {
+		const char *key;
+		uint64_t min, max;
+	} limits[] = {
+		{ "bins", 1, TIER_HEATMAP_BINS },
+		{ "slices", 1, TIER_HEATMAP_SLICES },
+		{ "start", 0, UINT64_MAX },
+		{ "end", 1, UINT64_MAX },
+	};
+	uint64_t pid, val[4] = { q.bins, q.slices, q.start, q.end };
+	size_t i;
+
+	json_object_object_foreach(args, key, v) {
+		(void)v;
+		for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+			if (!strcmp(key, limits[i].key))
+				break;
+		if (strcmp(key, "pid") && i == sizeof(limits) / sizeof(limits[0])) {
+			*ret = tier_err_set(err, -EINVAL, "heatmap: unknown argument '%.32s'", key);
+			return NULL;
+		}
+	}
+	if (!get_u64_arg(args, "pid", &pid) || !pid || pid > INT32_MAX) {
+		*ret = tier_err_set(err, -EINVAL, "heatmap: 'pid' must be a process id");
+		return NULL;
+	}
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		struct json_object *jv;
+
+		if (!json_object_object_get_ex(args, limits[i].key, &jv))
+			continue;
+		if (!get_u64_arg(args, limits[i].key, &val[i]) || val[i] < limits[i].min ||
+		    val[i] > limits[i].max) {
+			*ret = tier_err_set(err, -EINVAL, "heatmap: '%s' must be an integer in %llu..%llu",
+					    limits[i].key, (unsigned long long)limits[i].min,
+					    (unsigned long long)limits[i].max);
+			return NULL;
+		}
+	}
+	q.pid = (pid_t)pid;
+	q.bins = (size_t)val[0];
+	q.slices = (size_t)val[1];
+	q.start = val[2];
+	q.end = val[3];
+	if (q.end <= q.start) {
+		*ret = tier_err_set(err, -EINVAL, "heatmap: 'end' must be above 'start'");
+		return NULL;
+	}
+	*ret = may_touch("heatmap", c, pid, err);
+	if (*ret)
+		return NULL;
+	return tierd_heat_json(&d->heat, &q, d->be->env->clock->now_us(d->be->env->clock_priv),
+			       ret, err);
+}
+
 /* hint: {"pid":P,"addr":A,"len":L,"advice":"hot"}. A user may advise only
  * its own processes (the owner of /proc/PID); root any. */
 static int handle_hint(struct tierd *d, const struct client *c, struct json_object *args,
@@ -493,8 +559,11 @@ static void handle_request(struct tierd *d, struct client *c, const char *line, 
 	case TIER_CMD_CGROUPS:
 		client_send(d, c, tier_response_ok(tierd_cgroups_json(d->be, &d->rules)));
 		break;
-	case TIER_CMD_EXPLAIN: {
-		struct json_object *res = handle_explain(d, c, req.args, &ret, &err);
+	case TIER_CMD_EXPLAIN:
+	case TIER_CMD_HEATMAP: {
+		struct json_object *res = req.cmd == TIER_CMD_EXPLAIN ?
+						  handle_explain(d, c, req.args, &ret, &err) :
+						  handle_heatmap(d, c, req.args, &ret, &err);
 
 		if (ret == -EPERM)
 			log_refusal(d, err.msg);
@@ -667,6 +736,11 @@ static void step(struct tierd *d)
 		d->next_step_us = now + (cpu_us() - cpu0) * 100 / d->cfg.max_cpu_percent;
 }
 
+static uint64_t env_now_us(const struct tierd *d)
+{
+	return d->be->env->clock->now_us(d->be->env->clock_priv);
+}
+
 static void step_once(struct tierd *d)
 {
 	struct tier_err err = { "" };
@@ -678,8 +752,12 @@ static void step_once(struct tierd *d)
 		d->stop = true;
 		return;
 	}
+	if (!ret && tierd_heat_sync(&d->heat, env_now_us(d)))
+		tierd_log(&d->log, LOG_DEBUG, "heatmaps: out of memory; some processes have none");
 	if (!ret)
 		ret = tier_loop_step(&d->loop, &err);
+	/* The step's observations go into the heatmaps' time slices. */
+	tierd_heat_commit(&d->heat, env_now_us(d));
 	if (ret) {
 		/* Errors of one step are logged, not fatal: a workload that
 		 * exits mid-batch must not take the daemon down. Repeats are
@@ -743,6 +821,9 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		goto out;
 	}
 	d->loop_ready = true;
+	tierd_heat_init(&d->heat, d->be);
+	d->loop.watch = tierd_heat_watch;
+	d->loop.watch_ctx = &d->heat;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -827,6 +908,7 @@ out:
 	}
 	if (d->loop_ready)
 		tier_loop_release(&d->loop);
+	tierd_heat_release(&d->heat);
 	if (d->be)
 		d->be->destroy(d->be);	/* restores kernel tiering */
 	if (d->epfd >= 0)

@@ -1,18 +1,7 @@
 # daemon.sh - tierd on a simulated machine: the control socket, status,
 # reload (good and bad), SIGHUP, who may do what, shutdown.
 . "$(dirname "$0")/../lib/tap.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${TIERD_BUILD:-$ROOT/build}
-TMP=$(mktemp -d)
-chmod 755 "$TMP"
-SOCK=$TMP/tierd.sock
-CONF=$TMP/tierd.yaml
-PID=
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../lib/simd.sh"
 
 wait_socket() {
 	local i
@@ -23,16 +12,6 @@ wait_socket() {
 	return 1
 }
 
-# until SECONDS CMD...: polls CMD every 0.1 s until it succeeds or SECONDS
-# pass (a loaded machine slows the daemon; a fixed sleep would be a race).
-until_ok() {
-	local deadline=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$deadline" ] && return 1
-		sleep 0.1
-	done
-}
 promoted() {
 	"$B/tierctl" status --socket "$SOCK" --json | jq -e '.promoted_bytes > 0' >/dev/null
 }
@@ -41,8 +20,7 @@ interval_is() {
 }
 
 printf 'daemon:\n  interval_ms: 100\npolicy:\n  name: tierd\n' >"$CONF"
-"$B/tierd" --machine sim:dram-cxl --config "$CONF" --socket "$SOCK" --foreground 2>"$TMP/log" &
-PID=$!
+start_sim_tierd
 check "tierd on sim:dram-cxl answers on its socket" wait_socket
 
 until_ok 30 promoted

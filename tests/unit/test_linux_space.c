@@ -118,6 +118,23 @@ static void expect_addr(const struct fixture *fx, uint64_t id, pid_t pid, uint64
 	assert_int_equal(got_addr, addr);
 }
 
+struct extents {
+	const struct fixture *fx;
+	uint64_t last_end, pages;
+};
+
+/* Extents come in address order, each page's id where page_of finds it. */
+static void check_extent(void *ctx, uint64_t addr, uint64_t first, uint64_t nr)
+{
+	struct extents *ex = ctx;
+
+	assert_true(addr >= ex->last_end);
+	assert_int_equal(page_of(ex->fx, 4201, addr), first);
+	assert_int_equal(page_of(ex->fx, 4201, addr + (nr - 1) * PG), first + nr - 1);
+	ex->last_end = addr + nr * PG;
+	ex->pages += nr;
+}
+
 /* ---- parsing ---- */
 
 static void test_parse_host(void **state)
@@ -347,6 +364,25 @@ static void test_update_grow_shrink_vanish(void **state)
 	assert_int_equal(tier_linux_space_nr_procs(fx.s), 1);
 	expect_addr(&fx, 12, 4201, HEAP + 11 * PG);
 	expect_addr(&fx, 46, 4201, STK - PG);
+	{
+		/* Runs of ids and addresses: the rest of an extent; the
+		 * extents of a process in address order, ids that match. */
+		struct extents ex = { .fx = &fx };
+		uint64_t addr, nr;
+		pid_t pid;
+
+		assert_int_equal(tier_linux_space_run(fx.s, 12, &pid, &addr, &nr), 0);
+		assert_int_equal(addr, HEAP + 11 * PG);
+		assert_int_equal(nr, 1);
+		assert_int_equal(tier_linux_space_run(fx.s, 25, &pid, &addr, &nr), 0);
+		assert_int_equal(pid, 4201);
+		assert_int_equal(addr, C);
+		assert_int_equal(nr, 8);
+		assert_int_equal(tier_linux_space_run(fx.s, 34, NULL, NULL, &nr), -ENOENT);
+		assert_int_equal(tier_linux_space_extents(fx.s, 4201, check_extent, &ex), 0);
+		assert_int_equal(ex.pages, 47 - 5);	/* all but 34-36 and 41-42 */
+		assert_int_equal(tier_linux_space_extents(fx.s, 4202, check_extent, &ex), -ESRCH);
+	}
 
 	/* Ids no mapping holds: absent, no owner, not found. */
 	node = tier_linux_space_page_node(fx.s);

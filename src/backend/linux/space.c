@@ -701,8 +701,8 @@ static size_t ext_from_addr(const struct tier_linux_space *s, uint32_t slot, uin
 	return lo;
 }
 
-int tier_linux_space_addr(const struct tier_linux_space *s, uint64_t page, pid_t *pid,
-			  uint64_t *addr)
+int tier_linux_space_run(const struct tier_linux_space *s, uint64_t page, pid_t *pid,
+			 uint64_t *addr, uint64_t *nr)
 {
 	const struct extent *e = ext_by_id(s, page);
 
@@ -712,6 +712,28 @@ int tier_linux_space_addr(const struct tier_linux_space *s, uint64_t page, pid_t
 		*pid = s->slots[e->slot].pid;
 	if (addr)
 		*addr = e->start + ((page - e->first) << s->page_shift);
+	if (nr)
+		*nr = e->first + e->nr - page;
+	return 0;
+}
+
+int tier_linux_space_addr(const struct tier_linux_space *s, uint64_t page, pid_t *pid,
+			  uint64_t *addr)
+{
+	return tier_linux_space_run(s, page, pid, addr, NULL);
+}
+
+int tier_linux_space_extents(const struct tier_linux_space *s, pid_t pid,
+			     void (*fn)(void *ctx, uint64_t addr, uint64_t first, uint64_t nr),
+			     void *ctx)
+{
+	long slot = slot_of(s, pid);
+	size_t i;
+
+	if (slot < 0)
+		return -ESRCH;
+	for (i = s->slots[slot].ext_begin; i < s->slots[slot].ext_end; i++)
+		fn(ctx, s->ext[i].start, s->ext[i].first, s->ext[i].nr);
 	return 0;
 }
 

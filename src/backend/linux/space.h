@@ -101,6 +101,17 @@ int tier_linux_space_addr(const struct tier_linux_space *s, uint64_t page, pid_t
 bool tier_linux_space_page(const struct tier_linux_space *s, pid_t pid, uint64_t addr,
 			   uint64_t *page);
 
+/* As tier_linux_space_addr(), and *nr (may be NULL): the pages from page on
+ * that follow it in both ids and addresses (the rest of its extent). */
+int tier_linux_space_run(const struct tier_linux_space *s, uint64_t page, pid_t *pid,
+			 uint64_t *addr, uint64_t *nr);
+
+/* Calls fn for each extent of process pid, in address order: its first
+ * address, its first id and its pages. Returns 0 or -ESRCH (not managed). */
+int tier_linux_space_extents(const struct tier_linux_space *s, pid_t pid,
+			     void (*fn)(void *ctx, uint64_t addr, uint64_t first, uint64_t nr),
+			     void *ctx);
+
 /* Managed processes now (owner index -> pid). nr_procs is the number of
  * slots; a free slot (its process left) gives pid 0. */
 size_t tier_linux_space_nr_procs(const struct tier_linux_space *s);

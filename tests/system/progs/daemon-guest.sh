@@ -103,6 +103,28 @@ echo "# cold pages on node 0: $cold_on0_before -> $cold_on0"
 # room comes from a demotion; most must.
 check "cold pages were pushed down from node 0 to make room (>= 50% of the hot set)" \
 	test $((cold_on0_before - cold_on0)) -ge $((hot_pages / 2))
+# The heatmap of the workload (DAMON's observations): the hot range reads
+# hotter than the cold one, and sits in tier 0. Windows inside each range,
+# away from the boundary a DAMON region may straddle.
+heat_slices() { tierctl heatmap --json --bins 1 "$workload" 2>/dev/null | grep -c '"end_s"'; }
+i=0
+while [ "$(heat_slices)" -lt 3 ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.2; done
+heat() { # START END FIELD: FIELD of the one bin over [START, END)
+	tierctl heatmap --json --bins 1 --start "$1" --end "$2" "$workload" |
+		sed -n "s/^ *\"$3\": *\([-0-9.eE+]*\),*$/\1/p"
+}
+hot_lo=$(printf '0x%x' $((${hot%-*} + 2097152))) hot_hi=$(printf '0x%x' $((${hot#*-} - 2097152)))
+cold_lo=$(printf '0x%x' $((${cold%-*} + 16777216))) cold_hi=${cold#*-}
+hot_rate=$(heat "$hot_lo" "$hot_hi" mean_rate)
+cold_rate=$(heat "$cold_lo" "$cold_hi" mean_rate)
+echo "# heatmap: hot range $hot_rate, cold range $cold_rate accesses/s per page"
+check "tierctl heatmap: the hot range reads hotter than the cold one (more than 4 times)" \
+	awk -v h="$hot_rate" -v c="$cold_rate" 'BEGIN { exit !(h + 0 > 1 && h + 0 > 4 * c) }'
+check "tierctl heatmap: the hot range's pages are in tier 0" test "$(heat "$hot_lo" "$hot_hi" tier)" = 0
+out=$(tierctl heatmap "$workload")
+printf '%s\n' "$out" | head -n 12 | sed 's/^/# /'
+check "tierctl heatmap draws the workload on a terminal" test "${out#*scale, accesses/s per page}" != "$out"
+
 st=$(tierctl status --json)
 echo "# status: $st"
 echo "$st" | grep -q '"promoted_bytes":[1-9]' && ok "status counts promoted bytes" || notok "status counts promoted bytes"
