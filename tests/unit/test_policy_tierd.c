@@ -1015,6 +1015,60 @@ static void test_sparse_steps_keep_the_rate(void **state)
 	assert_true(cold < dense / 20);
 }
 
+/* Pages [first, first + nr) each sampled once with the given period: at
+ * one tick per 100 ms, 10 * period accesses/s each. */
+static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
+{
+	uint64_t p;
+
+	for (p = first; p < first + nr; p++)
+		test_env_observe(f->ops, f->priv, TIER_OBS_SAMPLE, p, 1, period, 0);
+}
+
+/* --- samples pooled per region ------------------------------------------ */
+
+/* The hot set moves: tier 0's 1024 pages, sampled at 400/s each for 3 s,
+ * stop; a region of 512 pages in tier 1 starts at the same rate, sampled
+ * sparsely (128 of its pages a tick, period 160: each page gets a sample
+ * every fourth tick). A page's own long-term rate takes seconds to pass
+ * the old set's decaying one by the exchange margin; the region's pooled
+ * samples show the change within a tick or two, both ways. Returns the
+ * ticks until 90% of the new set is in tier 0, at most 30. */
+static int ticks_to_promote_moved_hot_set(void)
+{
+	struct fx f;
+	int step, k;
+
+	fx_init(&f, "dram-cxl", "1:4", 1024, 3072);
+	place(&f, 0, 1024, 0);
+	place(&f, 1024, 2048, 1);
+	fx_start(&f);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		sampled(&f, 0, 1024, 40);
+		tick(&f);
+	}
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		for (k = 0; k < 128; k++)
+			sampled(&f, 2048 + (uint64_t)((step * 128 + k) % 512), 1, 160);
+		tick(&f);
+		if (count_on(&f, 2048, 512, 0) * 10 >= 512 * 9)
+			break;
+	}
+	fx_release(&f);
+	return step + 1;
+}
+
+static void test_region_sees_a_hot_set_move(void **state)
+{
+	int ticks = ticks_to_promote_moved_hot_set();
+
+	(void)state;
+	if (ticks > 5)
+		fail_msg("the moved hot set took %d ticks to reach tier 0", ticks);
+}
+
 /* --- huge pages --------------------------------------------------------- */
 
 #define HUGE 512
@@ -1028,16 +1082,6 @@ static void huge_init(struct fx *f)
 	assert_int_equal(test_env_huge(&f->te, 9), 0);
 	place(f, 0, 2 * HUGE, 0);
 	place(f, 2 * HUGE, 4 * HUGE, 1);
-}
-
-/* Pages [first, first + nr) each sampled once with the given period: at
- * one tick per 100 ms, 10 * period accesses/s each. */
-static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
-{
-	uint64_t p;
-
-	for (p = first; p < first + nr; p++)
-		test_env_observe(f->ops, f->priv, TIER_OBS_SAMPLE, p, 1, period, 0);
 }
 
 /* Tier 0's two huge pages warm (200/s a page), tier 1's cold. */
@@ -1163,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(test_victim_cools_down_in_its_tick_even_ms),
 		cmocka_unit_test(test_hint_pin_fast),
 		cmocka_unit_test(test_hint_cold),
+		cmocka_unit_test(test_region_sees_a_hot_set_move),
 		cmocka_unit_test(test_huge_page_moves_whole),
 		cmocka_unit_test(test_skewed_huge_page_is_split),
 		cmocka_unit_test(test_huge_page_bit_is_shared),

@@ -7,6 +7,10 @@
  *   long  - time constant 2 s: frequency, what deserves the fast tier;
  *   short - time constant 0.25 s: momentum, what just became hot.
  * Decay is in time (per tick, by the elapsed microseconds), not in counts.
+ * Samples are sparse per page, so they are also pooled per 2 MiB region:
+ * toward the region's mean where its pages are alike, and as the region's
+ * own momentum (its recent sampled rate against its long one, beyond the
+ * noise of 512 pages' samples), which sees a hot set move within a tick.
  *
  * Thresholds are fitted to the tiers' capacities: a log histogram of
  * scores (16 bins per octave) gives, for each tier, the score above which
@@ -69,6 +73,11 @@
  * the common swing. */
 #define MOMENTUM_Z 2.0
 #define COOLING_Z 4.0
+/* A region's pooled samples (region_momentum()) must move by this many
+ * standard deviations, either way: a region is tested every tick, and at
+ * 3 the false alarms of thousands of regions cost a stationary workload
+ * (zipf at 1:8) 0.8%. */
+#define REGION_Z 4.0
 /* Accesses/s below which a decayed rate is zero. */
 #define RATE_FLOOR 1e-3f
 
@@ -147,6 +156,11 @@ struct tierd {
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
 	float *reg_mean;		/* per region: mean sampled rate */
 	float *reg_shrink;		/* per region: weight of a page's own samples */
+	float *reg_sshort;		/* per region: sampled accesses/s of its pages,
+					 * short time constant */
+	float *reg_boost;		/* per region: its recent sampled rate beyond
+					 * its noise, less its long one (per page) */
+	uint32_t *reg_since_ms;		/* per region: its first sample (stamp_ms), 0 none */
 	uint64_t *cand;			/* promotion candidates */
 	uint64_t *down;			/* pages of the tier being filled */
 	float *score;			/* this tick's score per page */
@@ -172,6 +186,13 @@ struct tierd {
 #define SPLIT_COST_NS 40000.0
 #define SPLIT_MARGIN 2.0
 #define SPLITS_PER_TICK 64
+
+/* Move times are milliseconds, odd so that 0 means never, compared in 32
+ * bits (they wrap every 49.7 days of the clock). */
+static uint32_t stamp_ms(uint64_t now_us)
+{
+	return (uint32_t)(now_us / 1000) | 1;
+}
 
 /* The sampled part of a page's rate, shrunk toward its region's mean
  * (empirical Bayes): a page's own count is a noisy Poisson draw; where the
@@ -199,7 +220,7 @@ static double shrunk_samples(const struct tierd *t, uint64_t i)
  * region seen accessed in 1 or in 3 of 20 checks), and taking each swing
  * for a change trades pages of equal heat between tiers without end. The
  * bounds keep the prediction continuous as a page crosses them. */
-static double heat_score(const struct tierd *t, uint64_t i)
+static double page_heat(const struct tierd *t, uint64_t i)
 {
 	const struct tierd_page *p = &t->pages[i];
 	double lng = p->lng - p->smp + shrunk_samples(t, i);
@@ -218,6 +239,17 @@ static double heat_score(const struct tierd *t, uint64_t i)
 
 		return high > mean ? high : mean;
 	}
+}
+
+/* The predicted rate: the page's own, moved by its region's momentum
+ * where the region's pages are alike (the part of a page's samples that
+ * pooling gives the region mean). */
+static double heat_score(const struct tierd *t, uint64_t i)
+{
+	size_t r = i >> REGION_SHIFT;
+	double h = page_heat(t, i) + (1.0 - t->reg_shrink[r]) * t->reg_boost[r];
+
+	return h > 0 ? h : 0;
 }
 
 static uint8_t hint_of(const struct tierd *t, uint64_t i)
@@ -276,6 +308,39 @@ static double compute_score(const struct tierd *t, uint64_t i)
 	}
 }
 
+/* Momentum from a region's pooled samples (per page, accesses/s): its
+ * recent sampled rate ms (short time constant) against its long one m,
+ * beyond the noise of ms - samples of weight w over SHORT_TAU, pooled over
+ * the region's n pages, so 512 times as many as one page's: heating, the
+ * lower bound of ms less m; cooling, the upper bound (or the mean of the
+ * two) less m; else 0. A hot set that moved shows in its regions within
+ * tens of milliseconds, long before each page has samples of its own.
+ * age_ms: since the region's first sample (0: none). */
+static double region_momentum(const struct tierd *t, double m, double ms, double n,
+			      uint32_t age_ms)
+{
+	const double ts = SHORT_TAU_US / 1e6, w = t->sample_weight, q = w / (ts * n);
+	double d, sd;
+
+	if (!age_ms)
+		return 0;
+	/* Both averages started from zero at the region's first sample:
+	 * undo that bias (else every region looks heating for seconds). */
+	m /= -expm1(-(double)age_ms * 1e3 / LONG_TAU_US);
+	ms /= -expm1(-(double)age_ms * 1e3 / SHORT_TAU_US);
+	d = ms - m;
+	sd = sqrt((m / q + 1) * q * q);
+
+	if (d > REGION_Z * sd)
+		return d - REGION_Z * sd;
+	if (d < -REGION_Z * sd) {
+		double high = ms + REGION_Z * sd, mean = 0.5 * (m + ms);
+
+		return (high > mean ? high : mean) - m;
+	}
+	return 0;
+}
+
 /* Per-region mean and shrinkage factor of the sampled rates. */
 static void pool_samples(struct tierd *t)
 {
@@ -285,6 +350,7 @@ static void pool_samples(struct tierd *t)
 	if (t->sample_weight <= 0) {
 		/* No sampling tracker: nothing to pool (smp is 0 everywhere). */
 		memset(t->reg_mean, 0, nr_regions * sizeof(*t->reg_mean));
+		memset(t->reg_boost, 0, nr_regions * sizeof(*t->reg_boost));
 		for (r = 0; r < nr_regions; r++)
 			t->reg_shrink[r] = 1.0f;
 		return;
@@ -306,6 +372,9 @@ static void pool_samples(struct tierd *t)
 		spread = var > noise ? var - noise : 0;
 		t->reg_mean[r] = (float)m;
 		t->reg_shrink[r] = spread + noise > 0 ? (float)(spread / (spread + noise)) : 1.0f;
+		t->reg_boost[r] = (float)region_momentum(t, m, t->reg_sshort[r] / n, n,
+							 t->reg_since_ms[r] ?
+							 stamp_ms(t->last_us) - t->reg_since_ms[r] : 0);
 	}
 	*t->env->work_units += t->nr_pages;
 }
@@ -345,6 +414,9 @@ static void free_state(struct tierd *t)
 	free(t->bin);
 	free(t->reg_mean);
 	free(t->reg_shrink);
+	free(t->reg_sshort);
+	free(t->reg_since_ms);
+	free(t->reg_boost);
 	free(t->gs);
 	free(t);
 }
@@ -372,6 +444,18 @@ static int grow(struct tierd *t, uint64_t n)
 	GROW(bin, slots);
 	GROW(reg_mean, nr_regions);
 	GROW(reg_shrink, nr_regions);
+	GROW(reg_boost, nr_regions);
+	{
+		size_t old_regions = t->pages ? (size_t)(t->nr_pages >> REGION_SHIFT) + 1 : 0;
+
+		GROW(reg_sshort, nr_regions);
+		memset(t->reg_sshort + old_regions, 0,
+		       (nr_regions - old_regions) * sizeof(*t->reg_sshort));
+		GROW(reg_since_ms, nr_regions);
+		memset(t->reg_since_ms + old_regions, 0,
+		       (nr_regions - old_regions) * sizeof(*t->reg_since_ms));
+		memset(t->reg_boost, 0, nr_regions * sizeof(*t->reg_boost));
+	}
 	GROW(pages, slots);
 #undef GROW
 	memset(t->pages + t->nr_pages, 0, (slots - t->nr_pages) * sizeof(*t->pages));
@@ -467,6 +551,13 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 		*t->env->work_units += nr;
 		return;
 	}
+	if (sampled) {
+		size_t r = page >> REGION_SHIFT;
+
+		t->reg_sshort[r] += (float)rate_weight(accesses, 0, 0, SHORT_TAU_US) * (float)(end - page);
+		if (!t->reg_since_ms[r])
+			t->reg_since_ms[r] = stamp_ms(t->last_us);
+	}
 	for (; page < end; page++) {
 		t->pages[page].lng += l;
 		t->pages[page].shrt += s;
@@ -550,6 +641,12 @@ static void decay(struct tierd *t, uint64_t now_us)
 		p->lng = p->lng * fl < RATE_FLOOR ? 0 : p->lng * fl;
 		p->shrt = p->shrt * fs < RATE_FLOOR ? 0 : p->shrt * fs;
 		p->smp = p->lng == 0 ? 0 : p->smp * fl;
+	}
+	{
+		uint64_t r, nr_regions = (t->nr_pages + (1u << REGION_SHIFT) - 1) >> REGION_SHIFT;
+
+		for (r = 0; r < nr_regions; r++)
+			t->reg_sshort[r] = t->reg_sshort[r] * fs < RATE_FLOOR ? 0 : t->reg_sshort[r] * fs;
 	}
 	*t->env->work_units += t->nr_pages;
 	t->last_us = now_us;
@@ -809,13 +906,6 @@ static int cmp_score_desc(const void *a, const void *b, void *ctx)
 		return x > y ? -1 : 1;
 	return (*(const uint64_t *)a > *(const uint64_t *)b) -
 	       (*(const uint64_t *)a < *(const uint64_t *)b);
-}
-
-/* Move times are milliseconds, odd so that 0 means never, compared in 32
- * bits (they wrap every 49.7 days of the clock). */
-static uint32_t stamp_ms(uint64_t now_us)
-{
-	return (uint32_t)(now_us / 1000) | 1;
 }
 
 static uint32_t ms_since_move(const struct tierd *t, uint64_t page, uint64_t now_us)
@@ -1475,6 +1565,9 @@ static size_t tierd_metadata_bytes(void *priv)
 
 	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + 2 * sizeof(*t->cand) +
 					   sizeof(*t->score) + sizeof(*t->bin)) +
+	       ((t->nr_pages >> REGION_SHIFT) + 1) *
+		       (sizeof(*t->reg_mean) + sizeof(*t->reg_shrink) + sizeof(*t->reg_sshort) +
+			sizeof(*t->reg_boost) + sizeof(*t->reg_since_ms)) +
 	       NR_BINS * sizeof(*t->hist);
 }
 
