@@ -1091,6 +1091,21 @@ static void huge_background(struct fx *f)
 	heat(f, 2 * HUGE, 4 * HUGE, 1);
 }
 
+/* 30 ticks of the background and feed's samples on huge_init()'s machine. */
+static void huge_run(struct fx *f, void (*feed)(struct fx *f))
+{
+	int step;
+
+	huge_init(f);
+	fx_start(f);
+	for (step = 0; step < 30; step++) {
+		next(f);
+		huge_background(f);
+		feed(f);
+		tick(f);
+	}
+}
+
 /* Whether tier 0's huge pages stayed whole: each all up or all down. */
 static bool tier0_pages_whole(const struct fx *f)
 {
@@ -1103,22 +1118,21 @@ static bool tier0_pages_whole(const struct fx *f)
  * whole and is not split: splitting would gain nothing, every page
  * belongs in tier 0. The policy names all 512 pages, and tier 0 makes room
  * by sending one of its huge pages down whole. */
+static void feed_hot_all_over(struct fx *f)
+{
+	int k;
+
+	sampled(f, 3 * HUGE, HUGE, 100);
+	for (k = 0; k < 8; k++)
+		sampled(f, 3 * HUGE + 64 * k, 1, 100);
+}
+
 static void test_huge_page_moves_whole(void **state)
 {
 	struct fx f;
-	int step, k;
 
 	(void)state;
-	huge_init(&f);
-	fx_start(&f);
-	for (step = 0; step < 30; step++) {
-		next(&f);
-		huge_background(&f);
-		sampled(&f, 3 * HUGE, HUGE, 100);
-		for (k = 0; k < 8; k++)
-			sampled(&f, 3 * HUGE + 64 * k, 1, 100);
-		tick(&f);
-	}
+	huge_run(&f, feed_hot_all_over);
 	assert_int_equal(f.te.splits, 0);
 	assert_int_equal(count_on(&f, 3 * HUGE, HUGE, 0), HUGE);
 	assert_int_equal(count_on(&f, 0, 2 * HUGE, 1), HUGE);
@@ -1130,21 +1144,21 @@ static void test_huge_page_moves_whole(void **state)
  * is below tier 0's warm pages, so whole it would stay down: split, the
  * eight rise alone, the other 504 stay down, and tier 0's room comes from
  * a whole huge page of its own. */
+static void feed_eight_hot_pages(struct fx *f)
+{
+	int k;
+
+	for (k = 0; k < 8; k++)
+		sampled(f, 4 * HUGE + 64 * k, 1, 1000);
+}
+
 static void test_skewed_huge_page_is_split(void **state)
 {
 	struct fx f;
-	int step, k;
+	int k;
 
 	(void)state;
-	huge_init(&f);
-	fx_start(&f);
-	for (step = 0; step < 30; step++) {
-		next(&f);
-		huge_background(&f);
-		for (k = 0; k < 8; k++)
-			sampled(&f, 4 * HUGE + 64 * k, 1, 1000);
-		tick(&f);
-	}
+	huge_run(&f, feed_eight_hot_pages);
 	assert_int_equal(f.te.splits, 1);
 	assert_false(f.te.page_huge[4]);
 	for (k = 0; k < 8; k++)
