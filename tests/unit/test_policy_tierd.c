@@ -1168,6 +1168,31 @@ static void test_skewed_huge_page_is_split(void **state)
 	fx_release(&f);
 }
 
+/* Tier 0 full of two cold huge pages (0.5/s a page), tier 1 of lukewarm
+ * ones (5/s, too little to pay for a move): the headroom (5 pages of
+ * 1024) is not bought with a huge page - 512 pages freed for 5, most of
+ * them unused. Nothing moves. */
+static void test_headroom_not_bought_with_a_huge_page(void **state)
+{
+	struct fx f;
+	int step;
+
+	(void)state;
+	huge_init(&f);
+	fx_start(&f);
+	for (step = 0; step < 30; step++) {
+		next(&f);
+		if (step % 20 == 0)
+			heat(&f, 0, 2 * HUGE, 1);
+		if (step % 2 == 0)
+			heat(&f, 2 * HUGE, 4 * HUGE, 1);
+		tick(&f);
+	}
+	assert_int_equal(count_on(&f, 0, 2 * HUGE, 0), 2 * HUGE);
+	assert_int_equal(f.te.moves, 0);
+	fx_release(&f);
+}
+
 /* A huge page's accessed bit is its PMD's. Without samples each page
  * counts as touched as often as the huge page; once samples arrive (they
  * tell its pages apart) the bit's rate is spread over the 512 pages. */
@@ -1223,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_hint_cold),
 		cmocka_unit_test(test_region_sees_a_hot_set_move),
 		cmocka_unit_test(test_huge_page_moves_whole),
+		cmocka_unit_test(test_headroom_not_bought_with_a_huge_page),
 		cmocka_unit_test(test_skewed_huge_page_is_split),
 		cmocka_unit_test(test_huge_page_bit_is_shared),
 		cmocka_unit_test(test_hint_hot_goes_first),

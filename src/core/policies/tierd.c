@@ -1419,6 +1419,12 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 			continue;
 		if (groups && protected_by_min(t, group_of(t, v), r))
 			continue;
+		/* A huge page for a headroom of less than half its size would
+		 * leave most of what it frees unused (a tier of huge pages is
+		 * filled by exchanges instead). */
+		if ((int64_t)(move_bytes(t, v) / page_bytes) >
+		    2 * ((int64_t)room_keep - tier_mover_tier_free(&t->mover, r)))
+			continue;
 		if (tier_mover_budget_left(&t->mover) < move_bytes(t, v))
 			return false;
 		vtgt = target_rank(t, bin);
