@@ -15,11 +15,6 @@
 
 #define CALL_TIMEOUT_MS 5000
 
-static const char *default_socket(void)
-{
-	return getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
-}
-
 static void cgroup_usage(FILE *out)
 {
 	fprintf(out,
@@ -49,7 +44,7 @@ static int cgroup_set(int argc, char **argv)
 	struct json_object *mx = json_object_new_array(), *mn = json_object_new_array();
 	struct tier_group_rule check;
 	struct tier_err err = { "" };
-	const char *socket = default_socket();
+	const char *socket = tierctl_socket();
 	bool clear = false, any = false;
 	int c, ret = 2;
 
@@ -192,7 +187,11 @@ static void print_cgroups(struct json_object *res)
 	}
 }
 
-static int cgroup_show(int argc, char **argv)
+/* Parses the options of a verb that has only --socket, --json and --help,
+ * leaving optind at its operands; a bad option points at `tierctl HELP
+ * --help`. Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_socket_json(const char *verb, const char *help, void (*usage)(FILE *out),
+			     int argc, char **argv, const char **socket, bool *json)
 {
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -200,29 +199,40 @@ static int cgroup_show(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *socket = default_socket();
-	struct tier_err err = { "" };
-	struct json_object *res;
-	bool json = false;
 	int c;
 
+	*socket = tierctl_socket();
+	*json = false;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			socket = optarg;
+			*socket = optarg;
 			break;
 		case 'j':
-			json = true;
+			*json = true;
 			break;
 		case 'h':
-			cgroup_usage(stdout);
+			usage(stdout);
 			return 0;
 		default:
-			fprintf(stderr, "tierctl cgroup show: see tierctl cgroup --help\n");
+			fprintf(stderr, "tierctl %s: see tierctl %s --help\n", verb, help);
 			return 2;
 		}
 	}
+	return -1;
+}
+
+static int cgroup_show(int argc, char **argv)
+{
+	const char *socket;
+	struct tier_err err = { "" };
+	struct json_object *res;
+	bool json;
+	int ret = parse_socket_json("cgroup show", "cgroup", cgroup_usage, argc, argv, &socket, &json);
+
+	if (ret >= 0)
+		return ret;
 	if (optind < argc) {
 		fprintf(stderr, "tierctl cgroup show: unexpected argument '%s'\n", argv[optind]);
 		return 2;
@@ -232,8 +242,7 @@ static int cgroup_show(int argc, char **argv)
 		return 1;
 	}
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
-								    JSON_C_TO_STRING_NOSLASHESCAPE));
+		tierctl_print_json(res);
 	else
 		print_cgroups(res);
 	json_object_put(res);
@@ -258,41 +267,25 @@ int tierctl_cgroup(int argc, char **argv)
 	return 2;
 }
 
+static void explain_usage(FILE *out)
+{
+	fprintf(out, "usage: tierctl explain [--socket PATH] [--json] PID ADDR [LEN]\n"
+		     "  Why tierd placed the pages of [ADDR, ADDR+LEN) of PID (at most 64\n"
+		     "  pages; LEN default one page): heat, target tier, last move and why.\n");
+}
+
 int tierctl_explain(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *socket = default_socket();
+	const char *socket;
 	struct json_object *args, *res, *pages;
 	struct tier_err err = { "" };
 	uint64_t pid, addr, len = 4096;
-	bool json = false;
+	bool json;
 	size_t i;
-	int c;
+	int ret = parse_socket_json("explain", "explain", explain_usage, argc, argv, &socket, &json);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			socket = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			printf("usage: tierctl explain [--socket PATH] [--json] PID ADDR [LEN]\n"
-			       "  Why tierd placed the pages of [ADDR, ADDR+LEN) of PID (at most 64\n"
-			       "  pages; LEN default one page): heat, target tier, last move and why.\n");
-			return 0;
-		default:
-			fprintf(stderr, "tierctl explain: see tierctl explain --help\n");
-			return 2;
-		}
-	}
+	if (ret >= 0)
+		return ret;
 	if (argc - optind < 2 || argc - optind > 3) {
 		fprintf(stderr, "tierctl explain: expected PID ADDR [LEN] (see tierctl explain --help)\n");
 		return 2;

@@ -321,7 +321,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, uint64_t *pid)
 
 int tierctl_heatmap(int argc, char **argv)
 {
-	struct opts o = { getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET,
+	struct opts o = { tierctl_socket(),
 			  NULL, false, TERM_BINS, TIER_HEATMAP_SLICES, 0, 0, false, false, false };
 	struct tier_err err = { "" };
 	struct tierctl_heatmap hm;
@@ -348,8 +348,7 @@ int tierctl_heatmap(int argc, char **argv)
 		return 1;
 	}
 	if (o.json)
-		printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY |
-								    JSON_C_TO_STRING_NOSLASHESCAPE));
+		tierctl_print_json(res);
 	ret = tierctl_heatmap_parse(res, &hm, &err);
 	json_object_put(res);
 	if (ret) {

@@ -100,7 +100,7 @@ static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
 	char *end;
 	int c;
 
-	o->socket = getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+	o->socket = tierctl_socket();
 	o->json = false;
 	o->interval_ms = 1000;
 	o->iterations = -1;
@@ -217,6 +217,17 @@ int tierctl_reload(int argc, char **argv)
 	return 0;
 }
 
+const char *tierctl_socket(void)
+{
+	return getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+}
+
+void tierctl_print_json(struct json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 int tierctl_parse_size(const char *s, uint64_t *out)
 {
 	char *end;
@@ -246,7 +257,7 @@ int tierctl_hint(int argc, char **argv)
 {
 	static const char *const advices[] = { "hot", "cold", "pin-fast", "latency", "bandwidth",
 					       "default" };
-	const char *socket = getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+	const char *socket = tierctl_socket();
 	struct json_object *args, *res;
 	struct tier_err err = { "" };
 	uint64_t pid, addr, len;

@@ -18,6 +18,14 @@ int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
 int tierctl_heatmap(int argc, char **argv);
 
+struct json_object;
+
+/* The daemon's socket: $TIERD_SOCKET, else the default. */
+const char *tierctl_socket(void);
+
+/* Prints o as pretty JSON and a newline on stdout. */
+void tierctl_print_json(struct json_object *o);
+
 /* Parses a size with an optional K/M/G/T suffix (powers of 1024) or a
  * 0x-prefixed hex number. Returns 0 or -EINVAL. */
 int tierctl_parse_size(const char *s, uint64_t *out);
