@@ -11,6 +11,6 @@
 # The guest script reads tierctl's JSON with jq (its libraries come along).
 JQ=$(command -v jq) || _guest_skip_all "guest control-group tests" "jq not installed"
 guest_suite "guest control-group tests" 17 "memhog where tierd tierctl" --timeout 500 \
-	--files "$B/memhog $B/where $JQ $ROOT/tests/system/progs/cgroups-guest.sh" \
+	--files "$B/memhog $B/where $JQ $ROOT/tests/system/progs/cgroups-guest.sh $ROOT/tests/system/progs/guest-lib.sh" \
 	-- sh /usr/local/bin/cgroups-guest.sh
 done_testing

@@ -15,7 +15,7 @@ fi
 # The guest script reads tierctl's JSON with jq (its libraries come along).
 JQ=$(command -v jq) || { skip "guest daemon tests" "jq not installed (scripts/install-deps)"; done_testing; exit; }
 run "$ROOT/scripts/tiered-vm" --timeout 600 --topology "100:20G:768 250:8G:768 500:2G:768" \
-	--files "$B/memhog $B/where $JQ $ROOT/tests/system/progs/daemon-guest.sh" -- daemon-guest.sh
+	--files "$B/memhog $B/where $JQ $ROOT/tests/system/progs/daemon-guest.sh $ROOT/tests/system/progs/guest-lib.sh" -- daemon-guest.sh
 printf '%s\n' "$out" | grep '^#' | sed 's/^/  /'
 n=0
 while IFS= read -r line; do

@@ -16,6 +16,6 @@
 . "$(dirname "$0")/../lib/guest.sh"
 guest_suite "guest intent tests" 42 "intent_check where tierd tierctl" --timeout 170 \
 	--topology "100:20G:128 250:8G:256 500:2G:256" \
-	--files "$B/intent_check $B/where $ROOT/tests/system/progs/intent-guest.sh" \
+	--files "$B/intent_check $B/where $ROOT/tests/system/progs/intent-guest.sh $ROOT/tests/system/progs/guest-lib.sh" \
 	-- sh /usr/local/bin/intent-guest.sh
 done_testing

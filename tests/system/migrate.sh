@@ -14,6 +14,6 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/guest.sh"
 guest_suite "guest migration tests" 50 "memhog migrate_check" --timeout 400 \
-	--files "$B/memhog $B/migrate_check $ROOT/tests/system/progs/migrate-guest.sh" \
+	--files "$B/memhog $B/migrate_check $ROOT/tests/system/progs/migrate-guest.sh $ROOT/tests/system/progs/guest-lib.sh" \
 	-- sh /usr/local/bin/migrate-guest.sh
 done_testing

@@ -11,9 +11,7 @@ CG=/sys/fs/cgroup
 MIB=1048576
 BATCH_MIB=1		# one move_pages batch: 256 pages
 
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else notok "$desc"; fi; }
+. /usr/local/bin/guest-lib.sh
 
 # start_in CGROUP OUT ARGS...: memhog in a cgroup; sets pid, hot.
 start_in() {

@@ -7,39 +7,13 @@ WHERE=/usr/local/bin/where
 SOCK=/run/tierd/tierd.sock
 LOG=/tmp/tierd.log
 
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else notok "$desc"; fi; }
+. /usr/local/bin/guest-lib.sh
 
-start_hog() { # OUT ARGS...
-	out=$1
-	shift
-	$HOG "$@" >"$out" 2>&1 &
-	hog=$!
-	i=0
-	while ! grep -q '^ready$' "$out" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 900 ] && { notok "memhog $* ready"; cat "$out" | sed 's/^/# /'; return 1; }
-		sleep 0.1
-	done
-	line=$(grep '^memhog ' "$out")
-	hot=$(echo "$line" | sed -n 's/.* hot=\([^ ]*\).*/\1/p')
-	cold=$(echo "$line" | sed -n 's/.* cold=\([^ ]*\).*/\1/p')
-	echo "# $line"
-}
 
 count() { # RANGE NODE -> pages of $hog in RANGE on NODE
 	$WHERE "$hog" "$1" | tr ' ' '\n' | sed -n "s/^node$2=//p"
 }
 
-wait_socket() {
-	i=0
-	while ! tierctl status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 300 ] && return 1
-		sleep 0.1
-	done
-}
 
 # The kernel's own tiering is on, as an unwary host would have it.
 echo 2 >/proc/sys/kernel/numa_balancing

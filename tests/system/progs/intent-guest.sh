@@ -21,25 +21,15 @@ NOBODY=65534
 # unprivileged user. Together well within tiered-vm's --timeout.
 LAID_S=30 SETTLE_S=60 OBEY_S=30
 
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
-check() { desc=$1; shift; if "$@"; then ok "$desc"; else notok "$desc"; fi; }
+. /usr/local/bin/guest-lib.sh
 as_nobody() { su -s /bin/sh nobody -c "$*"; }
 
 # wait_for FILE PATTERN TENTHS: polls FILE for a line matching PATTERN.
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt "$3" ] && return 1
-		sleep 0.1
-	done
-}
 
-# start_hog OUT AS ARGS...: intent_check hog ARGS in the background as AS
+# start_workload OUT AS ARGS...: intent_check hog ARGS in the background as AS
 # (root or nobody); waits for "ready", sets $hog (its pid), $job (the
 # background job's) and $range_NAME for each range it printed.
-start_hog() {
+start_workload() {
 	out=$1 as=$2
 	shift 2
 	if [ "$as" = root ]; then
@@ -70,14 +60,6 @@ start() { echo "${1%-*}"; }
 on() { $WHERE "$1" "$2" | tr ' ' '\n' | sed -n "s/^node$3=//p"; }
 node0_free_kib() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
 
-wait_socket() {
-	i=0
-	while ! tierctl status >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 300 ] && return 1
-		sleep 0.1
-	done
-}
 
 # tierd alone: the kernel's own tiering would move pages too (tierd would
 # switch it off itself; the workload is placed before tierd starts).
@@ -87,10 +69,10 @@ grep -h MemFree /sys/devices/system/node/node*/meminfo | sed 's/^/# /'
 
 # --- 1, 2: pin-fast and cold on a full node 0 ------------------------------
 
-start_hog /tmp/hog.out root --pin-mib 8 --self-pin-mib 8 --pin-up-mib 4 --advised-mib 8 \
+start_workload /tmp/hog.out root --pin-mib 8 --self-pin-mib 8 --pin-up-mib 4 --advised-mib 8 \
 	--fill-leave-mib 16 --hot-extra-mib 16 --wait-usr2 || { echo guest-done; exit 1; }
 root_hog=$hog
-# shellcheck disable=SC2154 # start_hog sets the range_* variables with eval
+# shellcheck disable=SC2154 # start_workload sets the range_* variables with eval
 pin=$range_pin pin_self=$range_pin_self pin_up=$range_pin_up \
 	advised=$range_advised control=$range_control hot=$range_hot
 np_pin=$(pages "$pin") np_self=$(pages "$pin_self") np_up=$(pages "$pin_up")
@@ -241,8 +223,8 @@ check "the refused advice changed nothing (the pinned range is still on node 0)"
 
 # The same user may advise its own process: a small one, kept hot wherever
 # there was room for it (node 0 is full: mostly node 1).
-if start_hog /tmp/own.out nobody --advised-mib 8 --seconds 300; then
-	# shellcheck disable=SC2154 # set by start_hog
+if start_workload /tmp/own.out nobody --advised-mib 8 --seconds 300; then
+	# shellcheck disable=SC2154 # set by start_workload
 	own=$hog own_job=$job own_adv=$range_advised
 	own_half=$(($(pages "$own_adv") * 2048))
 	check "the second workload belongs to uid $NOBODY" test "$(stat -c %u /proc/"$own")" = $NOBODY

@@ -10,31 +10,13 @@ HOG=/usr/local/bin/memhog
 echo 0 >/proc/sys/kernel/numa_balancing
 [ -w /sys/kernel/mm/numa/demotion_enabled ] && echo false >/sys/kernel/mm/numa/demotion_enabled
 
-ok() { echo "ok - $*"; }
-notok() { echo "not ok - $*"; }
+. /usr/local/bin/guest-lib.sh
 
-# start_hog OUT ARGS...: memhog ARGS in the background; waits for "ready",
-# sets $hog (pid), $hot and $cold (address ranges).
-start_hog() {
+# start_hog (guest-lib.sh), its start counted as a check.
+started() {
 	out=$1
 	shift
-	$HOG "$@" >"$out" 2>&1 &
-	hog=$!
-	i=0
-	while ! grep -q '^ready$' "$out" 2>/dev/null; do
-		i=$((i + 1))
-		if [ $i -gt 600 ] || ! kill -0 "$hog" 2>/dev/null; then
-			notok "memhog $* started"
-			sed 's/^/# /' "$out"
-			return 1
-		fi
-		sleep 0.1
-	done
-	ok "memhog $* started"
-	line=$(grep '^memhog ' "$out")
-	echo "# $line"
-	hot=$(echo "$line" | sed -n 's/.* hot=\([^ ]*\).*/\1/p')
-	cold=$(echo "$line" | sed -n 's/.* cold=\([^ ]*\).*/\1/p')
+	start_hog "$out" "$@" && ok "memhog $* started"
 }
 
 stop_hog() {
@@ -43,7 +25,7 @@ stop_hog() {
 }
 
 # 1. Hot set from node 2 to node 0, cold pages from node 1 to node 2.
-if start_hog /tmp/hog1 --mib 96 --hot-mib 32 --hot-node 2 --cold-node 1; then
+if started /tmp/hog1 --mib 96 --hot-mib 32 --hot-node 2 --cold-node 1; then
 	$MC place "$hog" "$hot" "$cold"
 
 	# 2. Process selection while the 96 MiB workload runs.
@@ -69,16 +51,16 @@ if start_hog /tmp/hog1 --mib 96 --hot-mib 32 --hot-node 2 --cold-node 1; then
 fi
 
 # 3. The workload exits between two batches.
-if start_hog /tmp/hog2 --mib 16 --hot-mib 16 --hot-node 1; then
+if started /tmp/hog2 --mib 16 --hot-mib 16 --hot-node 1; then
 	$MC exit "$hog" "$hot"
 	wait "$hog" 2>/dev/null
 fi
 
 # 4. Node 0 full: a filler takes all but ~8 MiB of it, then the hot set of
 # a workload on node 1 is sent to node 0 (mixed with moves to node 2).
-if start_hog /tmp/hog3 --mib 64 --hot-mib 48 --hot-node 1 --cold-node 1; then
+if started /tmp/hog3 --mib 64 --hot-mib 48 --hot-node 1 --cold-node 1; then
 	work=$hog work_hot=$hot work_cold=$cold
-	if start_hog /tmp/fill --fill-node 0 --leave-mib 8; then
+	if started /tmp/fill --fill-node 0 --leave-mib 8; then
 		filler=$hog
 		grep MemFree /sys/devices/system/node/node0/meminfo | sed 's/^/# /'
 		$MC full "$work" "$work_hot" "$work_cold"
@@ -87,7 +69,7 @@ if start_hog /tmp/hog3 --mib 64 --hot-mib 48 --hot-node 1 --cold-node 1; then
 	stop_hog "$work"
 fi
 # 5. Transparent huge pages: seen, moved whole, split, then moved apart.
-if start_hog /tmp/hog4 --mib 32 --hot-mib 16 --thp; then
+if started /tmp/hog4 --mib 32 --hot-mib 16 --thp; then
 	grep -E 'thp_(fault_alloc|split_page)' /proc/vmstat | sed 's/^/# /'
 	$MC huge "$hog" "$hot"
 	grep -E 'thp_split_page ' /proc/vmstat | sed 's/^/# /'
