@@ -242,8 +242,11 @@ static void sync_env(struct linux_backend *lb)
 }
 
 /* Which blocks of pages are transparent huge pages now (they move whole;
- * their accessed bits speak for 512 pages). Without PAGEMAP_SCAN (Linux
- * before 6.7) every page counts as a base page, said once. */
+ * their accessed bits speak for 512 pages): after each update of the
+ * address space, every refresh_ms (huge pages come and go at the pace of
+ * faults and khugepaged; a split tierd asks for updates the map itself).
+ * Without PAGEMAP_SCAN (Linux before 6.7) every page counts as a base
+ * page, said once. */
 static void scan_huge(struct linux_backend *lb)
 {
 	int ret = tier_linux_space_scan_huge(lb->space);
@@ -407,6 +410,7 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	free(pids);
 	if (ret)
 		return ret;
+	scan_huge(lb);
 	sync_env(lb);
 	map_groups(lb);
 	ret = apply_hints(lb);
@@ -486,7 +490,6 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 	 * it does not know), then a round-robin share of the rest. */
 	ret = tier_linux_space_query(lb->space,
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
-	scan_huge(lb);
 	sync_env(lb);
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */

@@ -1646,7 +1646,12 @@ unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s)
 
 const uint8_t *tier_linux_space_page_huge(const struct tier_linux_space *s)
 {
-	return s->huge_unsupported ? NULL : s->page_huge;
+	/* Not scanned since the space grew (or the scan ran out of memory):
+	 * no map rather than one too short. */
+	if (s->huge_unsupported ||
+	    s->cap_huge < (size_t)(s->nr_pages >> tier_linux_space_huge_shift(s)) + 1)
+		return NULL;
+	return s->page_huge;
 }
 
 /* Marks in s->page_huge the blocks of extent e whose 2 MiB are one huge

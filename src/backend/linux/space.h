@@ -162,13 +162,14 @@ extern const struct tier_mem_ops tier_linux_mem_ops;
  * 1 << tier_linux_space_huge_shift() ids (9 for 4 KiB pages) holding its
  * pages. tier_linux_space_scan_huge() asks the kernel (PAGEMAP_SCAN on
  * <procfs>/PID/pagemap, Linux 6.7) which blocks are one huge page now; call
- * it after each update and before each step. Returns 0, -EOPNOTSUPP (no
- * PAGEMAP_SCAN: every page counts as a base page from then on) or -ENOMEM.
- * tier_linux_space_page_huge() is its map ([nr_pages >> shift], 1: one huge
- * page; env->page_huge), NULL before the first scan or without
- * PAGEMAP_SCAN; valid until the next update or scan. The migrator's split
- * op writes "PID,0xSTART,0xEND" to <debugfs>/split_huge_pages and checks
- * the outcome with PAGEMAP_SCAN: 0, -EINVAL (not a huge page), -EBUSY (the
+ * it after each update (and as often as the map should follow the kernel).
+ * Returns 0, -EOPNOTSUPP (no PAGEMAP_SCAN: every page counts as a base page
+ * from then on) or -ENOMEM. tier_linux_space_page_huge() is its map
+ * ([nr_pages >> shift], 1: one huge page; env->page_huge), NULL before the
+ * first scan, when the space grew since, or without PAGEMAP_SCAN; valid
+ * until the next update or scan. The migrator's split op writes
+ * "PID,0xSTART,0xEND" to <debugfs>/split_huge_pages and checks the outcome
+ * with PAGEMAP_SCAN: 0, -EINVAL (not a huge page), -EBUSY (the
  * kernel left it whole), -EOPNOTSUPP (no debugfs file), -EPERM. */
 unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s);
 int tier_linux_space_scan_huge(struct tier_linux_space *s);
