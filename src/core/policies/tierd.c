@@ -794,7 +794,7 @@ static void score_units(struct tierd *t)
 	const uint64_t unit = UINT64_C(1) << env->huge_shift;
 	const double tau = LONG_TAU_US / 1e6;
 	unsigned splits = 0;
-	uint64_t first;
+	uint64_t first, visited = 0;
 
 	for (first = 0; first < t->nr_pages; first += unit) {
 		uint64_t n = first + unit > t->nr_pages ? t->nr_pages - first : unit, i;
@@ -804,6 +804,7 @@ static void score_units(struct tierd *t)
 
 		if (!env->page_huge[first >> env->huge_shift])
 			continue;
+		visited += n;
 		for (i = first; i < first + n; i++) {
 			sum += t->score[i];
 			pinned |= t->score[i] >= PINNED_SCORE;
@@ -824,7 +825,7 @@ static void score_units(struct tierd *t)
 		}
 	}
 	t->splits += splits;
-	*env->work_units += t->nr_pages;
+	*env->work_units += (t->nr_pages >> env->huge_shift) + visited;
 }
 
 /* Computes every page's score once per tick (placement reads it many
