@@ -510,10 +510,15 @@ static int free_add(struct tier_linux_space *s, uint64_t first, uint64_t nr)
 	return 0;
 }
 
+unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s)
+{
+	return s->page_shift < 21 ? 21 - s->page_shift : 0;
+}
+
 /* Pages of a huge page (2 MiB) of this space's page size. */
 static uint64_t huge_pages(const struct tier_linux_space *s)
 {
-	return s->page_shift < 21 ? UINT64_C(1) << (21 - s->page_shift) : 1;
+	return UINT64_C(1) << tier_linux_space_huge_shift(s);
 }
 
 /* Whether a piece of a mapping [addr, addr + nr pages) holds a whole
@@ -1638,11 +1643,6 @@ static long migrator_move(void *priv, const uint64_t *pages, const int *nodes, i
 }
 
 /* ---- huge pages ---- */
-
-unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s)
-{
-	return s->page_shift < 21 ? 21 - s->page_shift : 0;
-}
 
 const uint8_t *tier_linux_space_page_huge(const struct tier_linux_space *s)
 {
