@@ -54,6 +54,8 @@
 
 #include <tier.h>
 
+#include "node_mem.h"
+
 #define MIB (1024ul * 1024)
 #define PAGE 4096ul
 /* Pages per move_pages(2) call of query-pid. */
@@ -94,26 +96,6 @@ static const char *errno_name(int err)
 	const char *name = strerrorname_np(err);
 
 	return name ? name : "E?";
-}
-
-static unsigned long node_free_mib(int node)
-{
-	char path[96], line[256];
-	unsigned long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		int n;
-
-		if (sscanf(line, "Node %d MemFree: %lu", &n, &kb) == 2)
-			break;
-	}
-	fclose(f);
-	return kb / 1024;
 }
 
 static int set_policy(char *p, size_t len, int mode, int node)

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "node_mem.h"
+
 #define MIB (1024ul * 1024)
 
 static long page_size;
@@ -51,26 +53,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static unsigned long node_free_mib(int node)
-{
-	char path[96], line[256];
-	unsigned long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		int n;
-
-		if (sscanf(line, "Node %d MemFree: %lu", &n, &kb) == 2)
-			break;
-	}
-	fclose(f);
-	return kb / 1024;
 }
 
 static int fill(int node, unsigned long leave_mib, double seconds)
