@@ -6,7 +6,8 @@
 #                 tiered machine when this host has one tier
 #   make bench    benchmarks, figures into bench/results/
 #   make bench-guest  kernel tiering vs tierd on a GUPS-like workload in the
-#                 QEMU guest (~3 min; not part of make test)
+#                 QEMU guest (~3 min; not part of make test);
+#                 KERNEL=sid (or another Debian suite) boots that kernel
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 
 BUILD      := build
@@ -41,7 +42,7 @@ bench: all
 	bench/run
 
 bench-guest: all
-	bench/guest-tiering.sh
+	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL))
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)

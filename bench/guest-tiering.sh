@@ -9,7 +9,10 @@
 # (bench/progs/guest-tiering-guest.sh). Prints both side by side, one line
 # per second, and writes bench/results/guest-tiering.txt.
 #
-#   bench/guest-tiering.sh [SECONDS [SETTLE [TRACKER [MAX_CPU_PERCENT]]]]
+#   bench/guest-tiering.sh [--kernel SUITE] [SECONDS [SETTLE [TRACKER [MAX_CPU_PERCENT]]]]
+# --kernel: the guest kernel (scripts/tiered-vm --kernel: a Debian suite such
+# as sid, or a bzImage path; default the test bed's, Linux 6.12); any other
+# kernel writes bench/results/guest-tiering[-TRACKER-cpuPERCENT]-SUITE.txt.
 # SECONDS: ticks per run (default 60); SETTLE: stop a run that many seconds
 # after its hot set reached 90% on node 0 (default 0: never early);
 # TRACKER: tierd's policy.tracker, MAX_CPU_PERCENT its daemon.max_cpu_percent
@@ -19,6 +22,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
+KERNEL=
+case ${1:-} in
+--kernel) [ $# -ge 2 ] || { echo "bench-guest: --kernel needs a suite or a bzImage" >&2; exit 2; }
+	KERNEL=$2; shift 2 ;;
+--kernel=*) KERNEL=${1#--kernel=}; shift ;;
+esac
 SECS=${1:-60}
 SETTLE=${2:-0}
 TRACKER=${3:-auto}
@@ -27,6 +36,9 @@ TOPO="100:20G:768 250:8G:768 500:2G:768"
 OUT=$ROOT/bench/results/guest-tiering.txt
 [ "$TRACKER" = auto ] && [ -z "$MAXCPU" ] ||
 	OUT=$ROOT/bench/results/guest-tiering-$TRACKER-cpu${MAXCPU:-5}.txt
+[ -z "$KERNEL" ] || OUT=${OUT%.txt}-$(basename "$KERNEL").txt
+VM_KERNEL=()
+[ -z "$KERNEL" ] || VM_KERNEL=(--kernel "$KERNEL")
 export TIERED_VM_BUILD_DIR=$B
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
@@ -39,7 +51,7 @@ done
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
 start=$(date +%s)
-"$ROOT/scripts/tiered-vm" --timeout $((SECS * 6 + 200)) --topology "$TOPO" \
+"$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" --timeout $((SECS * 6 + 200)) --topology "$TOPO" \
 	--files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
 	-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" >"$raw" || {
 	rc=$?
@@ -52,7 +64,7 @@ mkdir -p "$(dirname "$OUT")"
 {
 	echo "# command: make bench-guest (bench/guest-tiering.sh $SECS $SETTLE $TRACKER $MAXCPU), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${wall} s wall"
 	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
-	echo "# guest: scripts/tiered-vm --topology \"$TOPO\" (QEMU TCG, 2 vCPUs on one host thread), $(uname -m) host"
+	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, 2 vCPUs on one host thread), $(uname -m) host"
 	echo "# workload: gups, 640 MiB array bound to node 1 for its first touch then unbound, first 96 MiB = hot set"
 	echo "#   with 90% of the random 8-byte updates, the other 10% uniform over the other 544 MiB; plus 600 MiB"
 	echo "#   of cold memory first touched on node 0 (preferred) and never touched again"

@@ -30,6 +30,8 @@ struct yaml_daemon {
 	uint64_t *refresh_ms;
 	int *log_level;
 	enum tier_config_kernel_tiering *kernel_tiering;
+	enum tier_config_damon_stat *damon_stat;
+	char *state_file;
 	uint64_t *max_cpu_percent;
 };
 
@@ -104,6 +106,11 @@ static const cyaml_strval_t kernel_tiering_strings[] = {
 	{ "warn", TIER_CONFIG_KT_WARN },
 };
 
+static const cyaml_strval_t damon_stat_strings[] = {
+	{ "disable", TIER_CONFIG_DS_DISABLE },
+	{ "keep", TIER_CONFIG_DS_KEEP },
+};
+
 /* syslog levels */
 static const cyaml_strval_t log_level_strings[] = {
 	{ "error", 3 }, { "warning", 4 }, { "info", 6 }, { "debug", 7 },
@@ -121,6 +128,9 @@ static const cyaml_schema_field_t daemon_fields[] = {
 	CYAML_FIELD_ENUM_PTR("kernel_tiering", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
 			 kernel_tiering, kernel_tiering_strings,
 			 CYAML_ARRAY_LEN(kernel_tiering_strings)),
+	CYAML_FIELD_ENUM_PTR("damon_stat", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
+			 damon_stat, damon_stat_strings, CYAML_ARRAY_LEN(damon_stat_strings)),
+	CYAML_FIELD_STRING_PTR("state_file", OPT_PTR, struct yaml_daemon, state_file, 2, 4095),
 	CYAML_FIELD_END
 };
 
@@ -202,6 +212,10 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 			cfg->log_level = *d->log_level;
 		if (d->kernel_tiering)
 			cfg->kernel_tiering = *d->kernel_tiering;
+		if (d->damon_stat)
+			cfg->damon_stat = *d->damon_stat;
+		if (d->state_file && tier_config_set_string(&cfg->state_file, d->state_file))
+			goto out_nomem;
 		if (d->max_cpu_percent)
 			cfg->max_cpu_percent = *d->max_cpu_percent;
 	}

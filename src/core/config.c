@@ -51,6 +51,7 @@ int tier_config_init(struct tier_config *cfg)
 	cfg->budget_bytes_per_s = UINT64_C(256) << 20;
 	cfg->min_rss_bytes = UINT64_C(64) << 20;
 	if (tier_config_set_string(&cfg->socket_path, "/run/tierd/tierd.sock") ||
+	    tier_config_set_string(&cfg->state_file, "/run/tierd/state") ||
 	    tier_config_set_string(&cfg->policy, "tierd") ||
 	    tier_config_set_string(&cfg->tracker, "auto"))
 		return -ENOMEM;
@@ -66,6 +67,7 @@ void tier_config_release(struct tier_config *cfg)
 	free(cfg->sysfs_root);
 	free(cfg->probe_file);
 	free(cfg->socket_path);
+	free(cfg->state_file);
 	free(cfg->policy);
 	free(cfg->tracker);
 	free(cfg->exe_pattern);
@@ -95,6 +97,9 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 				    cfg->socket_path ? cfg->socket_path : "");
 	if (strlen(cfg->socket_path) >= 108)
 		return tier_err_set(err, -EINVAL, "daemon.socket: longer than 107 bytes");
+	if (!cfg->state_file || cfg->state_file[0] != '/' || cfg->state_file[1] == '\0')
+		return tier_err_set(err, -EINVAL, "daemon.state_file: '%s' is not an absolute file path",
+				    cfg->state_file ? cfg->state_file : "");
 	if (cfg->interval_ms < 10 || cfg->interval_ms > 60000)
 		return tier_err_set(err, -EINVAL, "daemon.interval_ms: %llu is outside 10..60000",
 				    (unsigned long long)cfg->interval_ms);

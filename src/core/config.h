@@ -31,6 +31,13 @@ enum tier_config_kernel_tiering {
 	TIER_CONFIG_KT_WARN,		/* leave it, log a warning */
 };
 
+/* What tierd does about damon_stat (the kernel's DAMON monitor, on by
+ * default in Debian's 7.x kernels), which holds DAMON exclusively. */
+enum tier_config_damon_stat {
+	TIER_CONFIG_DS_DISABLE = 0,	/* switch it off while tierd uses DAMON, restore on exit */
+	TIER_CONFIG_DS_KEEP,		/* leave it on; tierd tracks with another tracker */
+};
+
 /* One tier of the operator's override: the node ids in it. */
 struct tier_config_tier {
 	int *nodes;
@@ -66,6 +73,10 @@ struct tier_config {
 	uint64_t refresh_ms;		/* processes and mappings re-read; default 1000 */
 	int log_level;			/* syslog level LOG_ERR..LOG_DEBUG; default info */
 	enum tier_config_kernel_tiering kernel_tiering;	/* default disable */
+	enum tier_config_damon_stat damon_stat;		/* default disable */
+	/* The kernel settings tierd changed, for a restart after a crash;
+	 * absolute path, default /run/tierd/state. */
+	char *state_file;
 	uint64_t max_cpu_percent;	/* tierd's own CPU, % of one core; default 5, 1..100 */
 
 	/* policy: */

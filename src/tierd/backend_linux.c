@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "backend/linux/cgroup.h"
-#include "backend/linux/kernel_tiering.h"
+#include "backend/linux/kernel_guard.h"
 #include "backend/linux/procs.h"
 #include "backend/linux/space.h"
 #include "backend/linux/topology.h"
@@ -55,8 +55,8 @@ struct linux_backend {
 	uint64_t nomem_log_us;
 	uint64_t splits;			/* huge pages split */
 	bool huge_warned, split_warned;
-	struct tier_linux_kernel_tiering kt;
-	bool kt_changed;
+	struct tier_linux_guard guard;	/* kernel settings changed, state file */
+	bool guard_open;
 	unsigned select_warnings;
 	char last_select_error[512];
 	/* intent */
@@ -77,6 +77,30 @@ struct hint {
 	uint64_t start, end;		/* page-aligned addresses */
 	uint8_t advice;			/* enum tier_hint */
 };
+
+static void guard_say(void *arg, int level, const char *msg)
+{
+	tierd_log(arg, level, "%s", msg);
+}
+
+/* Whether the tracker wanted may be DAMON (auto picks it first). */
+static bool wants_damon(const struct tier_config *cfg)
+{
+	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon");
+}
+
+/* The kdamond the tracker runs goes into the state file, so that a start
+ * after a crash stops it. */
+static void sync_kdamond(struct linux_backend *lb)
+{
+	struct tier_err err = { "" };
+	unsigned idx = 0;
+	pid_t pid = 0;
+	bool running = lb->trk->kdamond && lb->trk->kdamond(lb->trk_priv, &idx, &pid);
+
+	if (tier_linux_guard_kdamond(&lb->guard, running, idx, pid, &err))
+		tierd_log(lb->log, LOG_WARNING, "%s", err.msg);
+}
 
 /* --- tracker adapter: address observations -> dense ones ----------------- */
 
@@ -405,8 +429,10 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	ret = tier_linux_space_update(lb->space, pids, nr, forget_range, lb, err);
 	lb->loop = NULL;
 	lb->b.maps_gen++;
-	if (!ret)
+	if (!ret) {
 		ret = lb->trk->set_targets(lb->trk_priv, pids, nr, err);
+		sync_kdamond(lb);
+	}
 	free(pids);
 	if (ret)
 		return ret;
@@ -714,14 +740,12 @@ static void linux_destroy(struct tierd_backend *b)
 
 	if (lb->trk_priv)
 		lb->trk->destroy(lb->trk_priv);
-	if (lb->kt_changed) {
-		char desc[128];
-
-		tier_linux_kernel_tiering_describe(&lb->kt, desc, sizeof(desc));
-		if (tier_linux_kernel_tiering_restore(&lb->ctx, &lb->kt, &err))
-			tierd_log(lb->log, LOG_ERR, "restoring the kernel's tiering: %s", err.msg);
-		else
-			tierd_log(lb->log, LOG_INFO, "kernel tiering restored (%s)", desc);
+	if (lb->guard_open) {
+		tier_linux_guard_kdamond(&lb->guard, false, 0, 0, NULL);
+		if (tier_linux_guard_close(&lb->guard, &err))
+			tierd_log(lb->log, LOG_ERR, "putting back the kernel's settings: %s (%s keeps "
+				  "them for the next start or tierd --restore)", err.msg,
+				  lb->guard.state_path);
 	}
 	if (lb->space)
 		tier_linux_space_destroy(lb->space);
@@ -730,37 +754,6 @@ static void linux_destroy(struct tierd_backend *b)
 	free(lb->hints);
 	free(lb->page_hint);
 	free(lb);
-}
-
-/* The kernel's NUMA balancing (mode 1 pulls pages toward the CPUs' node,
- * mode 2 promotes by hint faults) and demotion in reclaim both move the
- * pages tierd places. */
-static int guard_kernel_tiering(struct linux_backend *lb, const struct tier_config *cfg,
-				struct tier_err *err)
-{
-	char desc[128];
-	int ret = tier_linux_kernel_tiering_read(&lb->ctx, &lb->kt, err);
-
-	if (ret) {
-		tierd_log(lb->log, LOG_WARNING, "cannot read the kernel's tiering settings: %s",
-			  err->msg);
-		return 0;
-	}
-	if (!tier_linux_kernel_tiering_active(&lb->kt))
-		return 0;
-	tier_linux_kernel_tiering_describe(&lb->kt, desc, sizeof(desc));
-	if (cfg->kernel_tiering == TIER_CONFIG_KT_WARN) {
-		tierd_log(lb->log, LOG_WARNING,
-			  "the kernel's own tiering is on (%s) and will move pages tierd places; set daemon.kernel_tiering: disable",
-			  desc);
-		return 0;
-	}
-	ret = tier_linux_kernel_tiering_disable(&lb->ctx, &lb->kt, err);
-	if (ret)
-		return ret;
-	lb->kt_changed = true;
-	tierd_log(lb->log, LOG_INFO, "kernel tiering switched off while tierd runs (was %s)", desc);
-	return 0;
 }
 
 int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_log *log,
@@ -793,6 +786,19 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 		tierd_log(log, LOG_WARNING,
 			  "this host has one memory tier: nothing to place (try --machine sim:dram-cxl)");
 	tier_node_rank_map(&lb->topo, lb->node_rank);
+	/* The kernel's settings: a crashed tierd's leftovers first, then
+	 * DAMON freed from damon_stat before the trackers are probed. */
+	ret = tier_linux_guard_open(&lb->guard, &lb->ctx, cfg->state_file, guard_say,
+				    (void *)log, err);
+	if (ret)
+		goto out_free;
+	lb->guard_open = true;
+	if (wants_damon(cfg)) {
+		ret = tier_linux_guard_damon_stat(&lb->guard,
+						  cfg->damon_stat == TIER_CONFIG_DS_DISABLE, err);
+		if (ret)
+			goto out_free;
+	}
 	ret = copy_selection(lb, cfg);
 	if (ret) {
 		tier_err_set(err, ret, "out of memory");
@@ -818,7 +824,8 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 		lb->trk_priv = NULL;
 		goto out_free;
 	}
-	ret = guard_kernel_tiering(lb, cfg, err);
+	ret = tier_linux_guard_kernel_tiering(&lb->guard,
+					      cfg->kernel_tiering == TIER_CONFIG_KT_DISABLE, err);
 	if (ret)
 		goto out_free;
 	lb->core_trk.name = lb->trk->name;

@@ -17,6 +17,7 @@ struct tierd_args {
 	const char *workload;		/* for sim: the built-in workload */
 	bool foreground;
 	bool check;
+	bool restore;			/* --restore: put back a dead tierd's changes, exit */
 };
 
 /* Runs the daemon until SIGTERM/SIGINT (or the end of a finite simulated

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/linux/kernel_guard.h"
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
 #include "common/config_yaml.h"
@@ -19,7 +20,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tierd [--config FILE] [--foreground] [--socket PATH] [--machine sim:PRESET]\n"
-		"             [--workload W] [--check]\n"
+		"             [--workload W] [--check] [--restore]\n"
 		"  --config FILE         configuration (default " TIERD_DEFAULT_CONFIG
 		"; none: built-in defaults)\n"
 		"  --foreground          stay in the foreground, log to stderr\n"
@@ -27,7 +28,11 @@ static void usage(FILE *out)
 		"  --machine sim:PRESET  run against a simulated machine (see tiersim list)\n"
 		"  --workload W          the simulated machine's workload (default gups-hotset)\n"
 		"  --check               load the configuration, discover the tiers, print\n"
-		"                        them and exit (0 when both are valid)\n");
+		"                        them and exit (0 when both are valid)\n"
+		"  --restore             put back the kernel settings a tierd that did not\n"
+		"                        exit cleanly left changed (daemon.state_file), stop\n"
+		"                        the kdamond it left running, and exit (the systemd\n"
+		"                        unit's ExecStopPost)\n");
 }
 
 static int parse_args(int argc, char **argv, struct tierd_args *a)
@@ -39,6 +44,7 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		{ "machine", required_argument, NULL, 'm' },
 		{ "check", no_argument, NULL, 'k' },
 		{ "workload", required_argument, NULL, 'w' },
+		{ "restore", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -73,6 +79,9 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		case 'w':
 			a->workload = optarg;
 			break;
+		case 'r':
+			a->restore = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -83,6 +92,11 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "tierd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (a->restore && (a->check || a->machine)) {
+		fprintf(stderr, "tierd: --restore acts on this host alone; it takes neither "
+				"--check nor --machine\n");
 		return 2;
 	}
 	return 0;
@@ -157,6 +171,30 @@ static void print_cgroup_rules(const struct tier_config *cfg)
 	}
 }
 
+static void restore_say(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "tierd: %s\n", msg);
+}
+
+/* --restore: what a tierd that died left changed in the kernel goes back. */
+static int restore(const struct tier_config *cfg)
+{
+	struct tier_linux_ctx ctx = { cfg->sysfs_root, "/proc", "/sys/kernel/debug" };
+	struct tier_err err = { "" };
+	bool found;
+
+	if (tier_linux_guard_restore_leftovers(&ctx, cfg->state_file, restore_say, NULL, &found,
+					       &err)) {
+		fprintf(stderr, "tierd: --restore: %s\n", err.msg);
+		return 1;
+	}
+	if (!found)
+		fprintf(stderr, "tierd: --restore: nothing to put back (no %s)\n", cfg->state_file);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct tierd_args args;
@@ -172,6 +210,11 @@ int main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
 		return 1;
+	}
+	if (args.restore) {
+		ret = restore(&cfg);
+		tier_config_release(&cfg);
+		return ret;
 	}
 	ret = discover(&args, &cfg, &topo, &err);
 	if (ret) {

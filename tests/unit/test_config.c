@@ -123,6 +123,8 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.budget_bytes_per_s, 256u << 20);
 	assert_int_equal(cfg.min_rss_bytes, 64u << 20);
 	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_DISABLE);
+	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_DISABLE);
+	assert_string_equal(cfg.state_file, "/run/tierd/state");
 	assert_int_equal(cfg.max_cpu_percent, 5);
 	tier_config_release(&cfg);
 
@@ -132,6 +134,8 @@ static void test_daemon_sections(void **state)
 			      "  refresh_ms: 5000\n"
 			      "  log_level: debug\n"
 			      "  kernel_tiering: warn\n"
+			      "  damon_stat: keep\n"
+			      "  state_file: /var/run/t.state\n"
 			      "policy:\n"
 			      "  name: hemem\n"
 			      "  tracker: softdirty\n"
@@ -146,6 +150,8 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.refresh_ms, 5000);
 	assert_int_equal(cfg.log_level, 7);
 	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_WARN);
+	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_KEEP);
+	assert_string_equal(cfg.state_file, "/var/run/t.state");
 	assert_string_equal(cfg.policy, "hemem");
 	assert_string_equal(cfg.tracker, "softdirty");
 	assert_int_equal(cfg.budget_bytes_per_s, 64u << 20);
@@ -167,6 +173,10 @@ static void test_daemon_sections(void **state)
 		     "tierd.yaml:2:14: daemon.log_level: invalid ENUM value: loud");
 	expect_error("daemon:\n  kernel_tiering: fight\n",
 		     "tierd.yaml:2:19: daemon.kernel_tiering: invalid ENUM value: fight");
+	expect_error("daemon:\n  damon_stat: off\n",
+		     "tierd.yaml:2:15: daemon.damon_stat: invalid ENUM value: off");
+	expect_error("daemon:\n  state_file: tierd.state\n",
+		     "tierd.yaml: daemon.state_file: 'tierd.state' is not an absolute file path");
 	expect_error("daemon:\n  socket: run/x.sock\n",
 		     "tierd.yaml: daemon.socket: 'run/x.sock' is not an absolute path");
 	expect_error("policy:\n  budget_mb_per_s: 0\n",

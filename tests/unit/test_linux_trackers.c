@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/linux/kernel_guard.h"
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -1378,6 +1379,176 @@ static void test_kernel_tiering(void **state)
 	tmp_release(&t);
 }
 
+
+/* ---- the kernel guard: damon_stat, kernel tiering, the state file ------- */
+
+static char said[2048];
+
+static void say_collect(void *arg, int level, const char *msg)
+{
+	size_t len = strlen(said);
+
+	(void)arg;
+	snprintf(said + len, sizeof(said) - len, "%d %s\n", level, msg);
+}
+
+static const char *state_file(const struct tmp *t)
+{
+	static char path[600];
+
+	snprintf(path, sizeof(path), "%s/tierd/state", t->dir);
+	return path;
+}
+
+static void test_guard_take_and_give_back(void **state)
+{
+	struct tier_linux_guard g;
+	struct tier_err err = { "" };
+	struct tmp t;
+	char want[64];
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/sid");
+	said[0] = '\0';
+	if (tier_linux_guard_open(&g, &t.ctx, state_file(&t), say_collect, NULL, &err))
+		fail_msg("open: %s", err.msg);
+	assert_string_equal(said, "");
+	assert_null(get(&t, "tierd/state"));	/* nothing changed yet */
+	if (tier_linux_guard_damon_stat(&g, true, &err))
+		fail_msg("damon_stat: %s", err.msg);
+	assert_string_equal(get(&t, "sys/module/damon_stat/parameters/enabled"), "N");
+	assert_non_null(strstr(said, "damon_stat switched off while tierd runs"));
+	if (tier_linux_guard_kernel_tiering(&g, true, &err))
+		fail_msg("kernel tiering: %s", err.msg);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "0");
+	assert_int_equal(tier_linux_guard_kdamond(&g, true, 0, 127, &err), 0);
+	{
+		struct tier_linux_kernel_state st;
+
+		if (tier_linux_kernel_state_load(state_file(&t), &st, &err))
+			fail_msg("load: %s", err.msg);
+		assert_int_equal(st.pid, getpid());
+		assert_true(st.damon_stat && st.has_kdamond);
+		assert_int_equal(st.kdamond_pid, 127);
+		assert_int_equal(st.tiering.numa_balancing, 2);
+		assert_true(st.tiering.has_demotion && st.tiering.demotion_enabled);
+	}
+	/* The clean exit: everything back, the file gone. */
+	said[0] = '\0';
+	if (tier_linux_guard_close(&g, &err))
+		fail_msg("close: %s", err.msg);
+	assert_string_equal(get(&t, "sys/module/damon_stat/parameters/enabled"), "Y");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "true");
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "off");
+	assert_null(get(&t, "tierd/state"));
+	snprintf(want, sizeof(want), "stopped kdamond 0 (pid 127)");
+	assert_non_null(strstr(said, want));
+	tmp_release(&t);
+}
+
+static void test_guard_after_crash(void **state)
+{
+	struct tier_linux_guard g, g2;
+	struct tier_err err = { "" };
+	bool found;
+	struct tmp t;
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/sid");
+	said[0] = '\0';
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), say_collect, NULL,
+					       &err), 0);
+	assert_int_equal(tier_linux_guard_damon_stat(&g, true, &err), 0);
+	assert_int_equal(tier_linux_guard_kernel_tiering(&g, true, &err), 0);
+	assert_int_equal(tier_linux_guard_kdamond(&g, true, 0, 127, &err), 0);
+	/* Killed here: no close. The next start puts everything back. */
+	said[0] = '\0';
+	if (tier_linux_guard_open(&g2, &t.ctx, state_file(&t), say_collect, NULL, &err))
+		fail_msg("reopen: %s", err.msg);
+	assert_non_null(strstr(said, "did not exit cleanly"));
+	assert_non_null(strstr(said, "stopped kdamond 0 (pid 127)"));
+	assert_non_null(strstr(said, "numa_balancing=2"));
+	assert_non_null(strstr(said, "damon_stat enabled=Y"));
+	assert_string_equal(get(&t, "sys/module/damon_stat/parameters/enabled"), "Y");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "off");
+	assert_null(get(&t, "tierd/state"));
+	assert_int_equal(tier_linux_guard_close(&g2, &err), 0);
+
+	/* A kdamond index that serves someone else by now is left alone. */
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state", "on\n");
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/0/pid", "300\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err), 0);
+	assert_int_equal(tier_linux_guard_kdamond(&g, true, 0, 127, &err), 0);
+	assert_int_equal(tier_linux_guard_restore_leftovers(&t.ctx, state_file(&t), NULL, NULL,
+							    &found, &err), 0);
+	assert_true(found);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "on");
+	assert_int_equal(tier_linux_guard_restore_leftovers(&t.ctx, state_file(&t), NULL, NULL,
+							    &found, &err), 0);
+	assert_false(found);
+	tmp_release(&t);
+}
+
+static void test_guard_refuses(void **state)
+{
+	struct tier_linux_guard g;
+	struct tier_err err = { "" };
+	struct tmp t;
+	char path[700];
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/sid");
+	/* Another tierd runs (proc/4242/comm is tierd): its file is not ours. */
+	snprintf(path, sizeof(path), "%s/tierd", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(&t, "tierd/state", "pid 4242\nnuma_balancing 2\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err),
+			 -EBUSY);
+	assert_non_null(strstr(err.msg, "another tierd (pid 4242) runs"));
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	/* A damaged file: its line named, nothing written. */
+	put(&t, "tierd/state", "pid 1\nnuma_balancing two\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "state:2: bad value for 'numa_balancing'"));
+	put(&t, "tierd/state", "pid 1\nnuma 2\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "state:2: unknown key 'numa'"));
+	tmp_release(&t);
+}
+
+static void test_guard_keeps(void **state)
+{
+	struct tier_linux_guard g;
+	struct tier_err err = { "" };
+	struct tmp t;
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/sid");
+	put(&t, "sys/module/damon_reclaim/parameters/enabled", "Y\n");
+	said[0] = '\0';
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), say_collect, NULL,
+					       &err), 0);
+	assert_int_equal(tier_linux_guard_damon_stat(&g, false, &err), 0);
+	assert_int_equal(tier_linux_guard_kernel_tiering(&g, false, &err), 0);
+	assert_string_equal(get(&t, "sys/module/damon_stat/parameters/enabled"), "Y");
+	assert_string_equal(get(&t, "sys/module/damon_reclaim/parameters/enabled"), "Y");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_non_null(strstr(said, "damon_stat kept on (daemon.damon_stat: keep)"));
+	assert_non_null(strstr(said, "lost: DAMON's access counts"));
+	assert_non_null(strstr(said, "damon_reclaim is enabled"));
+	assert_non_null(strstr(said, "kernel's own tiering is on"));
+	assert_null(get(&t, "tierd/state"));
+	assert_int_equal(tier_linux_guard_close(&g, &err), 0);
+	/* The DAMON tracker names the holder when it cannot start. */
+	assert_int_equal(tier__linux_tracker_damon.probe(&t.ctx, &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "damon_stat is enabled and runs DAMON exclusively"));
+	tmp_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1400,6 +1571,10 @@ int main(void)
 		cmocka_unit_test(test_perf_probe),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_kernel_tiering),
+		cmocka_unit_test(test_guard_take_and_give_back),
+		cmocka_unit_test(test_guard_after_crash),
+		cmocka_unit_test(test_guard_refuses),
+		cmocka_unit_test(test_guard_keeps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #ifndef TIER_LINUX_TRACKER_H
 #define TIER_LINUX_TRACKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -63,6 +64,10 @@ struct tier_linux_tracker_ops {
 	/* Required. Hands what was seen since the last call to sink, in
 	 * batches. Processes that exited since are skipped without error. */
 	int (*collect)(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err);
+	/* Optional. The kdamond the tracker runs now: true with its index
+	 * under kdamonds/ and its kernel thread's pid (for the state file
+	 * that lets a later start stop it, and for its CPU time). */
+	bool (*kdamond)(void *priv, unsigned *index, pid_t *pid);
 };
 
 /* The trackers, best first, NULL-terminated. */

@@ -60,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/damon_modules.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -264,15 +265,10 @@ static bool state_on(struct damon_tracker *t)
 
 /* ---- probe -------------------------------------------------------------- */
 
-/* In-kernel DAMON users that start their kdamond exclusively: while one
- * runs, no other kdamond can start (damon_start() answers EBUSY). */
-static const char *const damon_exclusive_modules[] = {
-	"damon_stat", "damon_reclaim", "damon_lru_sort", NULL,
-};
-
 static int damon_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 {
 	char admin[512], path[1024], buf[256];
+	const char *holder;
 	uint64_t nr = 0;
 	unsigned i;
 
@@ -286,18 +282,14 @@ static int damon_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	if (access(path, W_OK))
 		return tier_err_set(err, -EACCES, "DAMON: %s not writable (%s; run as root)",
 				    path, strerror(errno));
-	for (i = 0; damon_exclusive_modules[i]; i++) {
-		const char *m = damon_exclusive_modules[i];
-
-		if (tier_sysfs_path(path, sizeof(path), ctx->sysfs_root,
-				    "module/%s/parameters/enabled", m))
-			continue;
-		if (tier__read_line(path, buf, sizeof(buf), NULL) || strcmp(buf, "Y"))
-			continue;
+	holder = tier_linux_damon_exclusive_holder(ctx);
+	if (holder) {
+		tier_sysfs_path(path, sizeof(path), ctx->sysfs_root,
+				"module/%s/parameters/enabled", holder);
 		return tier_err_set(err, -EBUSY,
 				    "DAMON: %s is enabled and runs DAMON exclusively, so no "
 				    "other kdamond can start (write N to %s, or boot with "
-				    "%s.enabled=N)", m, path, m);
+				    "%s.enabled=N)", holder, path, holder);
 	}
 	/* avail_operations lives in a context directory: check one that
 	 * exists already; create() checks its own. */
@@ -693,6 +685,17 @@ static int damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, 
 			struct tier_err *err)
 {
 	return tier__damon_create(ctx, interval_us, NULL, priv, err);
+}
+
+static bool damon_kdamond(void *priv, unsigned *index, pid_t *pid)
+{
+	const struct damon_tracker *t = priv;
+
+	if (!t->running || t->kdamond_pid <= 0)
+		return false;
+	*index = t->kdamond;
+	*pid = t->kdamond_pid;
+	return true;
 }
 
 void tier__damon_info(void *priv, struct tier__damon_info *out)
@@ -1131,4 +1134,5 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.destroy = damon_destroy,
 	.set_targets = damon_set_targets,
 	.collect = damon_collect,
+	.kdamond = damon_kdamond,
 };

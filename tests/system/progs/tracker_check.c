@@ -15,7 +15,12 @@
  *   - tier_linux_tracker_pick() chooses DAMON and explains why idle page
  *     tracking and perf sampling are unavailable;
  *   - kernel tiering switched off and restored (numa_balancing 2 -> 0 -> 2,
- *     demotion_enabled true -> false -> true).
+ *     demotion_enabled true -> false -> true);
+ *   - where the kernel runs damon_stat (Debian's 7.x kernels): while it is
+ *     on, pick(auto) falls back to soft-dirty and says why; the guard
+ *     (kernel_guard.h) switches it off and DAMON runs; a kdamond left
+ *     running by a tierd that "died" (the guard's state file, no exit
+ *     path) is stopped by the next start, and damon_stat is on again.
  *
  * Usage: tracker_check [SECONDS]   (DAMON monitoring time, default 12)
  */
@@ -30,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/damon_modules.h"
+#include "backend/linux/kernel_guard.h"
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
@@ -246,6 +253,90 @@ static const struct tier_linux_ctx live = {
 	.debugfs_root = "/sys/kernel/debug",
 };
 
+static int read_str(const char *path, char *buf, size_t sz)
+{
+	return tier__read_line(path, buf, sz, NULL);
+}
+
+#define STATE_FILE "/tmp/tracker_check/state"
+
+static struct tier_linux_guard guard;
+static bool guard_on;	/* damon_stat switched off by the guard */
+
+static void say_diag(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	diag("guard (level %d): %s", level, msg);
+}
+
+/* Where damon_stat holds DAMON: the fallback while it does, then the
+ * guard takes DAMON over (as tierd does by default). */
+static void check_damon_stat_taken(void)
+{
+	const struct tier_linux_tracker_ops *ops = NULL;
+	struct tier_err err = { "" };
+	bool present, enabled;
+	char why[2048], val[8] = "";
+	int ret;
+
+	if (tier_linux_damon_module_read(&live, "damon_stat", &present, &enabled, &err) ||
+	    !present || !enabled) {
+		diag("damon_stat: %s on this kernel", present ? "off" : "absent");
+		return;
+	}
+	ret = tier_linux_tracker_pick(&live, "auto", &ops, why, sizeof(why));
+	ok(ret == 0 && ops && !strcmp(ops->name, "softdirty") &&
+	   strstr(why, "damon_stat is enabled and runs DAMON exclusively"),
+	   "damon_stat on: pick(auto) falls back to softdirty and says why (got %s)",
+	   ops ? ops->name : "none");
+	ret = tier_linux_guard_open(&guard, &live, STATE_FILE, say_diag, NULL, &err);
+	if (!ret)
+		ret = tier_linux_guard_damon_stat(&guard, true, &err);
+	read_str("/sys/module/damon_stat/parameters/enabled", val, sizeof(val));
+	ok(ret == 0 && !strcmp(val, "N"), "the guard switched damon_stat off (enabled=%s)%s%s",
+	   val, ret ? ": " : "", ret ? err.msg : "");
+	guard_on = ret == 0;
+}
+
+/* A kdamond started for tierd, then tierd "dies" (no destroy, no close):
+ * the next start stops it and switches damon_stat on again. */
+static void check_crash_leftovers(pid_t a)
+{
+	const struct tier_linux_tracker_ops *damon = tier_linux_tracker_find("damon");
+	struct tier_linux_guard again;
+	struct tier_err err = { "" };
+	char path[256], st[32] = "", val[8] = "";
+	unsigned idx = 0;
+	pid_t kpid = 0;
+	void *priv = NULL;
+	int ret;
+
+	if (!guard_on)
+		return;
+	ret = damon->create(&live, 1000000, &priv, &err);
+	if (!ret)
+		ret = damon->set_targets(priv, &a, 1, &err);
+	if (!ret && !damon->kdamond(priv, &idx, &kpid))
+		ret = -ESRCH;
+	ok(ret == 0,
+	   "crash: a kdamond runs for the tracker (kdamond %u, pid %d)%s%s", idx, (int)kpid,
+	   ret ? ": " : "", ret ? err.msg : "");
+	if (ret)
+		return;
+	tier_linux_guard_kdamond(&guard, true, idx, kpid, &err);
+	/* Dead here. The next start: */
+	ret = tier_linux_guard_open(&again, &live, STATE_FILE, say_diag, NULL, &err);
+	snprintf(path, sizeof(path), "/sys/kernel/mm/damon/admin/kdamonds/%u/state", idx);
+	read_str(path, st, sizeof(st));
+	read_str("/sys/module/damon_stat/parameters/enabled", val, sizeof(val));
+	ok(ret == 0 && !strcmp(st, "off"), "crash: the next start stopped the kdamond left "
+	   "running (state %s)%s%s", st, ret ? ": " : "", ret ? err.msg : "");
+	ok(!strcmp(val, "Y"), "crash: and switched damon_stat on again (enabled=%s)", val);
+	ok(access(STATE_FILE, F_OK) != 0, "crash: and removed the state file");
+	damon->destroy(priv);
+	guard_on = false;
+}
+
 static void check_pick(void)
 {
 	const struct tier_linux_tracker_ops *ops = NULL;
@@ -263,11 +354,6 @@ static void check_pick(void)
 	   "damon and softdirty are not reported unavailable");
 	for (line = strtok_r(why, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		diag("unavailable: %s", line);
-}
-
-static int read_str(const char *path, char *buf, size_t sz)
-{
-	return tier__read_line(path, buf, sz, NULL);
 }
 
 static void check_kernel_tiering(void)
@@ -480,6 +566,7 @@ int main(int argc, char **argv)
 	munmap(base, AREA_SZ);
 
 	check_kernel_tiering();
+	check_damon_stat_taken();
 	check_pick();
 	check_unavailable();
 
@@ -490,6 +577,13 @@ int main(int argc, char **argv)
 	if (a > 0 && b > 0) {
 		check_damon(a, b, base, seconds);
 		check_softdirty(a, b, base);
+		check_crash_leftovers(a);
+	}
+	if (guard_on) {
+		struct tier_err err = { "" };
+
+		ok(tier_linux_guard_close(&guard, &err) == 0, "the guard put damon_stat back%s%s",
+		   err.msg[0] ? ": " : "", err.msg);
 	}
 	if (a > 0)
 		kill(a, SIGKILL);
