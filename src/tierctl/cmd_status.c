@@ -75,6 +75,13 @@ static void print_status(struct json_object *st)
 		       (unsigned long long)get_u64(st, "split_huge_pages"));
 	printf("  tierd CPU %.2f s, metadata %s\n", get_dbl(st, "cpu_seconds"),
 	       tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+	if (json_object_object_get_ex(st, "kdamond_cpu_seconds", &tiers))
+		printf("  kdamond CPU %.2f s, together %.2f s\n", get_dbl(st, "kdamond_cpu_seconds"),
+		       get_dbl(st, "system_cpu_seconds"));
+	if (json_object_object_get_ex(st, "tracker_workload_faults", &tiers))
+		printf("  tracking cost the managed processes %llu faults (rounds of %llu ms)\n",
+		       (unsigned long long)get_u64(st, "tracker_workload_faults"),
+		       (unsigned long long)get_u64(st, "tracker_period_ms"));
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))
 		printf("  simulated application: AMAT %.1f ns, %.1f%% of accesses served by tier 0\n",
 		       get_dbl(st, "amat_ns"), get_dbl(st, "fast_access_ratio") * 100);

@@ -22,6 +22,13 @@ struct tierd_backend_stats {
 	uint64_t metadata_bytes;	/* the backend's own */
 	uint64_t huge_pages;		/* managed transparent huge pages now */
 	uint64_t split_huge_pages;	/* huge pages the policy had split */
+	/* The kernel threads tierd runs (its kdamond): CPU seconds so far. */
+	bool has_kthread_cpu;
+	double kthread_cpu_seconds;
+	/* Faults tracking made the managed processes take (soft-dirty's
+	 * write-protect faults), and the tracker's round period. */
+	uint64_t tracker_faults;
+	uint64_t tracker_period_us;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;
 	double amat_ns;			/* average memory access time so far */

@@ -54,6 +54,9 @@ struct linux_backend {
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;
 	uint64_t splits;			/* huge pages split */
+	pid_t kdamond_pid;			/* the kdamond whose CPU is read */
+	double kdamond_cpu_done;		/* CPU of the kdamonds before it */
+	double kdamond_cpu_last;		/* its CPU when last read */
 	bool huge_warned, split_warned;
 	struct tier_linux_guard guard;	/* kernel settings changed, state file */
 	bool guard_open;
@@ -529,6 +532,29 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 	return ret;
 }
 
+/* The CPU of the kdamonds tierd ran: the one running now read from its
+ * /proc/PID/stat, those before it as last read. */
+static void kthread_cpu(struct linux_backend *lb, struct tierd_backend_stats *st)
+{
+	unsigned idx;
+	pid_t pid = 0;
+	double s;
+
+	if (!lb->trk->kdamond)
+		return;
+	if (!lb->trk->kdamond(lb->trk_priv, &idx, &pid))
+		pid = 0;
+	if (pid != lb->kdamond_pid) {
+		lb->kdamond_cpu_done += lb->kdamond_cpu_last;
+		lb->kdamond_cpu_last = 0;
+		lb->kdamond_pid = pid;
+	}
+	if (pid && !tier_linux_cpu_seconds(&lb->ctx, pid, &s))
+		lb->kdamond_cpu_last = s;
+	st->has_kthread_cpu = true;
+	st->kthread_cpu_seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
+}
+
 static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 {
 	struct linux_backend *lb = b->priv;
@@ -542,6 +568,14 @@ static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;
 	st->split_huge_pages = lb->splits;
+	kthread_cpu(lb, st);
+	if (lb->trk->stats) {
+		struct tier_linux_tracker_stats ts;
+
+		lb->trk->stats(lb->trk_priv, &ts);
+		st->tracker_faults = ts.workload_faults;
+		st->tracker_period_us = ts.period_us;
+	}
 	if (lb->env.page_huge) {
 		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;
 

@@ -149,6 +149,18 @@ static struct json_object *status_json(struct tierd *d)
 	json_object_object_add(o, "tracker", json_object_new_string(d->be->tracker_name));
 	json_object_object_add(o, "policy", json_object_new_string(d->cfg.policy));
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(cpu_seconds()));
+	if (st.has_kthread_cpu) {
+		json_object_object_add(o, "kdamond_cpu_seconds",
+				       json_object_new_double(st.kthread_cpu_seconds));
+		json_object_object_add(o, "system_cpu_seconds",
+				       json_object_new_double(cpu_seconds() + st.kthread_cpu_seconds));
+	}
+	if (st.tracker_period_us) {
+		json_object_object_add(o, "tracker_workload_faults",
+				       json_object_new_uint64(st.tracker_faults));
+		json_object_object_add(o, "tracker_period_ms",
+				       json_object_new_uint64(st.tracker_period_us / 1000));
+	}
 	json_object_object_add(o, "metadata_bytes",
 			       json_object_new_uint64(meta + st.metadata_bytes));
 	json_object_object_add(o, "heatmap_bytes", json_object_new_uint64(tierd_heat_bytes(&d->heat)));

@@ -239,6 +239,23 @@ static void test_live_self_excluded(void **state)
 	free(out);
 }
 
+static void test_cpu_seconds(void **state)
+{
+	const struct tier_linux_ctx ctx = {
+		.sysfs_root = "/nonexistent", .procfs_root = PROCFS "stat",
+		.debugfs_root = "/nonexistent",
+	};
+	double hz = (double)sysconf(_SC_CLK_TCK), s = -1;
+
+	(void)state;
+	assert_int_equal(tier_linux_cpu_seconds(&ctx, 127, &s), 0);
+	assert_true(s > 4321 / hz - 1e-9 && s < 4321 / hz + 1e-9);
+	assert_int_equal(tier_linux_cpu_seconds(&ctx, 4107, &s), 0);
+	assert_true(s > 300 / hz - 1e-9 && s < 300 / hz + 1e-9);
+	assert_int_equal(tier_linux_cpu_seconds(&ctx, 66, &s), -EINVAL);
+	assert_int_equal(tier_linux_cpu_seconds(&ctx, 9999, &s), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_errors),
 		cmocka_unit_test(test_malformed_status),
 		cmocka_unit_test(test_live_self_excluded),
+		cmocka_unit_test(test_cpu_seconds),
 	};
 
 	return cmocka_run_group_tests_name("linux-procs", tests, setup, NULL);

@@ -969,9 +969,22 @@ static void test_idle_no_pfns(void **state)
 	tmp_release(&t);
 }
 
+/* Checks a soft-dirty observation: written, over the round, max = the
+ * round over the time since the clear (so at least min_max), half of it. */
+static void expect_written(const struct tier_linux_addr_obs *o, uint64_t start, uint64_t end,
+			   uint32_t min_max)
+{
+	expect_obs(o, 100, start, end, TIER_OBS_WRITTEN, (o->max + 1) / 2, o->max);
+	if (o->max < min_max)
+		fail_msg("[%#llx, %#llx): max %u, expected at least %u",
+			 (unsigned long long)start, (unsigned long long)end, o->max, min_max);
+	assert_int_equal(o->interval_us, 1000000);
+}
+
 static void test_softdirty(void **state)
 {
 	const pid_t pids[] = { 100, 300 /* gone */ };
+	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
 	struct tmp t;
@@ -982,27 +995,51 @@ static void test_softdirty(void **state)
 	write_pagemaps(&t);
 	if (tier__linux_tracker_softdirty.probe(&t.ctx, &err))
 		fail_msg("probe: %s", err.msg);
-	if (tier__linux_tracker_softdirty.create(&t.ctx, 1000000, &priv, &err))
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
 		fail_msg("create: %s", err.msg);
 	if (tier__linux_tracker_softdirty.set_targets(priv, pids, 2, &err))
 		fail_msg("set_targets: %s", err.msg);
-	/* Cleared before the first scan. */
+	/* A round starts by clearing the bits. */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
-	put(&t, "proc/100/clear_refs", "");
+	/* Read right away: the pages written are reported at once, as
+	 * written often (the round is many times the time since the clear). */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	if (tier__linux_tracker_softdirty.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
-	assert_int_equal(g.n, 7);
-	expect_obs(&g.v[0], 100, 0x600000, 0x601000, TIER_OBS_WRITTEN, 0, 1);
-	expect_obs(&g.v[1], 100, 0x601000, 0x602000, TIER_OBS_WRITTEN, 1, 1);
+	assert_int_equal(g.n, 4);
 	/* the swapped page carries soft-dirty but is not present: a gap */
-	expect_obs(&g.v[2], 100, 0x603000, 0x604000, TIER_OBS_WRITTEN, 1, 1);
-	expect_obs(&g.v[3], 100, 0x604000, 0x608000, TIER_OBS_WRITTEN, 0, 1);
-	expect_obs(&g.v[4], 100, 0x800000, 0x808000, TIER_OBS_WRITTEN, 1, 1);
-	expect_obs(&g.v[5], 100, 0x808000, 0x810000, TIER_OBS_WRITTEN, 0, 1);
-	expect_obs(&g.v[6], 100, 0xa00000, 0xa01000, TIER_OBS_WRITTEN, 1, 1);
-	assert_true(g.v[0].interval_us < 60000000u);
-	/* And cleared again after it. */
-	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+	expect_written(&g.v[0], 0x601000, 0x602000, 50);
+	expect_written(&g.v[1], 0x603000, 0x604000, 50);
+	expect_written(&g.v[2], 0x800000, 0x808000, 50);
+	expect_written(&g.v[3], 0xa00000, 0xa01000, 50);
+	/* Read again with nothing new: nothing reported twice. */
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	/* A page written later in the round: only it, at a later read. */
+	{
+		uint64_t e = P | SD | 0x1000;
+		char path[1024];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
+		fd = open(path, O_WRONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, &e, 8, (0x600000 >> 12) * 8), 8);
+		close(fd);
+	}
+	usleep(20000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 1);
+	expect_written(&g.v[0], 0x600000, 0x601000, 1);
+	assert_true(g.v[0].max <= 50);	/* 20 ms or more after the clear */
+	/* Each page dirty at the round's end cost its writer one fault. */
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.workload_faults, 12);
+	assert_int_equal(st.rounds, 1);
 
 	/* The process exits: skipped without error. */
 	{
@@ -1013,9 +1050,36 @@ static void test_softdirty(void **state)
 		assert_int_equal(rename(from, to), 0);
 	}
 	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
 	assert_int_equal(g.n, 0);
 	tier__linux_tracker_softdirty.destroy(priv);
+
+	/* The real tracker: its thread clears and reads by itself, collect()
+	 * hands over what it queued, destroy() stops it. */
+	{
+		char from[1024], to[1024];
+		int i;
+
+		snprintf(from, sizeof(from), "%s/proc/100.gone", t.dir);
+		snprintf(to, sizeof(to), "%s/proc/100", t.dir);
+		assert_int_equal(rename(from, to), 0);
+		put(&t, "proc/100/clear_refs", "");
+		if (tier__linux_tracker_softdirty.create(&t.ctx, 100000, &priv, &err))
+			fail_msg("create: %s", err.msg);
+		assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 2, &err), 0);
+		g.n = 0;
+		for (i = 0; i < 200 && g.n < 4; i++) {
+			usleep(10000);
+			assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+		}
+		assert_int_equal(g.n, 4);
+		assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+		expect_written(&g.v[0], 0x600000, 0x602000, 5);
+		expect_written(&g.v[3], 0xa00000, 0xa01000, 5);
+		tier__linux_tracker_softdirty.destroy(priv);
+	}
 
 	/* No soft-dirty support: no "sd" VmFlags. */
 	snprintf(t.proc, sizeof(t.proc), "%s/proc-nocap", t.dir);

@@ -15,6 +15,25 @@
 
 #include "backend/linux/sysfs.h"
 
+int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
+{
+	char path[512], buf[1024], *p;
+	unsigned long long utime, stime;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/stat", (int)pid) ||
+	    tier_sysfs_read(path, buf, sizeof(buf), NULL) < 0)
+		return -ESRCH;
+	p = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &utime, &stime) != 2)
+		return -EINVAL;
+	*out = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
+	return 0;
+}
+
 struct pids {
 	pid_t *v;
 	size_t nr, cap;

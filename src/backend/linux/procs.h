@@ -72,4 +72,10 @@ int tier_linux_select_processes(const struct tier_linux_ctx *ctx,
 int tier_linux_cgroup2_mount(const struct tier_linux_ctx *ctx, char *buf, size_t sz,
 			     struct tier_err *err);
 
+/* CPU time (user + system) of thread or process pid so far, in seconds,
+ * from <procfs_root>/PID/stat (fields 14 and 15, in clock ticks; the
+ * command name may hold spaces and parentheses: the last ')' ends it).
+ * Returns 0, -ESRCH when it is gone, or -EINVAL for a malformed file. */
+int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out);
+
 #endif

@@ -46,6 +46,16 @@ struct tier_linux_addr_obs {
 typedef void (*tier_linux_obs_sink)(void *ctx, const struct tier_linux_addr_obs *obs,
 				    size_t n);
 
+/* A tracker's running figures (zero where it has none). */
+struct tier_linux_tracker_stats {
+	uint64_t workload_faults;	/* faults it made the watched processes take
+					 * (soft-dirty: one write-protect fault per
+					 * page written after each clear) */
+	uint64_t rounds;		/* clear-and-read rounds done */
+	uint64_t period_us;		/* the current round's period */
+	uint64_t dropped;		/* observations dropped (collect() too late) */
+};
+
 struct tier_linux_tracker_ops {
 	const char *name;		/* "damon", "idle", "softdirty", "perf" */
 	unsigned kinds;			/* enum tier_obs_kind bits it reports */
@@ -68,6 +78,8 @@ struct tier_linux_tracker_ops {
 	 * under kdamonds/ and its kernel thread's pid (for the state file
 	 * that lets a later start stop it, and for its CPU time). */
 	bool (*kdamond)(void *priv, unsigned *index, pid_t *pid);
+	/* Optional. What tracking cost and did so far. */
+	void (*stats)(void *priv, struct tier_linux_tracker_stats *st);
 };
 
 /* The trackers, best first, NULL-terminated. */

@@ -6,21 +6,41 @@
  * takes one fault); bit 55 of a /proc/PID/pagemap entry then says whether
  * the page was written since.
  *
- * set_targets() clears the bits of each new process before its first
- * scan (otherwise every page looks written: a new mapping starts
- * soft-dirty); collect() reads bit 55 of the present pages of the watched
- * mappings, reports each run of consecutive pages that were (not) written
- * as one WRITTEN observation (count 1 or 0, max 1, interval = time since
- * the clear), and clears again.
+ * One bit per page and clear says only "written at least once": read a
+ * second after the clear, a page written 5 times a second and one written
+ * 500 times look the same. So the tracker measures how soon each page is
+ * written after a clear. A sampling thread works in rounds of period P
+ * (at least 1 s): it clears every target's bits, then reads them
+ * SD_READ1_US and SD_READ2_US after the clear and at the end of the round.
+ * A page first seen written at the read d after the clear is taken to be
+ * written at rate ln 2 / d (d is then the median of a Poisson process's
+ * first event: the estimate is right in the middle of the bracket), which
+ * resolves rates from ln 2 / P up to ln 2 / SD_READ1_US (35 a second);
+ * it is reported as soon as it is seen, as one WRITTEN observation per
+ * run of pages over interval P: max = P / d checks of which half saw a
+ * write, which the policy's Poisson reading (-ln(1 - count/max) * max)
+ * turns into exactly rate * P accesses. Pages never written in a round
+ * are not reported. A read compares the dirty runs with the previous
+ * read's (the bits only get set within a round), so each page is reported
+ * once a round.
+ *
+ * Cost, and who pays it: the clears and reads are tierd's CPU (this
+ * thread); each page written in a round costs its writer one write-protect
+ * fault (the pages dirty at the round's last read: counted, and reported
+ * as the workload's cost). The period stretches so that those faults stay
+ * under SD_FAULT_SHARE of a core at SD_FAULT_NS each, and so that the
+ * thread's own CPU stays under SD_CPU_SHARE of a core, up to SD_MAX_US.
  *
  * probe() looks for the "sd" flag in /proc/self/smaps VmFlags, which
  * exists only with CONFIG_MEM_SOFT_DIRTY (a mapping made since the last
  * clear carries it; this process never clears its own bits).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/linux/sysfs.h"
@@ -28,9 +48,52 @@
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
 
+#define SD_MIN_US	1000000u	/* a round: at least 1 s */
+#define SD_MAX_US	30000000u	/* ... and at most 30 s */
+#define SD_READ1_US	20000u		/* the reads after a clear */
+#define SD_READ2_US	200000u
+#define SD_FAULT_NS	1000u		/* a write-protect fault, natively */
+#define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
+#define SD_CPU_SHARE	0.03		/* of a core, the thread's own */
+#define SD_QUEUE_MAX	(1u << 20)	/* observations waiting for collect() */
+
+struct extent {
+	uint64_t start, end;
+};
+
+/* Dirty runs of one target in the current round, address order. */
+struct sd_target {
+	pid_t pid;
+	uint64_t t0_us;			/* its last clear */
+	struct extent *dirty;
+	size_t nr, cap;
+	bool cleared;
+};
+
 struct sd_tracker {
 	struct tier__roots roots;
-	struct tier__targets targets;
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* wakes the thread to stop */
+	bool stop;
+	/* under lock: what set_targets() asked for, what the thread saw */
+	pid_t *want;
+	size_t nr_want;
+	struct tier_linux_addr_obs *queue;
+	size_t nq, capq;
+	struct tier_linux_tracker_stats stats;
+	int error;			/* the thread's last error, for collect() */
+	char error_msg[256];
+	/* the thread's own */
+	struct sd_target *tg;
+	size_t nr_tg;
+	uint64_t period_us;
+	uint64_t faults_last;		/* pages dirty at the last round's end */
+	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
+	/* a read in progress */
+	struct extent *scan;
+	size_t nscan, capscan;
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -42,11 +105,11 @@ static bool smaps_has_soft_dirty(const char *path)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		char *p;
+		char *p, *save = NULL;
 
 		if (strncmp(line, "VmFlags:", 8))
 			continue;
-		for (p = strtok(line + 8, " \n"); p; p = strtok(NULL, " \n"))
+		for (p = strtok_r(line + 8, " \n", &save); p; p = strtok_r(NULL, " \n", &save))
 			if (!strcmp(p, "sd"))
 				found = true;
 	}
@@ -71,36 +134,15 @@ static int sd_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	return 0;
 }
 
-static void sd_destroy(void *priv)
+static uint64_t thread_cpu_us(void)
 {
-	struct sd_tracker *t = priv;
+	struct timespec ts;
 
-	if (!t)
-		return;
-	tier__targets_release(&t->targets);
-	tier__roots_release(&t->roots);
-	free(t);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-static int sd_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
-		     struct tier_err *err)
-{
-	struct sd_tracker *t;
-	int ret;
-
-	(void)interval_us;
-	*priv = NULL;
-	ret = sd_probe(ctx, err);
-	if (ret)
-		return ret;
-	t = calloc(1, sizeof(*t));
-	if (!t || tier__roots_init(&t->roots, ctx)) {
-		free(t);
-		return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
-	}
-	*priv = t;
-	return 0;
-}
+/* ---- one round's steps (the thread's, or a test's) ---------------------- */
 
 static int clear_refs(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 {
@@ -116,74 +158,444 @@ static int clear_refs(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 	return ret;
 }
 
-static int sd_reset(void *arg, pid_t pid, struct tier_err *err)
+static bool grow(struct extent **v, size_t *cap, size_t need)
 {
-	int ret = clear_refs(arg, pid, err);
+	struct extent *nv;
+	size_t nc = *cap ? *cap : 64;
 
-	if (ret && ret != -ESRCH)
-		tier_err_prefix(err, "softdirty: pid %d", (int)pid);
-	return ret;
+	if (need <= *cap)
+		return true;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(*v, nc * sizeof(**v));
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
+/* Takes the targets set_targets() asked for: new ones start empty (their
+ * bits are cleared at the round's start), gone ones are dropped. */
+static int sync_targets(struct sd_tracker *t)
+{
+	struct sd_target *nv;
+	size_t i, j, n;
+
+	pthread_mutex_lock(&t->lock);
+	nv = calloc(t->nr_want ? t->nr_want : 1, sizeof(*nv));
+	if (!nv) {
+		pthread_mutex_unlock(&t->lock);
+		return -ENOMEM;
+	}
+	for (n = 0, i = 0; i < t->nr_want; i++) {
+		for (j = 0; j < t->nr_tg && t->tg[j].pid != t->want[i]; j++)
+			;
+		if (j < t->nr_tg) {
+			nv[n++] = t->tg[j];
+			t->tg[j].dirty = NULL;
+		} else {
+			nv[n++].pid = t->want[i];
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	for (j = 0; j < t->nr_tg; j++)
+		free(t->tg[j].dirty);
+	free(t->tg);
+	t->tg = nv;
+	t->nr_tg = n;
+	return 0;
+}
+
+/* Clears the bits of every target; a process that exited drops out. */
+static int round_clear(struct sd_tracker *t, struct tier_err *err)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < t->nr_tg; i++) {
+		struct sd_target *tg = &t->tg[i];
+
+		tg->nr = 0;
+		tg->cleared = false;
+		ret = clear_refs(t, tg->pid, err);
+		if (ret == -ESRCH) {
+			tier_err_clear(err);
+			continue;
+		}
+		if (ret) {
+			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
+			return ret;
+		}
+		tg->t0_us = tier__now_us();
+		tg->cleared = true;
+	}
+	return 0;
+}
+
+static int scan_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
+{
+	struct sd_tracker *t = arg;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t a = vaddr + ((uint64_t)i << 12);
+
+		if ((pm[i] & (TIER__PM_PRESENT | TIER__PM_SOFT_DIRTY)) !=
+		    (TIER__PM_PRESENT | TIER__PM_SOFT_DIRTY))
+			continue;
+		if (t->nscan && t->scan[t->nscan - 1].end == a) {
+			t->scan[t->nscan - 1].end = a + 4096;
+			continue;
+		}
+		if (!grow(&t->scan, &t->capscan, t->nscan + 1))
+			return -ENOMEM;
+		t->scan[t->nscan].start = a;
+		t->scan[t->nscan++].end = a + 4096;
+	}
+	return 0;
+}
+
+static void queue_obs(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t end,
+		      uint64_t since_us)
+{
+	struct tier_linux_addr_obs *o;
+	uint64_t m = since_us ? t->period_us / since_us : 1;
+
+	if (m < 1)
+		m = 1;
+	if (m > UINT32_MAX)
+		m = UINT32_MAX;
+	if (t->nq == t->capq) {
+		size_t nc = t->capq ? 2 * t->capq : 256;
+		struct tier_linux_addr_obs *nv;
+
+		if (nc > SD_QUEUE_MAX || !(nv = realloc(t->queue, nc * sizeof(*nv)))) {
+			t->stats.dropped++;
+			return;
+		}
+		t->queue = nv;
+		t->capq = nc;
+	}
+	o = &t->queue[t->nq++];
+	memset(o, 0, sizeof(*o));
+	o->pid = pid;
+	o->start = start;
+	o->end = end;
+	o->kind = TIER_OBS_WRITTEN;
+	o->max = (uint32_t)m;
+	o->count = (uint32_t)((m + 1) / 2);
+	o->interval_us = t->period_us > UINT32_MAX ? UINT32_MAX : (uint32_t)t->period_us;
+}
+
+/* Queues the runs of scan[] not in tg's dirty runs (both address order):
+ * the pages first seen written now. */
+static void queue_new(struct sd_tracker *t, struct sd_target *tg, uint64_t since_us)
+{
+	size_t i, j = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nscan; i++) {
+		uint64_t a = t->scan[i].start, e = t->scan[i].end;
+
+		while (a < e) {
+			while (j < tg->nr && tg->dirty[j].end <= a)
+				j++;
+			if (j == tg->nr || tg->dirty[j].start >= e) {
+				queue_obs(t, tg->pid, a, e, since_us);
+				break;
+			}
+			if (tg->dirty[j].start > a)
+				queue_obs(t, tg->pid, a, tg->dirty[j].start, since_us);
+			a = tg->dirty[j].end;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Reads every target's bits: what is newly written is queued. */
+static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
+{
+	uint64_t dirty_pages = 0;
+	size_t i, k;
+	int ret;
+
+	for (i = 0; i < t->nr_tg; i++) {
+		struct sd_target *tg = &t->tg[i];
+		uint64_t now;
+		struct extent *swap;
+		size_t cap;
+
+		if (!tg->cleared)
+			continue;
+		t->nscan = 0;
+		ret = tier__pagemap_walk(&t->roots.ctx, tg->pid, scan_chunk, t, err);
+		if (ret == -ESRCH) {
+			tier_err_clear(err);
+			tg->cleared = false;
+			continue;
+		}
+		if (ret) {
+			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
+			return ret;
+		}
+		now = tier__now_us();
+		queue_new(t, tg, now > tg->t0_us ? now - tg->t0_us : 1);
+		/* The scan becomes the target's dirty set. */
+		swap = tg->dirty;
+		cap = tg->cap;
+		tg->dirty = t->scan;
+		tg->cap = t->capscan;
+		tg->nr = t->nscan;
+		t->scan = swap;
+		t->capscan = cap;
+		t->nscan = 0;
+		for (k = 0; k < tg->nr; k++)
+			dirty_pages += (tg->dirty[k].end - tg->dirty[k].start) >> 12;
+	}
+	if (last) {
+		/* Each page dirty now took its writer one fault since the clear. */
+		t->faults_last = dirty_pages;
+		pthread_mutex_lock(&t->lock);
+		t->stats.workload_faults += dirty_pages;
+		t->stats.rounds++;
+		pthread_mutex_unlock(&t->lock);
+	}
+	return 0;
+}
+
+/* The next round's period: at least SD_MIN_US,
+ * stretched so that the faults and the thread's CPU keep their shares. */
+static void plan_period(struct sd_tracker *t)
+{
+	double p = SD_MIN_US;
+	double faults = (double)t->faults_last * SD_FAULT_NS / 1000.0 / SD_FAULT_SHARE;
+	double cpu = (double)t->cpu_last_us / SD_CPU_SHARE;
+
+	if (faults > p)
+		p = faults;
+	if (cpu > p)
+		p = cpu;
+	if (p > SD_MAX_US)
+		p = SD_MAX_US;
+	t->period_us = (uint64_t)p;
+	pthread_mutex_lock(&t->lock);
+	t->stats.period_us = t->period_us;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- the thread ------------------------------------------------------------ */
+
+/* Waits until the monotonic time at_us; false when told to stop. */
+static bool wait_until(struct sd_tracker *t, uint64_t at_us)
+{
+	struct timespec ts = { .tv_sec = (time_t)(at_us / 1000000u),
+			       .tv_nsec = (long)(at_us % 1000000u) * 1000 };
+	bool go;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop && tier__now_us() < at_us)
+		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+	go = !t->stop;
+	pthread_mutex_unlock(&t->lock);
+	return go;
+}
+
+static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
+{
+	pthread_mutex_lock(&t->lock);
+	t->error = ret;
+	snprintf(t->error_msg, sizeof(t->error_msg), "%s", err->msg);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *sd_thread(void *arg)
+{
+	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US };
+	struct sd_tracker *t = arg;
+	struct tier_err err = { "" };
+	uint64_t start;
+
+	for (;;) {
+		uint64_t cpu0 = thread_cpu_us();
+		size_t k;
+		int ret;
+
+		plan_period(t);
+		ret = sync_targets(t);
+		if (!ret)
+			ret = round_clear(t, &err);
+		start = tier__now_us();
+		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
+			if (!wait_until(t, start + reads[k]))
+				return NULL;
+			ret = round_read(t, false, &err);
+		}
+		if (!ret) {
+			if (!wait_until(t, start + t->period_us))
+				return NULL;
+			ret = round_read(t, true, &err);
+		}
+		if (ret) {
+			if (ret == -ENOMEM)
+				tier_err_set(&err, ret, "softdirty: out of memory");
+			report(t, ret, &err);
+			if (!wait_until(t, tier__now_us() + SD_MIN_US))
+				return NULL;
+		}
+		t->cpu_last_us = thread_cpu_us() - cpu0;
+	}
+}
+
+/* ---- the tracker ops --------------------------------------------------------- */
+
+static void sd_destroy(void *priv)
+{
+	struct sd_tracker *t = priv;
+	size_t i;
+
+	if (!t)
+		return;
+	if (t->threaded) {
+		pthread_mutex_lock(&t->lock);
+		t->stop = true;
+		pthread_cond_broadcast(&t->cond);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->thread, NULL);
+	}
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	for (i = 0; i < t->nr_tg; i++)
+		free(t->tg[i].dirty);
+	free(t->tg);
+	free(t->scan);
+	free(t->queue);
+	free(t->want);
+	tier__roots_release(&t->roots);
+	free(t);
+}
+
+static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
+		  struct tier_err *err)
+{
+	pthread_condattr_t ca;
+	struct sd_tracker *t;
+	int ret;
+
+	*priv = NULL;
+	ret = sd_probe(ctx, err);
+	if (ret)
+		return ret;
+	t = calloc(1, sizeof(*t));
+	if (!t || tier__roots_init(&t->roots, ctx)) {
+		free(t);
+		return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	t->period_us = SD_MIN_US;
+	if (threaded) {
+		ret = pthread_create(&t->thread, NULL, sd_thread, t);
+		if (ret) {
+			sd_destroy(t);
+			return tier_err_set(err, -ret, "softdirty: starting its thread: %s",
+					    strerror(ret));
+		}
+		t->threaded = true;
+	}
+	*priv = t;
+	return 0;
+}
+
+static int sd_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+		     struct tier_err *err)
+{
+	(void)interval_us;
+	return sd_new(ctx, true, priv, err);
 }
 
 static int sd_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
+	pid_t *v = NULL;
+	size_t i, nr = 0;
 
-	return tier__targets_update(&t->targets, &t->roots.ctx, pids, n, sd_reset, t, err);
-}
-
-static int sd_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
-{
-	struct tier__run *run = arg;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (pm[i] & TIER__PM_PRESENT)
-			tier__run_page(run, vaddr + ((uint64_t)i << 12),
-				       (pm[i] & TIER__PM_SOFT_DIRTY) ? 1 : 0);
-		else
-			tier__run_gap(run);
-	}
+	if (n && !(v = calloc(n, sizeof(*v))))
+		return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
+	for (i = 0; i < n; i++)
+		if (tier__pid_alive(&t->roots.ctx, pids[i]))
+			v[nr++] = pids[i];
+	pthread_mutex_lock(&t->lock);
+	free(t->want);
+	t->want = v;
+	t->nr_want = nr;
+	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 
 static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
-	struct tier__obs_batch *b;
-	size_t i;
-	int ret = 0;
+	struct tier_linux_addr_obs *q;
+	size_t nq;
+	int ret;
 
-	b = malloc(sizeof(*b));
-	if (!b)
-		return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
-	tier__batch_init(b, sink, ctx);
-	for (i = 0; i < t->targets.n; i++) {
-		struct tier__target *tg = &t->targets.v[i];
-		uint64_t now = tier__now_us(), span = now - tg->since_us;
-		struct tier__run run;
-
-		tier__run_init(&run, b, tg->pid, TIER_OBS_WRITTEN,
-			       span > UINT32_MAX ? UINT32_MAX : (uint32_t)span);
-		ret = tier__pagemap_walk(&t->roots.ctx, tg->pid, sd_chunk, &run, err);
-		if (!ret) {
-			tier__run_gap(&run);
-			ret = clear_refs(t, tg->pid, err);
-		}
-		if (ret == -ESRCH) {
-			tier_err_clear(err);	/* exited: skipped */
-			ret = 0;
-			continue;
-		}
-		if (ret) {
-			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
-			break;
-		}
-		tg->since_us = now;
-	}
-	tier__batch_flush(b);
-	free(b);
+	pthread_mutex_lock(&t->lock);
+	q = t->queue;
+	nq = t->nq;
+	t->queue = NULL;
+	t->nq = t->capq = 0;
+	ret = t->error;
+	if (ret)
+		tier_err_set(err, ret, "%s", t->error_msg);
+	t->error = 0;
+	pthread_mutex_unlock(&t->lock);
+	if (nq)
+		sink(ctx, q, nq);
+	free(q);
 	return ret;
+}
+
+static void sd_stats(void *priv, struct tier_linux_tracker_stats *st)
+{
+	struct sd_tracker *t = priv;
+
+	pthread_mutex_lock(&t->lock);
+	*st = t->stats;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- for tests: the rounds by hand ----------------------------------------- */
+
+int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t period_us,
+				  void **priv, struct tier_err *err)
+{
+	int ret = sd_new(ctx, false, priv, err);
+
+	if (!ret)
+		((struct sd_tracker *)*priv)->period_us = period_us;
+	return ret;
+}
+
+int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err)
+{
+	struct sd_tracker *t = priv;
+	int ret;
+
+	switch (op) {
+	case TIER__SD_CLEAR:
+		ret = sync_targets(t);
+		return ret ? tier_err_set(err, ret, "softdirty: out of memory")
+			   : round_clear(t, err);
+	case TIER__SD_READ:
+		return round_read(t, false, err);
+	case TIER__SD_READ_LAST:
+		return round_read(t, true, err);
+	}
+	return -EINVAL;
 }
 
 const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
@@ -194,4 +606,5 @@ const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
 	.destroy = sd_destroy,
 	.set_targets = sd_set_targets,
 	.collect = sd_collect,
+	.stats = sd_stats,
 };

@@ -148,6 +148,17 @@ void tier__run_init(struct tier__run *r, struct tier__obs_batch *b, pid_t pid, u
 void tier__run_page(struct tier__run *r, uint64_t addr, uint32_t value);
 void tier__run_gap(struct tier__run *r);
 
+/* ---- soft-dirty (tracker_softdirty.c) ---------------------------------- */
+
+/* For tests: a soft-dirty tracker without its sampling thread, whose
+ * rounds (of period_us) the test drives: CLEAR takes the targets and
+ * clears their bits, READ reads them (queues what is newly written),
+ * READ_LAST reads them at the round's end (and counts the faults). */
+enum tier__softdirty_op { TIER__SD_CLEAR, TIER__SD_READ, TIER__SD_READ_LAST };
+int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t period_us,
+				  void **priv, struct tier_err *err);
+int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err);
+
 /* ---- DAMON (tracker_damon.c) ------------------------------------------ */
 
 /* One damon:damon_aggregated trace line:
