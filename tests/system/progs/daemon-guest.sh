@@ -255,4 +255,94 @@ check "explain says the page is in a huge page" test "$(echo "$ex" | jq '.pages[
 kill "$tierd_pid"
 wait "$tierd_pid"
 kill "$hog"
+# The soft-dirty fallback (the tracker when DAMON is missing or held):
+# a write-hot set on the slowest node comes to node 0 within seconds, and
+# status counts the write-protect faults it costs the workload.
+start_hog /tmp/hog5.out --mib 96 --hot-mib 16 --hot-node 2 --cold-node 0
+printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 50\npolicy:\n  tracker: softdirty\n' "$hog" >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+t=0
+while [ $t -lt 60 ]; do
+	on0=$(count "$hot" 0)
+	[ $((on0 * 10)) -ge $((4096 * 9)) ] && break
+	sleep 1
+	t=$((t + 1))
+done
+echo "# softdirty: after ${t} s: hot on node 0: $on0 of 4096"
+check "softdirty: the write-hot set came to node 0 (>= 90%) within 20 s (${t} s)" \
+	test $((on0 * 10)) -ge $((4096 * 9)) -a "$t" -le 20
+st=$(tierctl status --json)
+echo "# status: $st"
+check "softdirty: status names the tracker" test "$(echo "$st" | jq -r .tracker)" = softdirty
+check "softdirty: status counts the faults it cost the workload" \
+	test "$(echo "$st" | jq '.tracker_workload_faults // 0')" -ge 4096
+kill "$tierd_pid"
+wait "$tierd_pid"
+kill "$hog"
+wait "$hog" 2>/dev/null
+
+# tierd killed: what it changed stays changed until the next start or
+# tierd --restore (the unit's ExecStopPost) puts it back, its kdamond
+# included. The kdamond's CPU shows in status beside tierd's.
+echo 2 >/proc/sys/kernel/numa_balancing
+ds=/sys/module/damon_stat/parameters/enabled
+ds_before=$(cat $ds 2>/dev/null || echo absent)
+start_hog /tmp/hog6.out --mib 64 --hot-mib 16 --hot-node 1 --cold-node 0
+printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 50\n' "$hog" >/etc/tierd/tierd.yaml
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+i=0
+while [ $i -lt 100 ]; do
+	kcpu=$(tierctl status --json | jq '.kdamond_cpu_seconds // -1')
+	awk -v c="$kcpu" 'BEGIN { exit !(c > 0) }' && break
+	i=$((i + 1))
+	sleep 0.2
+done
+st=$(tierctl status --json)
+echo "# status: cpu_seconds $(echo "$st" | jq .cpu_seconds), kdamond_cpu_seconds $kcpu, system_cpu_seconds $(echo "$st" | jq .system_cpu_seconds)"
+check "status reports the kdamond's CPU ($kcpu s) and the sum with tierd's" \
+	awk -v c="$kcpu" -v s="$(echo "$st" | jq .system_cpu_seconds)" -v o="$(echo "$st" | jq .cpu_seconds)" \
+	'BEGIN { exit !(c > 0 && s >= c + o - 0.01) }'
+if [ "$ds_before" = Y ]; then
+	check "damon_stat is off while tierd uses DAMON" test "$(cat $ds)" = N
+	grep -q "damon_stat switched off while tierd runs" $LOG && ok "the log says so" ||
+		notok "the log says so"
+fi
+kd=$(cat /run/tierd/state | sed -n 's/^kdamond \([0-9]*\) .*/\1/p')
+kill -9 "$tierd_pid"
+wait "$tierd_pid" 2>/dev/null
+check "after SIGKILL the state file names tierd's kdamond" test -n "$kd"
+check "... which still runs" test "$(cat /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = on
+check "... and numa_balancing is still off" test "$(cat /proc/sys/kernel/numa_balancing)" = 0
+out=$(tierd --restore 2>&1)
+echo "# tierd --restore: $out"
+check "tierd --restore stopped the kdamond" test "$(cat /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = off
+check "tierd --restore put numa_balancing back to 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
+check "tierd --restore put damon_stat back ($ds_before)" test "$(cat $ds 2>/dev/null || echo absent)" = "$ds_before"
+check "tierd --restore removed the state file" test ! -e /run/tierd/state
+check "tierd --restore again: nothing to do" tierd --restore
+# Killed again, then simply started again: the start puts things back first.
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+sleep 1
+kill -9 "$tierd_pid"
+wait "$tierd_pid" 2>/dev/null
+tierd --foreground 2>$LOG &
+tierd_pid=$!
+wait_socket
+grep -q "did not exit cleanly; put back what it left changed" $LOG && ok "a start after SIGKILL puts back what the dead tierd left" ||
+	notok "a start after SIGKILL puts back what the dead tierd left"
+grep "did not exit cleanly" $LOG | sed 's/^/# log: /'
+check "a second tierd is refused while one runs" sh -c '! tierd --foreground --socket /tmp/t2.sock 2>/tmp/t2.log && grep -q "another tierd" /tmp/t2.log'
+kill "$tierd_pid"
+wait "$tierd_pid"
+check "then a clean exit: numa_balancing 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
+check "then a clean exit: damon_stat $ds_before" test "$(cat $ds 2>/dev/null || echo absent)" = "$ds_before"
+check "then a clean exit: no state file" test ! -e /run/tierd/state
+kill "$hog"
+wait "$hog" 2>/dev/null
 echo guest-done
