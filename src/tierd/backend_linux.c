@@ -839,6 +839,12 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 		goto out_free;
 	}
 	ret = tier_linux_tracker_pick(&lb->ctx, cfg->tracker, &lb->trk, why, sizeof(why));
+	if (ret && cfg->tracker && strcmp(cfg->tracker, "auto")) {
+		/* The tracker the configuration names cannot run: one line. */
+		why[strcspn(why, "\n")] = '\0';
+		tier_err_set(err, ret, "policy.tracker: %s cannot run here: %s", cfg->tracker, why);
+		goto out_free;
+	}
 	{
 		/* One log line per tracker that cannot run here, and why. */
 		char *line, *save = NULL;

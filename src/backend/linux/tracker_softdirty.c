@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -498,7 +499,14 @@ static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
 	pthread_condattr_destroy(&ca);
 	t->period_us = SD_MIN_US;
 	if (threaded) {
+		sigset_t all, old;
+
+		/* The thread takes no signals: a daemon that waits for them
+		 * with signalfd must get them, not have them kill it here. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		ret = pthread_create(&t->thread, NULL, sd_thread, t);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (ret) {
 			sd_destroy(t);
 			return tier_err_set(err, -ret, "softdirty: starting its thread: %s",
