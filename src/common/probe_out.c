@@ -774,23 +774,6 @@ int tier_probe_load_override(const char *path, struct tier_tier_override **tiers
 	return ret;
 }
 
-int tier_probe_config_override(const struct tier_config *cfg,
-			       struct tier_tier_override **tiers, size_t *nr_tiers,
-			       int **nodes, struct tier_err *err)
-{
-	int ret;
-
-	*nodes = NULL;
-	if (cfg->rank_by == TIER_CONFIG_RANK_MEASURED) {
-		ret = tier_probe_load_override(cfg->probe_file, tiers, nr_tiers, nodes, err);
-		if (ret)
-			tier_err_prefix(err, "topology.rank_by: measured");
-		return ret;
-	}
-	ret = tier_config_override(cfg, tiers, nr_tiers);
-	return ret ? tier_err_set(err, ret, "out of memory") : 0;
-}
-
 /* ---------------------------------------------------------------- table */
 
 static const char *fig(const struct tier_probe_stat *s, enum tier_probe_sense sense,

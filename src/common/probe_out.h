@@ -46,15 +46,6 @@ int tier_probe_report_load(const char *path, struct tier_probe_report *r,
 int tier_probe_load_override(const char *path, struct tier_tier_override **tiers,
 			     size_t *nr_tiers, int **nodes, struct tier_err *err);
 
-/* The tier override a configuration asks for: the operator's tier list
- * (topology.tiers), or with topology.rank_by: measured the measured order
- * saved in topology.probe_file; none (*nr_tiers 0) otherwise. The caller
- * frees *tiers and *nodes (NULL when the override points into cfg).
- * Returns 0 or -errno with err set (e.g. the probe file is missing). */
-int tier_probe_config_override(const struct tier_config *cfg,
-			       struct tier_tier_override **tiers, size_t *nr_tiers,
-			       int **nodes, struct tier_err *err);
-
 /* Prints the figures, claims and verdicts as a table, then one line per
  * disagreement saying what the firmware claims and what was measured. */
 void tier_probe_report_print(const struct tier_probe_report *r, FILE *out);

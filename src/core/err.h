@@ -25,4 +25,9 @@ void tier_err_prefix(struct tier_err *err, const char *fmt, ...)
 
 void tier_err_clear(struct tier_err *err);
 
+/* How a part that does not log itself says what it does (a backend's
+ * decisions, for the daemon's log): one line, no newline, at a syslog
+ * level (3 error .. 7 debug). */
+typedef void (*tier_say_fn)(void *arg, int level, const char *msg);
+
 #endif

@@ -42,19 +42,7 @@ void tier_mover_release(struct tier_mover *m)
 
 void tier_mover_begin(struct tier_mover *m)
 {
-	const struct tier_topology *topo = m->env->topo;
-	size_t i;
-
-	for (i = 0; i < topo->nr_nodes; i++) {
-		uint64_t t, f;
-		int id = topo->nodes[i].id;
-
-		if (id < 0 || id >= 256)
-			continue;
-		if (m->env->mem->node_pages(m->env->mem_priv, id, &t, &f))
-			f = 0;
-		m->node_free[id] = (int64_t)f;
-	}
+	tier_node_free_pages(m->env, m->node_free);
 }
 
 static int roomiest(const struct tier_mover *m, int rank)

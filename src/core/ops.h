@@ -39,4 +39,11 @@ int tier_topology_discover(const struct tier_topology_ops *ops, void *priv,
 			   size_t nr_override, struct tier_topology *topo,
 			   struct tier_err *err);
 
+/* tier_topology_discover() with the ranking spec asks for (NULL: none),
+ * and rank_source set to say where the order came from. The one way
+ * every front end and world turns a configuration into tiers. */
+int tier_topology_build(const struct tier_topology_ops *ops, void *priv,
+			const struct tier_topology_spec *spec, struct tier_topology *topo,
+			struct tier_err *err);
+
 #endif

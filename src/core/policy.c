@@ -44,6 +44,23 @@ void tier_node_rank_map(const struct tier_topology *topo, int map[256])
 			map[topo->nodes[i].id] = topo->nodes[i].rank;
 }
 
+void tier_node_free_pages(const struct tier_env *env, int64_t free[256])
+{
+	const struct tier_topology *topo = env->topo;
+	size_t i;
+
+	for (i = 0; i < topo->nr_nodes; i++) {
+		uint64_t t, f;
+		int id = topo->nodes[i].id;
+
+		if (id < 0 || id >= 256)
+			continue;
+		if (env->mem->node_pages(env->mem_priv, id, &t, &f))
+			f = 0;
+		free[id] = (int64_t)f;
+	}
+}
+
 int tier_tier_pages(const struct tier_env *env, int rank, uint64_t *total,
 		    uint64_t *free)
 {

@@ -445,3 +445,15 @@ out_release:
 	tier_topology_release(topo);
 	return ret;
 }
+
+int tier_topology_build(const struct tier_topology_ops *ops, void *priv,
+			const struct tier_topology_spec *spec, struct tier_topology *topo,
+			struct tier_err *err)
+{
+	int ret = tier_topology_discover(ops, priv, spec ? spec->tiers : NULL,
+					 spec ? spec->nr_tiers : 0, topo, err);
+
+	if (!ret && spec && spec->measured)
+		topo->rank_source = TIER_RANK_MEASURED;
+	return ret;
+}

@@ -136,6 +136,16 @@ enum {
 
 const char *tier_rank_source_name(enum tier_rank_source src);
 
+/* How to rank a machine's nodes into tiers, as a configuration asks: an
+ * override (the operator's tier list, or the order a probe measured), or
+ * none (nr_tiers 0: the kernel's memory tiers, else HMAT, else SLIT).
+ * measured: the override is the probe's, which rank_source then says. */
+struct tier_topology_spec {
+	const struct tier_tier_override *tiers;
+	size_t nr_tiers;
+	bool measured;
+};
+
 /* The tier rank of node id, or -1. */
 int tier_topology_node_rank(const struct tier_topology *topo, int id);
 

@@ -8,7 +8,7 @@
 
 #include "backend/linux/topology.h"
 #include "common/config_yaml.h"
-#include "common/probe_out.h"
+#include "common/topology_config.h"
 #include "common/topology_out.h"
 #include "tierctl/tierctl.h"
 
@@ -35,12 +35,9 @@ int tierctl_topology(int argc, char **argv)
 	};
 	const char *root = NULL, *config = NULL;
 	struct tier_linux_topology lt;
-	struct tier_tier_override *ovr = NULL;
-	int *ovr_nodes = NULL;
 	struct tier_topology topo;
 	struct tier_config cfg;
 	struct tier_err err = { "" };
-	size_t nr_ovr = 0;
 	bool json = false;
 	int c, ret, status = 1;
 
@@ -80,18 +77,14 @@ int tierctl_topology(int argc, char **argv)
 		return 1;
 	}
 	lt.sysfs_root = root ? root : cfg.sysfs_root;
-	if (tier_probe_config_override(&cfg, &ovr, &nr_ovr, &ovr_nodes, &err)) {
-		fprintf(stderr, "tierctl topology: %s\n", err.msg);
-		goto out_cfg;
-	}
-	ret = tier_topology_discover(&tier_linux_topology_ops, &lt, ovr, nr_ovr, &topo, &err);
+	ret = tier_config_topology_discover(&cfg, &tier_linux_topology_ops, &lt, &topo, &err);
 	if (ret) {
 		fprintf(stderr, "tierctl topology: %s%s%s\n",
-			config && nr_ovr ? config : "", config && nr_ovr ? ": " : "", err.msg);
+			config && (cfg.nr_tiers || cfg.rank_by == TIER_CONFIG_RANK_MEASURED) ? config : "",
+			config && (cfg.nr_tiers || cfg.rank_by == TIER_CONFIG_RANK_MEASURED) ? ": " : "",
+			err.msg);
 		goto out_cfg;
 	}
-	if (cfg.rank_by == TIER_CONFIG_RANK_MEASURED)
-		topo.rank_source = TIER_RANK_MEASURED;
 	if (json) {
 		struct json_object *o = tier_topology_to_json(&topo);
 
@@ -108,8 +101,6 @@ int tierctl_topology(int argc, char **argv)
 out_topo:
 	tier_topology_release(&topo);
 out_cfg:
-	free(ovr);
-	free(ovr_nodes);
 	tier_config_release(&cfg);
 	return status;
 }

@@ -176,7 +176,7 @@ static struct json_object *pages_json(uint64_t bytes)
 	return bytes == UINT64_MAX ? NULL : json_object_new_uint64(bytes);
 }
 
-struct json_object *tierd_cgroups_json(struct tierd_backend *be, const struct tierd_rules *rules)
+struct json_object *tierd_cgroups_json(struct tier_world *be, const struct tierd_rules *rules)
 {
 	struct json_object *res = json_object_new_object(), *arr = json_object_new_array();
 	const struct tier_topology *topo = be->topo;
@@ -185,7 +185,7 @@ struct json_object *tierd_cgroups_json(struct tierd_backend *be, const struct ti
 	for (i = 0; i < rules->n; i++) {
 		const struct tier_group_rule *rule = &rules->r[i].rule;
 		struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
-		struct tierd_group_stat st;
+		struct tier_world_group_stat st;
 		struct tier_err err = { "" };
 
 		memset(&st, 0, sizeof(st));
@@ -236,7 +236,7 @@ struct json_object *tierd_cgroups_json(struct tierd_backend *be, const struct ti
 
 #define EXPLAIN_MAX_PAGES 64
 
-struct json_object *tierd_explain_json(struct tierd_backend *be, const struct tier_loop *loop,
+struct json_object *tierd_explain_json(struct tier_world *be, const struct tier_loop *loop,
 				       pid_t pid, uint64_t addr, uint64_t len, int *ret,
 				       struct tier_err *err)
 {

@@ -12,7 +12,8 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/loop.h"
-#include "tierd/backend.h"
+#include "core/world.h"
+#include "tierd/log.h"
 
 /* Names of enum tier_hint, as the protocol and tierctl spell them. */
 extern const char *const tierd_advice_names[TIER_HINT__COUNT];
@@ -45,12 +46,12 @@ int tierd_cgroup_set_args(struct json_object *args, const struct tierd_rules *ru
 			  struct tier_err *err);
 
 /* The result of `cgroups`: every rule with its figures per tier. */
-struct json_object *tierd_cgroups_json(struct tierd_backend *be, const struct tierd_rules *rules);
+struct json_object *tierd_cgroups_json(struct tier_world *be, const struct tierd_rules *rules);
 
 /* The result of `explain`: pages [addr, addr + len) of pid (at most 64),
  * each with its node, tier, hint, group and the policy's account. Returns
  * NULL with err set on failure (-ESRCH, -ENOENT, -EOPNOTSUPP). */
-struct json_object *tierd_explain_json(struct tierd_backend *be, const struct tier_loop *loop,
+struct json_object *tierd_explain_json(struct tier_world *be, const struct tier_loop *loop,
 				       pid_t pid, uint64_t addr, uint64_t len, int *ret,
 				       struct tier_err *err);
 

@@ -26,6 +26,7 @@
 
 #include "common/config_yaml.h"
 #include "common/protocol.h"
+#include "common/topology_config.h"
 #include "tierd/cgroups.h"
 #include "tierd/heatmap.h"
 
@@ -44,7 +45,7 @@ struct tierd {
 	const struct tierd_args *args;
 	struct tier_config cfg;
 	struct tierd_log log;
-	struct tierd_backend *be;
+	struct tier_world *be;
 	struct tier_loop loop;
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
@@ -109,7 +110,7 @@ static struct json_object *status_json(struct tierd *d)
 	const struct tier_env *env = d->be->env;
 	const struct tier_topology *topo = d->be->topo;
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
-	struct tierd_backend_stats st;
+	struct tier_world_stats st;
 	uint64_t per_node[256] = { 0 }, i;
 	size_t r, k;
 	size_t meta = 0;
@@ -718,6 +719,12 @@ static void drop_capabilities(const struct tierd_log *log)
 		tierd_log(log, LOG_DEBUG, "capabilities kept: sys_nice sys_ptrace sys_admin dac_override dac_read_search");
 }
 
+/* What the world says goes to the log. */
+static void log_say(void *arg, int level, const char *msg)
+{
+	tierd_log(arg, level, "%s", msg);
+}
+
 /* --- the step -------------------------------------------------------------- */
 
 static void step_once(struct tierd *d);
@@ -787,6 +794,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	struct tierd *d = calloc(1, sizeof(*d));
 	struct tier_err err = { "" };
 	const struct tier_policy_ops *pol;
+	struct tier_config_topology ct;
 	sigset_t mask;
 	size_t i;
 	int ret;
@@ -813,11 +821,23 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "policy.name: unknown policy '%s'", d->cfg.policy);
 		goto out;
 	}
-	if (args->machine)
-		ret = tierd_backend_sim_new(args->machine + 4, args->workload, &d->cfg, &d->log,
-					    &d->be, &err);
-	else
-		ret = tierd_backend_linux_new(&d->cfg, &d->log, &d->be, &err);
+	ret = tier_config_topology_init(&ct, &d->cfg, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
+		tier_config_topology_release(&ct);
+		goto out;
+	}
+	{
+		struct tier_world_params wp = {
+			.cfg = &d->cfg, .topology = &ct.spec, .say = log_say, .say_arg = &d->log,
+			.log_level = d->log.level, .preset = args->machine ? args->machine + 4 : NULL,
+			.workload = args->workload,
+		};
+
+		ret = args->machine ? tier_sim_world_new(&wp, &d->be, &err)
+				    : tier_linux_world_new(&wp, &d->be, &err);
+	}
+	tier_config_topology_release(&ct);
 	if (ret) {
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;

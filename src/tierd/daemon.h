@@ -5,7 +5,8 @@
 #include <stdbool.h>
 
 #include "core/config.h"
-#include "tierd/backend.h"
+#include "core/world.h"
+#include "tierd/log.h"
 
 #define TIERD_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
 

@@ -10,12 +10,12 @@
 /* Pages a request visits for the bins' tiers at most. */
 #define SAMPLE_PAGES (UINT64_C(1) << 20)
 
-static bool has_hooks(const struct tierd_backend *be)
+static bool has_hooks(const struct tier_world *be)
 {
 	return be->procs && be->extents && be->page_addr;
 }
 
-void tierd_heat_init(struct tierd_heat *h, struct tierd_backend *be)
+void tierd_heat_init(struct tierd_heat *h, struct tier_world *be)
 {
 	memset(h, 0, sizeof(*h));
 	h->be = be;
@@ -85,7 +85,7 @@ static void add_extent(void *ctx, uint64_t addr, uint64_t page, uint64_t nr)
 
 int tierd_heat_sync(struct tierd_heat *h, uint64_t now_us)
 {
-	struct tierd_backend *be = h->be;
+	struct tier_world *be = h->be;
 	struct tierd_heat_proc *np;
 	size_t n, i, k = 0;
 	pid_t *pids;
@@ -142,7 +142,7 @@ int tierd_heat_sync(struct tierd_heat *h, uint64_t now_us)
 void tierd_heat_watch(void *ctx, const struct tier_obs *obs, size_t n)
 {
 	struct tierd_heat *h = ctx;
-	struct tierd_backend *be = h->be;
+	struct tier_world *be = h->be;
 	/* Soft-dirty beside an accessed-bit tracker sees a subset of the
 	 * same accesses: counting both would pull the estimate down. */
 	bool skip_written = be->env->obs_kinds & TIER_OBS_ACCESSED;

@@ -22,7 +22,8 @@
 #include <sys/types.h>
 
 #include "core/heatmap.h"
-#include "tierd/backend.h"
+#include "core/world.h"
+#include "tierd/log.h"
 
 /* Processes with a heatmap at most; the rest (by pid order) have none. */
 #define TIERD_HEAT_MAX_PROCS 1024
@@ -35,7 +36,7 @@ struct tierd_heat_proc {
 };
 
 struct tierd_heat {
-	struct tierd_backend *be;	/* borrowed */
+	struct tier_world *be;	/* borrowed */
 	struct tierd_heat_proc *procs;	/* sorted by pid */
 	size_t nr;
 	bool synced;
@@ -47,7 +48,7 @@ struct tierd_heat {
 };
 
 /* Heatmaps over be's processes; none when be lacks the hooks. */
-void tierd_heat_init(struct tierd_heat *h, struct tierd_backend *be);
+void tierd_heat_init(struct tierd_heat *h, struct tier_world *be);
 void tierd_heat_release(struct tierd_heat *h);
 
 /* Before a step: when the backend's processes or mappings changed,

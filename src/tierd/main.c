@@ -12,7 +12,7 @@
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
 #include "common/config_yaml.h"
-#include "common/probe_out.h"
+#include "common/topology_config.h"
 #include "common/topology_out.h"
 #include "tierd/daemon.h"
 
@@ -112,34 +112,21 @@ static int load_config(const struct tierd_args *a, struct tier_config *cfg,
 	return tier_config_load_file(a->config, cfg, err);
 }
 
+/* The tiers this configuration gives (--check): the machine the daemon
+ * would run on, ranked as the configuration asks, exactly as the daemon's
+ * world ranks it. */
 static int discover(const struct tierd_args *a, const struct tier_config *cfg,
 		    struct tier_topology *topo, struct tier_err *err)
 {
-	struct tier_tier_override *ovr = NULL;
 	struct tier_linux_topology lt = { .sysfs_root = cfg->sysfs_root };
 	struct tier_sim_machine sm;
-	int *ovr_nodes = NULL;
-	size_t nr_ovr = 0;
 	int ret;
 
-	ret = tier_probe_config_override(cfg, &ovr, &nr_ovr, &ovr_nodes, err);
-	if (ret)
-		return ret;
-	if (a->machine) {
-		ret = tier_sim_machine_init(&sm, a->machine + 4, NULL,
-					    TIER_SIM_UNIT_BYTES_DEFAULT, err);
-		if (!ret)
-			ret = tier_topology_discover(&tier_sim_topology_ops, &sm, ovr,
-						     nr_ovr, topo, err);
-	} else {
-		ret = tier_topology_discover(&tier_linux_topology_ops, &lt, ovr, nr_ovr,
-					     topo, err);
-	}
-	free(ovr);
-	free(ovr_nodes);
-	if (!ret && cfg->rank_by == TIER_CONFIG_RANK_MEASURED)
-		topo->rank_source = TIER_RANK_MEASURED;
-	return ret;
+	if (!a->machine)
+		return tier_config_topology_discover(cfg, &tier_linux_topology_ops, &lt, topo, err);
+	ret = tier_sim_machine_init(&sm, a->machine + 4, NULL, TIER_SIM_UNIT_BYTES_DEFAULT, err);
+	return ret ? ret : tier_config_topology_discover(cfg, &tier_sim_topology_ops, &sm, topo,
+							 err);
 }
 
 /* The configured control groups' shares, one line each. */
@@ -216,24 +203,22 @@ int main(int argc, char **argv)
 		tier_config_release(&cfg);
 		return ret;
 	}
-	ret = discover(&args, &cfg, &topo, &err);
-	if (ret) {
-		fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
-		tier_config_release(&cfg);
-		return 1;
-	}
 	if (args.check) {
+		ret = discover(&args, &cfg, &topo, &err);
+		if (ret) {
+			fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+			tier_config_release(&cfg);
+			return 1;
+		}
 		printf("configuration: %s\n",
 		       args.config_given || access(args.config, F_OK) == 0 ? args.config
 									  : "built-in defaults");
 		printf("machine: %s\n\n", args.machine ? args.machine : "this host");
 		tier_topology_print(&topo, stdout);
 		print_cgroup_rules(&cfg);
-		ret = 0;
 		tier_topology_release(&topo);
 		tier_config_release(&cfg);
 		return 0;
 	}
-	tier_topology_release(&topo);
 	return tierd_run(&args, &cfg);
 }

@@ -15,6 +15,7 @@
 
 #include "backend/linux/topology.h"
 #include "common/probe_out.h"
+#include "common/topology_config.h"
 #include "core/nodelist.h"
 #include "core/probe.h"
 
@@ -507,20 +508,26 @@ static void test_file_round_trip(void **state)
 	free(ids);
 
 	/* The configuration's choice: rank_by measured reads the file. */
-	assert_int_equal(tier_config_init(&cfg), 0);
-	assert_int_equal(tier_probe_config_override(&cfg, &ovr, &nr, &ids, &err), 0);
-	assert_int_equal(nr, 0);
-	assert_null(ids);
-	cfg.rank_by = TIER_CONFIG_RANK_MEASURED;
-	assert_int_equal(tier_config_set_probe_file(&cfg, file), 0);
-	assert_int_equal(tier_probe_config_override(&cfg, &ovr, &nr, &ids, &err), 0);
-	assert_int_equal(nr, 1);
-	assert_int_equal(ovr[0].nodes[2], 2);
-	free(ovr);
-	free(ids);
-	assert_int_equal(tier_config_set_probe_file(&cfg, "/nonexistent/p.json"), 0);
-	assert_int_equal(tier_probe_config_override(&cfg, &ovr, &nr, &ids, &err), -ENOENT);
-	assert_string_equal(err.msg, "topology.rank_by: measured: /nonexistent/p.json: No such file or directory");
+	{
+		struct tier_config_topology ct;
+
+		assert_int_equal(tier_config_init(&cfg), 0);
+		assert_int_equal(tier_config_topology_init(&ct, &cfg, &err), 0);
+		assert_int_equal(ct.spec.nr_tiers, 0);
+		assert_false(ct.spec.measured);
+		tier_config_topology_release(&ct);
+		cfg.rank_by = TIER_CONFIG_RANK_MEASURED;
+		assert_int_equal(tier_config_set_probe_file(&cfg, file), 0);
+		assert_int_equal(tier_config_topology_init(&ct, &cfg, &err), 0);
+		assert_int_equal(ct.spec.nr_tiers, 1);
+		assert_true(ct.spec.measured);
+		assert_int_equal(ct.spec.tiers[0].nodes[2], 2);
+		tier_config_topology_release(&ct);
+		assert_int_equal(tier_config_set_probe_file(&cfg, "/nonexistent/p.json"), 0);
+		assert_int_equal(tier_config_topology_init(&ct, &cfg, &err), -ENOENT);
+		tier_config_topology_release(&ct);
+		assert_string_equal(err.msg, "topology.rank_by: measured: /nonexistent/p.json: No such file or directory");
+	}
 	tier_config_release(&cfg);
 	free(a);
 	free(b);

@@ -14,10 +14,10 @@
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker_util.h"
 
-static void say(tier_linux_say_fn fn, void *arg, int level, const char *fmt, ...)
+static void say(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static void say(tier_linux_say_fn fn, void *arg, int level, const char *fmt, ...)
+static void say(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -43,7 +43,7 @@ static bool other_tierd(const struct tier_linux_ctx *ctx, pid_t pid)
 	return !strcmp(comm, "tierd");
 }
 
-static int leftovers(const struct tier_linux_ctx *ctx, const char *path, tier_linux_say_fn fn,
+static int leftovers(const struct tier_linux_ctx *ctx, const char *path, tier_say_fn fn,
 		     void *arg, bool *found, struct tier_err *err)
 {
 	struct tier_linux_kernel_state st;
@@ -74,14 +74,14 @@ static int leftovers(const struct tier_linux_ctx *ctx, const char *path, tier_li
 }
 
 int tier_linux_guard_restore_leftovers(const struct tier_linux_ctx *ctx,
-				       const char *state_path, tier_linux_say_fn fn,
+				       const char *state_path, tier_say_fn fn,
 				       void *arg, bool *found, struct tier_err *err)
 {
 	return leftovers(ctx, state_path, fn, arg, found, err);
 }
 
 int tier_linux_guard_open(struct tier_linux_guard *g, const struct tier_linux_ctx *ctx,
-			  const char *state_path, tier_linux_say_fn fn, void *arg,
+			  const char *state_path, tier_say_fn fn, void *arg,
 			  struct tier_err *err)
 {
 	bool found;

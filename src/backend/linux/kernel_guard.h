@@ -25,14 +25,12 @@
 #include "backend/linux/tracker.h"
 #include "core/err.h"
 
-typedef void (*tier_linux_say_fn)(void *arg, int level, const char *msg);
-
 struct tier_linux_guard {
 	struct tier_linux_ctx ctx;
 	char state_path[PATH_MAX];
 	struct tier_linux_kernel_state st;	/* what this tierd changed */
 	bool saved;				/* the state file exists */
-	tier_linux_say_fn say;
+	tier_say_fn say;
 	void *say_arg;
 };
 
@@ -43,7 +41,7 @@ struct tier_linux_guard {
  * ("another tierd (pid N) runs ..."). A malformed file: -EINVAL naming
  * the line, nothing changed. Returns 0 or -errno with err set. */
 int tier_linux_guard_open(struct tier_linux_guard *g, const struct tier_linux_ctx *ctx,
-			  const char *state_path, tier_linux_say_fn say, void *say_arg,
+			  const char *state_path, tier_say_fn say, void *say_arg,
 			  struct tier_err *err);
 
 /* damon_stat: when it is on and disable is true, switches it off (saved
@@ -73,7 +71,7 @@ int tier_linux_guard_close(struct tier_linux_guard *g, struct tier_err *err);
 /* `tierd --restore`: acts on a state file left by a tierd that died
  * (as guard_open does) and returns; *found tells whether there was one. */
 int tier_linux_guard_restore_leftovers(const struct tier_linux_ctx *ctx,
-				       const char *state_path, tier_linux_say_fn say,
+				       const char *state_path, tier_say_fn say,
 				       void *say_arg, bool *found, struct tier_err *err);
 
 #endif

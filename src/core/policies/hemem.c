@@ -294,19 +294,7 @@ static void resync(struct hemem *h)
 
 static void refresh_free(struct hemem *h)
 {
-	const struct tier_topology *topo = h->env->topo;
-	size_t i;
-
-	for (i = 0; i < topo->nr_nodes; i++) {
-		uint64_t t, f;
-		int id = topo->nodes[i].id;
-
-		if (id < 0 || id >= 256)
-			continue;
-		if (h->env->mem->node_pages(h->env->mem_priv, id, &t, &f))
-			f = 0;
-		h->node_free[id] = (int64_t)f;
-	}
+	tier_node_free_pages(h->env, h->node_free);
 }
 
 static int64_t tier_free(const struct hemem *h, int rank)

@@ -312,9 +312,7 @@ static int cmp_seq(const void *a, const void *b, void *ctx)
 static void refresh(struct memtis *m)
 {
 	const struct tier_env *env = m->env;
-	const struct tier_topology *topo = env->topo;
 	uint64_t p;
-	size_t i;
 
 	memset(m->used, 0, sizeof(m->used));
 	memset(m->nr_active, 0, sizeof(m->nr_active));
@@ -329,16 +327,7 @@ static void refresh(struct memtis *m)
 		if (m->pages[p].flags & F_ACTIVE)
 			m->nr_active[r]++;
 	}
-	for (i = 0; i < topo->nr_nodes; i++) {
-		uint64_t t, f;
-		int id = topo->nodes[i].id;
-
-		if (id < 0 || id >= 256)
-			continue;
-		if (env->mem->node_pages(env->mem_priv, id, &t, &f))
-			f = 0;
-		m->node_free[id] = (int64_t)f;
-	}
+	tier_node_free_pages(env, m->node_free);
 }
 
 static int room_node(const struct memtis *m, int rank)

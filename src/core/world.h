@@ -1,20 +1,23 @@
-/* backend.h - what the daemon needs of a machine: the env the policy runs
- * over, a tracker, and a hook run before each step. Two implementations:
- * this host (backend_linux.c) and a simulated machine (backend_sim.c).
+/* world.h - a machine a driver (the daemon) runs the policy on: the env
+ * the policy runs over, the tracker that feeds it, and the hooks around a
+ * step (processes and mappings, intent, control groups, figures). One
+ * complete world per backend, each built by one constructor that fills
+ * every hook: this host (src/backend/linux/world.c, over sysfs, procfs,
+ * DAMON and move_pages) and a simulated machine (src/backend/sim/world.c).
+ * Process ids are plain ints here (the core includes no OS headers).
  */
-#ifndef TIERD_BACKEND_H
-#define TIERD_BACKEND_H
+#ifndef TIER_CORE_WORLD_H
+#define TIER_CORE_WORLD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "core/config.h"
 #include "core/loop.h"
 #include "core/policy.h"
-#include "tierd/log.h"
 
-struct tierd_backend_stats {
+struct tier_world_stats {
 	uint64_t promoted_bytes;
 	uint64_t demoted_bytes;
 	uint64_t failed_moves;
@@ -36,7 +39,7 @@ struct tierd_backend_stats {
 };
 
 /* One control group's figures (tierctl cgroup show). */
-struct tierd_group_stat {
+struct tier_world_group_stat {
 	char dir[512];			/* its cgroup directory */
 	bool exists;
 	char error[256];		/* why the figures below are missing, or "" */
@@ -48,7 +51,7 @@ struct tierd_group_stat {
 	uint64_t managed_bytes[TIER_GROUP_RANKS];
 };
 
-struct tierd_backend {
+struct tier_world {
 	const char *name;		/* "linux", "sim:dram-cxl" */
 	const char *tracker_name;
 	const struct tier_topology *topo;
@@ -60,63 +63,77 @@ struct tierd_backend {
 	 * machine); calls tier_loop_resize/forget on loop as pages come and
 	 * go. Returns 0, 1 when the machine is done (a finite simulation), or
 	 * -errno with err set. */
-	int (*prepare)(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+	int (*prepare)(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 		       struct tier_err *err);
 	/* Required. */
-	void (*stats)(struct tierd_backend *b, struct tierd_backend_stats *st);
+	void (*stats)(struct tier_world *b, struct tier_world_stats *st);
 	/* Optional. Intent for [addr, addr + len) of process pid (enum
 	 * tier_hint; TIER_HINT_NONE clears). The range is rounded out to
 	 * pages; the hint lasts until the range is unmapped or the process
 	 * exits. Returns 0 or -errno (-ESRCH no such process, -EINVAL bad
 	 * range); NULL: the backend has no processes (-EOPNOTSUPP). */
-	int (*hint)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t len,
+	int (*hint)(struct tier_world *b, int pid, uint64_t addr, uint64_t len,
 		    int advice, struct tier_err *err);
 	/* Optional. The control groups' rules: rules[i] is group i + 1
 	 * (core/groups.h); the policy sees them from the next step. Returns
 	 * 0 or -errno with err set; NULL: the backend has no cgroups
 	 * (-EOPNOTSUPP). */
-	int (*set_groups)(struct tierd_backend *b, const struct tier_config_cgroup *rules,
+	int (*set_groups)(struct tier_world *b, const struct tier_config_cgroup *rules,
 			  size_t n, struct tier_err *err);
 	/* Optional (with set_groups). Figures of rules[i] of the last
 	 * set_groups. Returns 0 or -errno with err set. */
-	int (*group_stat)(struct tierd_backend *b, size_t i, struct tierd_group_stat *st,
+	int (*group_stat)(struct tier_world *b, size_t i, struct tier_world_group_stat *st,
 			  struct tier_err *err);
 	/* Optional. The managed page at addr of process pid. Returns 0,
 	 * -ESRCH (not a managed process) or -ENOENT (no managed page there). */
-	int (*page_of)(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t *page);
+	int (*page_of)(struct tier_world *b, int pid, uint64_t addr, uint64_t *page);
 	/* Heatmaps (tierd/heatmap.h), with the three hooks below; a backend
 	 * without them has none. Bumped whenever the managed processes or
 	 * their mappings may have changed. */
 	uint64_t maps_gen;
 	/* Optional. The managed processes: up to max pids into pids (may be
 	 * NULL with max 0); returns how many there are. */
-	size_t (*procs)(struct tierd_backend *b, pid_t *pids, size_t max);
+	size_t (*procs)(struct tier_world *b, int *pids, size_t max);
 	/* Optional. Calls fn for each run of process pid's managed pages, in
 	 * address order: its first address, its first page id, its pages
 	 * (contiguous in both). Returns 0 or -ESRCH (not managed). */
-	int (*extents)(struct tierd_backend *b, pid_t pid,
+	int (*extents)(struct tier_world *b, int pid,
 		       void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx);
 	/* Optional. The process and address of managed page `page`, and in
 	 * *run the pages from it on that follow it in both ids and addresses
 	 * (at least 1). Returns 0 or -ENOENT. */
-	int (*page_addr)(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+	int (*page_addr)(struct tier_world *b, uint64_t page, int *pid, uint64_t *addr,
 			 uint64_t *run);
 	/* Optional. A new configuration (process selection, budget). */
-	void (*reconfigure)(struct tierd_backend *b, const struct tier_config *cfg);
+	void (*reconfigure)(struct tier_world *b, const struct tier_config *cfg);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a
 	 * kdamond) and frees it. */
-	void (*destroy)(struct tierd_backend *b);
+	void (*destroy)(struct tier_world *b);
 	void *priv;
 };
 
-/* Builds the simulated backend for preset (e.g. "dram-cxl"), running
- * workload under cfg's policy. Returns 0 or -errno. */
-int tierd_backend_sim_new(const char *preset, const char *workload,
-			  const struct tier_config *cfg, const struct tierd_log *log,
-			  struct tierd_backend **out, struct tier_err *err);
+/* What a world is built from. */
+struct tier_world_params {
+	const struct tier_config *cfg;	/* copied where kept */
+	/* How to rank the machine's nodes into tiers (the configuration's
+	 * override: common/topology_config.h); NULL: no override. */
+	const struct tier_topology_spec *topology;
+	tier_say_fn say;		/* how it says what it does (core/err.h); may be NULL */
+	void *say_arg;
+	int log_level;			/* the most verbose level the driver keeps: a
+					 * world skips building lines above it */
+	/* The simulated machine: */
+	const char *preset;		/* e.g. "dram-cxl" */
+	const char *workload;		/* its built-in workload */
+};
 
-/* Builds the Linux backend. Returns 0 or -errno. */
-int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_log *log,
-			    struct tierd_backend **out, struct tier_err *err);
+/* This host. Returns 0 or -errno with err set. */
+int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **out,
+			 struct tier_err *err);
+
+/* A simulated machine (p->preset) running p->workload under the
+ * configured policy. Returns 0 or -errno with err set. */
+int tier_sim_world_new(const struct tier_world_params *p, struct tier_world **out,
+		       struct tier_err *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* backend_sim.c - the daemon on a simulated tiered machine (tierd --machine
+/* world.c - a simulated tiered machine as a world (core/world.h), for the daemon (tierd --machine
  * sim:PRESET): the same loop, the simulator advancing one interval of
  * simulated time per step, so it runs in real time.
  *
@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "backend/sim/engine.h"
-#include "tierd/backend.h"
+#include "core/world.h"
 
 /* Where the simulated process's pages start (an mmap-area address). */
 #define SIM_BASE UINT64_C(0x7f0000000000)
 
 struct sim_backend {
-	struct tierd_backend b;
+	struct tier_world b;
 	struct tier_sim *sim;
 	pid_t pid;		/* the simulated workload's: tierd's own */
 	char name[96];
@@ -25,7 +25,7 @@ struct sim_backend {
 	uint64_t sim_us;	/* simulated time run so far */
 };
 
-static int sim_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+static int sim_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 		       struct tier_err *err)
 {
 	struct sim_backend *sb = b->priv;
@@ -40,7 +40,7 @@ static int sim_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t
 	return ret == 0 ? 1 : 0;
 }
 
-static void sim_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
+static void sim_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct sim_backend *sb = b->priv;
 	struct tier_sim_result r;
@@ -56,7 +56,7 @@ static void sim_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	st->fast_access_ratio = r.fast_access_ratio;
 }
 
-static size_t sim_procs(struct tierd_backend *b, pid_t *pids, size_t max)
+static size_t sim_procs(struct tier_world *b, pid_t *pids, size_t max)
 {
 	struct sim_backend *sb = b->priv;
 
@@ -65,7 +65,7 @@ static size_t sim_procs(struct tierd_backend *b, pid_t *pids, size_t max)
 	return 1;
 }
 
-static int sim_extents(struct tierd_backend *b, pid_t pid,
+static int sim_extents(struct tier_world *b, pid_t pid,
 		       void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx)
 {
 	struct sim_backend *sb = b->priv;
@@ -77,7 +77,7 @@ static int sim_extents(struct tierd_backend *b, pid_t pid,
 	return 0;
 }
 
-static int sim_page_addr(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+static int sim_page_addr(struct tier_world *b, uint64_t page, pid_t *pid, uint64_t *addr,
 			 uint64_t *run)
 {
 	struct sim_backend *sb = b->priv;
@@ -90,7 +90,7 @@ static int sim_page_addr(struct tierd_backend *b, uint64_t page, pid_t *pid, uin
 	return 0;
 }
 
-static void sim_destroy(struct tierd_backend *b)
+static void sim_destroy(struct tier_world *b)
 {
 	struct sim_backend *sb = b->priv;
 
@@ -98,15 +98,15 @@ static void sim_destroy(struct tierd_backend *b)
 	free(sb);
 }
 
-int tierd_backend_sim_new(const char *preset, const char *workload,
-			  const struct tier_config *cfg, const struct tierd_log *log,
-			  struct tierd_backend **out, struct tier_err *err)
+int tier_sim_world_new(const struct tier_world_params *wp, struct tier_world **out,
+		       struct tier_err *err)
 {
+	const struct tier_config *cfg = wp->cfg;
+	const char *preset = wp->preset, *workload = wp->workload;
 	struct sim_backend *sb = calloc(1, sizeof(*sb));
 	struct tier_sim_params p;
 	int ret;
 
-	(void)log;
 	if (!sb)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	memset(&p, 0, sizeof(p));

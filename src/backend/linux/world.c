@@ -1,13 +1,15 @@
-/* backend_linux.c - the daemon on this host: the managed processes'
+/* world.c - this host as a world (core/world.h), for the daemon: the managed processes'
  * memory (backend/linux/space), the best available tracker
  * (backend/linux/tracker), move_pages(2), and the kernel's own tiering kept
  * from fighting tierd (backend/linux/kernel_tiering). */
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <time.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "backend/linux/cgroup.h"
@@ -16,8 +18,7 @@
 #include "backend/linux/space.h"
 #include "backend/linux/topology.h"
 #include "backend/linux/tracker.h"
-#include "common/probe_out.h"
-#include "tierd/backend.h"
+#include "core/world.h"
 
 /* Pages whose node is re-queried per step (move_pages with nodes = NULL),
  * round robin: what the kernel moved behind tierd's back (reclaim,
@@ -27,7 +28,7 @@
 #define QUERY_PAGES_PER_STEP 16384
 
 struct linux_backend {
-	struct tierd_backend b;
+	struct tier_world b;
 	struct tier_env env;
 	struct tier_topology topo;
 	struct tier_linux_ctx ctx;
@@ -35,7 +36,9 @@ struct linux_backend {
 	const struct tier_linux_tracker_ops *trk;
 	void *trk_priv;
 	struct tier_tracker_ops core_trk;
-	const struct tierd_log *log;
+	tier_say_fn say_fn;
+	void *say_arg;
+	int log_level;
 	struct tier_loop *loop;		/* for forget() during an update */
 	int node_rank[256];
 	/* selection */
@@ -81,9 +84,20 @@ struct hint {
 	uint8_t advice;			/* enum tier_hint */
 };
 
-static void guard_say(void *arg, int level, const char *msg)
+static void say(const struct linux_backend *lb, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void say(const struct linux_backend *lb, int level, const char *fmt, ...)
 {
-	tierd_log(arg, level, "%s", msg);
+	char msg[1024];
+	va_list ap;
+
+	if (!lb->say_fn || level > lb->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lb->say_fn(lb->say_arg, level, msg);
 }
 
 /* Whether the tracker wanted may be DAMON (auto picks it first). */
@@ -102,7 +116,7 @@ static void sync_kdamond(struct linux_backend *lb)
 	bool running = lb->trk->kdamond && lb->trk->kdamond(lb->trk_priv, &idx, &pid);
 
 	if (tier_linux_guard_kdamond(&lb->guard, running, idx, pid, &err))
-		tierd_log(lb->log, LOG_WARNING, "%s", err.msg);
+		say(lb, LOG_WARNING, "%s", err.msg);
 }
 
 /* --- tracker adapter: address observations -> dense ones ----------------- */
@@ -143,7 +157,7 @@ static int adapter_collect(void *priv, void (*sink)(void *, const struct tier_ob
 	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
-	if (lb->log->level >= LOG_DEBUG) {
+	if (lb->log_level >= LOG_DEBUG) {
 		char line[256] = "";
 		size_t k, off = 0;
 
@@ -152,7 +166,7 @@ static int adapter_collect(void *priv, void (*sink)(void *, const struct tier_ob
 						" pid %d: %llu regions, %llu KiB accessed;", (int)cc.pid[k],
 						(unsigned long long)cc.obs[k],
 						(unsigned long long)cc.accessed_kib[k]);
-		tierd_log(lb->log, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
+		say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
 }
@@ -218,7 +232,7 @@ static int counted_split(void *priv, uint64_t page)
 	if (!ret) {
 		lb->splits++;
 	} else if ((ret == -EOPNOTSUPP || ret == -EPERM || ret == -EACCES) && !lb->split_warned) {
-		tierd_log(lb->log, LOG_WARNING,
+		say(lb, LOG_WARNING,
 			  "huge pages cannot be split (/sys/kernel/debug/split_huge_pages: %s); they are placed whole",
 			  strerror(-ret));
 		lb->split_warned = true;
@@ -279,7 +293,7 @@ static void scan_huge(struct linux_backend *lb)
 	int ret = tier_linux_space_scan_huge(lb->space);
 
 	if (ret == -EOPNOTSUPP && !lb->huge_warned) {
-		tierd_log(lb->log, LOG_INFO,
+		say(lb, LOG_INFO,
 			  "the kernel has no PAGEMAP_SCAN (Linux 6.7): transparent huge pages are placed as 4 KiB pages");
 		lb->huge_warned = true;
 	}
@@ -393,14 +407,14 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 		/* A configured cgroup is gone: the others are still managed.
 		 * Say so when the message changes, not every refresh. */
 		if (strcmp(err->msg, lb->last_select_error)) {
-			tierd_log(lb->log, LOG_WARNING, "process selection: %s", err->msg);
+			say(lb, LOG_WARNING, "process selection: %s", err->msg);
 			snprintf(lb->last_select_error, sizeof(lb->last_select_error), "%s", err->msg);
 		}
 		tier_err_clear(err);
 	} else if (ret) {
 		free(pids);
 		if (lb->select_warnings++ < 3)
-			tierd_log(lb->log, LOG_WARNING, "process selection: %s", err->msg);
+			say(lb, LOG_WARNING, "process selection: %s", err->msg);
 		tier_err_clear(err);
 		return 0;
 	} else {
@@ -426,7 +440,7 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 		}
 	}
 	if (nr != lb->nr_procs)
-		tierd_log(lb->log, LOG_INFO, "managing %zu process%s", nr, nr == 1 ? "" : "es");
+		say(lb, LOG_INFO, "managing %zu process%s", nr, nr == 1 ? "" : "es");
 	lb->nr_procs = nr;
 	lb->loop = loop;
 	ret = tier_linux_space_update(lb->space, pids, nr, forget_range, lb, err);
@@ -450,7 +464,7 @@ static int refresh(struct linux_backend *lb, struct tier_loop *loop, struct tier
 	return ret;
 }
 
-static int linux_hint(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t len,
+static int linux_hint(struct tier_world *b, pid_t pid, uint64_t addr, uint64_t len,
 		      int advice, struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
@@ -498,12 +512,12 @@ static int linux_hint(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_
 		lb->cap_hints = cap;
 	}
 	lb->next_refresh_us = 0;	/* take the process in, lay the hint, next step */
-	tierd_log(lb->log, LOG_INFO, "hint: pid %d [0x%llx, 0x%llx) %d", (int)pid,
+	say(lb, LOG_INFO, "hint: pid %d [0x%llx, 0x%llx) %d", (int)pid,
 		  (unsigned long long)start, (unsigned long long)end, advice);
 	return 0;
 }
 
-static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 			 struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
@@ -523,7 +537,7 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */
 	if (lb->nomem_moves > lb->nomem_logged && now_us - lb->nomem_log_us >= 10000000) {
-		tierd_log(lb->log, LOG_INFO,
+		say(lb, LOG_INFO,
 			  "%llu page moves found their target node full (ENOMEM); spilled to the next tier or retried after demotions",
 			  (unsigned long long)(lb->nomem_moves - lb->nomem_logged));
 		lb->nomem_logged = lb->nomem_moves;
@@ -534,7 +548,7 @@ static int linux_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64
 
 /* The CPU of the kdamonds tierd ran: the one running now read from its
  * /proc/PID/stat, those before it as last read. */
-static void kthread_cpu(struct linux_backend *lb, struct tierd_backend_stats *st)
+static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
 {
 	unsigned idx;
 	pid_t pid = 0;
@@ -555,7 +569,7 @@ static void kthread_cpu(struct linux_backend *lb, struct tierd_backend_stats *st
 	st->kthread_cpu_seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
 }
 
-static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
+static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct linux_backend *lb = b->priv;
 	uint64_t page = UINT64_C(1) << lb->env.page_shift;
@@ -584,7 +598,7 @@ static void linux_stats(struct tierd_backend *b, struct tierd_backend_stats *st)
 	}
 }
 
-static int linux_set_groups(struct tierd_backend *b, const struct tier_config_cgroup *rules,
+static int linux_set_groups(struct tier_world *b, const struct tier_config_cgroup *rules,
 			    size_t n, struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
@@ -620,7 +634,7 @@ static int linux_set_groups(struct tierd_backend *b, const struct tier_config_cg
 	return 0;
 }
 
-static int linux_group_stat(struct tierd_backend *b, size_t i, struct tierd_group_stat *st,
+static int linux_group_stat(struct tier_world *b, size_t i, struct tier_world_group_stat *st,
 			    struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
@@ -663,7 +677,7 @@ static int linux_group_stat(struct tierd_backend *b, size_t i, struct tierd_grou
 	return 0;
 }
 
-static int linux_page_of(struct tierd_backend *b, pid_t pid, uint64_t addr, uint64_t *page)
+static int linux_page_of(struct tier_world *b, pid_t pid, uint64_t addr, uint64_t *page)
 {
 	struct linux_backend *lb = b->priv;
 	size_t slot, nr = tier_linux_space_nr_procs(lb->space);
@@ -676,7 +690,7 @@ static int linux_page_of(struct tierd_backend *b, pid_t pid, uint64_t addr, uint
 	return tier_linux_space_page(lb->space, pid, addr & ~UINT64_C(4095), page) ? 0 : -ENOENT;
 }
 
-static size_t linux_procs(struct tierd_backend *b, pid_t *pids, size_t max)
+static size_t linux_procs(struct tier_world *b, pid_t *pids, size_t max)
 {
 	struct linux_backend *lb = b->priv;
 	size_t slot, nr = tier_linux_space_nr_procs(lb->space), n = 0;
@@ -693,7 +707,7 @@ static size_t linux_procs(struct tierd_backend *b, pid_t *pids, size_t max)
 	return n;
 }
 
-static int linux_extents(struct tierd_backend *b, pid_t pid,
+static int linux_extents(struct tier_world *b, pid_t pid,
 			 void (*fn)(void *ctx, uint64_t addr, uint64_t page, uint64_t nr), void *ctx)
 {
 	struct linux_backend *lb = b->priv;
@@ -701,7 +715,7 @@ static int linux_extents(struct tierd_backend *b, pid_t pid,
 	return tier_linux_space_extents(lb->space, pid, fn, ctx);
 }
 
-static int linux_page_addr(struct tierd_backend *b, uint64_t page, pid_t *pid, uint64_t *addr,
+static int linux_page_addr(struct tier_world *b, uint64_t page, pid_t *pid, uint64_t *addr,
 			   uint64_t *run)
 {
 	struct linux_backend *lb = b->priv;
@@ -758,16 +772,16 @@ static int copy_selection(struct linux_backend *lb, const struct tier_config *cf
 	return 0;
 }
 
-static void linux_reconfigure(struct tierd_backend *b, const struct tier_config *cfg)
+static void linux_reconfigure(struct tier_world *b, const struct tier_config *cfg)
 {
 	struct linux_backend *lb = b->priv;
 
 	if (copy_selection(lb, cfg))
-		tierd_log(lb->log, LOG_ERR, "reload: out of memory copying the process selection");
+		say(lb, LOG_ERR, "reload: out of memory copying the process selection");
 	lb->next_refresh_us = 0;	/* apply at the next step */
 }
 
-static void linux_destroy(struct tierd_backend *b)
+static void linux_destroy(struct tier_world *b)
 {
 	struct linux_backend *lb = b->priv;
 	struct tier_err err = { "" };
@@ -777,7 +791,7 @@ static void linux_destroy(struct tierd_backend *b)
 	if (lb->guard_open) {
 		tier_linux_guard_kdamond(&lb->guard, false, 0, 0, NULL);
 		if (tier_linux_guard_close(&lb->guard, &err))
-			tierd_log(lb->log, LOG_ERR, "putting back the kernel's settings: %s (%s keeps "
+			say(lb, LOG_ERR, "putting back the kernel's settings: %s (%s keeps "
 				  "them for the next start or tierd --restore)", err.msg,
 				  lb->guard.state_path);
 	}
@@ -790,40 +804,34 @@ static void linux_destroy(struct tierd_backend *b)
 	free(lb);
 }
 
-int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_log *log,
-			    struct tierd_backend **out, struct tier_err *err)
+int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **out,
+			 struct tier_err *err)
 {
+	const struct tier_config *cfg = p->cfg;
 	struct linux_backend *lb = calloc(1, sizeof(*lb));
 	struct tier_linux_topology lt = { .sysfs_root = cfg->sysfs_root };
-	struct tier_tier_override *ovr = NULL;
-	int *ovr_nodes = NULL;
 	char why[1024] = "";
-	size_t nr_ovr = 0;
 	int ret;
 
 	if (!lb)
 		return tier_err_set(err, -ENOMEM, "out of memory");
-	lb->log = log;
+	lb->say_fn = p->say;
+	lb->say_arg = p->say_arg;
+	lb->log_level = p->log_level;
 	lb->ctx.sysfs_root = cfg->sysfs_root;
 	lb->ctx.procfs_root = "/proc";
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
-	ret = tier_probe_config_override(cfg, &ovr, &nr_ovr, &ovr_nodes, err);
-	if (!ret)
-		ret = tier_topology_discover(&tier_linux_topology_ops, &lt, ovr, nr_ovr, &lb->topo, err);
-	free(ovr);
-	free(ovr_nodes);
+	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)
 		goto out_free;
-	if (cfg->rank_by == TIER_CONFIG_RANK_MEASURED)
-		lb->topo.rank_source = TIER_RANK_MEASURED;
 	if (lb->topo.nr_tiers < 2)
-		tierd_log(log, LOG_WARNING,
+		say(lb, LOG_WARNING,
 			  "this host has one memory tier: nothing to place (try --machine sim:dram-cxl)");
 	tier_node_rank_map(&lb->topo, lb->node_rank);
 	/* The kernel's settings: a crashed tierd's leftovers first, then
 	 * DAMON freed from damon_stat before the trackers are probed. */
-	ret = tier_linux_guard_open(&lb->guard, &lb->ctx, cfg->state_file, guard_say,
-				    (void *)log, err);
+	ret = tier_linux_guard_open(&lb->guard, &lb->ctx, cfg->state_file, p->say, p->say_arg,
+				    err);
 	if (ret)
 		goto out_free;
 	lb->guard_open = true;
@@ -850,7 +858,7 @@ int tierd_backend_linux_new(const struct tier_config *cfg, const struct tierd_lo
 		char *line, *save = NULL;
 
 		for (line = strtok_r(why, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-			tierd_log(log, ret ? LOG_ERR : LOG_INFO, "tracker %s", line);
+			say(lb, ret ? LOG_ERR : LOG_INFO, "tracker %s", line);
 	}
 	if (ret) {
 		tier_err_set(err, ret, "no usable hotness tracker (see the lines above)");
