@@ -1,0 +1,142 @@
+/* world_ops.c - the Linux world's tracker and migrator as the core sees
+ * them: observations per address turned into dense page ids, and
+ * move_pages(2) counted by direction and failure. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/linux/world_impl.h"
+
+/* --- tracker adapter: address observations -> dense ones ----------------- */
+
+/* Observations of the first few processes per collect, for the debug log. */
+#define SEEN_PIDS 4
+
+struct collect_ctx {
+	struct linux_backend *lb;
+	void (*sink)(void *, const struct tier_obs *, size_t);
+	void *sink_ctx;
+	pid_t pid[SEEN_PIDS];
+	uint64_t obs[SEEN_PIDS], accessed_kib[SEEN_PIDS];
+};
+
+static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct collect_ctx *cc = ctx;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < SEEN_PIDS && cc->pid[k] && cc->pid[k] != obs[i].pid; k++)
+			;
+		if (k == SEEN_PIDS)
+			continue;
+		cc->pid[k] = obs[i].pid;
+		cc->obs[k]++;
+		if (obs[i].count)
+			cc->accessed_kib[k] += (obs[i].end - obs[i].start) >> 10;
+	}
+	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
+}
+
+int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
+			   void *ctx, struct tier_err *err)
+{
+	struct linux_backend *lb = priv;
+	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
+	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
+
+	if (lb->log_level >= LOG_DEBUG) {
+		char line[256] = "";
+		size_t k, off = 0;
+
+		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
+			off += (size_t)snprintf(line + off, sizeof(line) - off,
+						" pid %d: %llu regions, %llu KiB accessed;", (int)cc.pid[k],
+						(unsigned long long)cc.obs[k],
+						(unsigned long long)cc.accessed_kib[k]);
+		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
+	}
+	return ret;
+}
+
+/* --- migrator wrapper: direction accounting ------------------------------ */
+
+static long counted_move(void *priv, const uint64_t *pages, const int *nodes, int *status,
+			 size_t n)
+{
+	struct linux_backend *lb = priv;
+	int from[1024];
+	size_t i, done = 0;
+	long total = 0;
+
+	/* In chunks, remembering each page's rank before the move. */
+	while (done < n) {
+		size_t k = n - done < 1024 ? n - done : 1024;
+		long moved;
+
+		for (i = 0; i < k; i++) {
+			uint8_t nd = lb->env.page_node[pages[done + i]];
+
+			from[i] = nd == TIER_NODE_NONE ? -1 : lb->node_rank[nd];
+		}
+		moved = tier_linux_migrator_ops.move(lb->space, pages + done, nodes + done,
+						     status + done, k);
+		if (moved < 0)
+			return total ? total : moved;
+		for (i = 0; i < k; i++) {
+			int st = status[done + i];
+
+			if (st < 0) {
+				lb->failed_moves++;
+				if (st == -ENOMEM)
+					lb->nomem_moves++;
+				continue;
+			}
+			if (from[i] < 0 || st >= 256)
+				continue;
+			if (lb->node_rank[st] < from[i])
+				lb->promoted_pages++;
+			else if (lb->node_rank[st] > from[i])
+				lb->demoted_pages++;
+		}
+		total += moved;
+		done += k;
+	}
+	return total;
+}
+
+const struct tier_migrator_ops tier__lw_migrator_nosplit = {
+	.name = "move_pages",
+	.move = counted_move,
+};
+
+/* Splits through the kernel (debugfs); where the kernel offers no way,
+ * says so once and offers the policy no split from then on. */
+static int counted_split(void *priv, uint64_t page)
+{
+	struct linux_backend *lb = priv;
+	int ret = tier_linux_migrator_ops.split(lb->space, page);
+
+	if (!ret) {
+		lb->splits++;
+	} else if ((ret == -EOPNOTSUPP || ret == -EPERM || ret == -EACCES) && !lb->split_warned) {
+		tier__lw_say(lb, LOG_WARNING,
+			  "huge pages cannot be split (/sys/kernel/debug/split_huge_pages: %s); they are placed whole",
+			  strerror(-ret));
+		lb->split_warned = true;
+		lb->env.migrator = &tier__lw_migrator_nosplit;
+	}
+	return ret;
+}
+
+const struct tier_migrator_ops tier__lw_migrator = {
+	.name = "move_pages",
+	.move = counted_move,
+	.split = counted_split,
+};
+
