@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "backend/linux/maps.h"
 #include "backend/linux/sysfs.h"
 #include "core/nodelist.h"
 
@@ -232,132 +233,36 @@ static int reserve_scratch(struct tier_linux_space *s, size_t n)
 	return 0;
 }
 
-/* ---- /proc/PID/maps ---- */
+/* ---- reading the managed mappings ---- */
 
-static bool parse_hex(const char **pp, uint64_t *out)
+struct maps_reading {
+	const struct tier_linux_space *s;
+	uint64_t max_pages;
+	struct vma *v;
+	size_t n, cap;
+	struct tier_err *err;
+};
+
+static int add_vma(void *arg, const struct tier__maps_entry *e)
 {
-	const char *p = *pp;
-	uint64_t v = 0;
-	int digits = 0;
+	struct maps_reading *r = arg;
+	unsigned shift = r->s->page_shift;
+	struct vma *v;
 
-	for (;; p++, digits++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (digits == 16)
-			return false;
-		v = v << 4 | (uint64_t)d;
-	}
-	if (!digits)
-		return false;
-	*pp = p;
-	*out = v;
-	return true;
-}
-
-static bool parse_dec(const char **pp, uint64_t *out)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return false;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
-
-static bool expect_char(const char **pp, char c)
-{
-	if (**pp != c)
-		return false;
-	(*pp)++;
-	return true;
-}
-
-/* Whether a mapping holds pages tierd manages: private, accessible,
- * anonymous (incl. [heap], [stack], [anon:name]) or a writable private file
- * mapping (its copied-on-write pages). Special mappings ([vdso], [vvar],
- * [vsyscall], ...) and device files are left out: maps does not show
- * VM_IO, so /dev/ files (but /dev/zero) stand for it. */
-static bool managed(const char *perms, uint64_t ino, const char *path)
-{
-	bool anon;
-
-	if (perms[3] != 'p')
-		return false;
-	if (perms[0] != 'r' && perms[1] != 'w' && perms[2] != 'x')
-		return false;	/* PROT_NONE: reserved or guard pages */
-	if (path[0] == '[')
-		return !strcmp(path, "[heap]") || !strcmp(path, "[stack]") ||
-		       !strncmp(path, "[stack:", 7) || !strncmp(path, "[anon:", 6);
-	anon = ino == 0 && path[0] == '\0';
-	if (anon)
-		return true;
-	if (!strncmp(path, "/dev/", 5) && strncmp(path, "/dev/zero", 9))
-		return false;
-	if (!strncmp(path, "/anon_hugepage", 14))
-		return false;	/* hugetlb: not in base pages */
-	return perms[1] == 'w';
-}
-
-/* Parses one maps line ("START-END PERMS OFFSET MAJ:MIN INODE [PATH]").
- * Returns NULL, filling *v and *is_managed, or what is wrong. */
-static const char *parse_maps_line(const struct tier_linux_space *s, const char *line,
-				   struct vma *v, bool *is_managed)
-{
-	const char *p = line;
-	uint64_t start, end, off, maj, min, ino, mask = (1ull << s->page_shift) - 1;
-	char perms[5];
-	int i;
-
-	if (!parse_hex(&p, &start) || !expect_char(&p, '-') || !parse_hex(&p, &end) ||
-	    !expect_char(&p, ' '))
-		return "bad address range";
-	if (end <= start || (start & mask) || (end & mask))
-		return "address range empty or not page aligned";
-	for (i = 0; i < 4; i++, p++) {
-		static const char allowed[4][3] = { "r-", "w-", "x-", "ps" };
-
-		if (!*p || !memchr(allowed[i], *p, 2))
-			return "bad permissions";
-		perms[i] = *p;
-	}
-	perms[4] = '\0';
-	if (!expect_char(&p, ' ') || !parse_hex(&p, &off) || !expect_char(&p, ' '))
-		return "bad offset";
-	if (!parse_hex(&p, &maj) || !expect_char(&p, ':') || !parse_hex(&p, &min) ||
-	    !expect_char(&p, ' '))
-		return "bad device";
-	if (!parse_dec(&p, &ino))
-		return "bad inode";
-	if (*p && *p != ' ')
-		return "bad inode";
-	while (*p == ' ')
-		p++;
-	/* p: the path, possibly empty (anonymous lines end in a space). */
-	*is_managed = managed(perms, ino, p);
-	v->start = start;
-	v->end = end;
-	v->dev = maj << 32 | min;
-	v->ino = ino;
-	if (ino == 0 && maj == 0 && min == 0)
+	if (r->max_pages && (e->end - e->start) >> shift > r->max_pages)
+		return 0;	/* a sparse reservation (see space.h) */
+	if (grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		return tier_err_set(r->err, -ENOMEM, "out of memory");
+	v = &r->v[r->n++];
+	v->start = e->start;
+	v->end = e->end;
+	v->dev = e->dev_major << 32 | e->dev_minor;
+	v->ino = e->inode;
+	if (e->inode == 0 && e->dev_major == 0 && e->dev_minor == 0)
 		v->key = 0;	/* anonymous: maps shows offset 0 */
 	else
-		v->key = (int64_t)(off >> s->page_shift) - (int64_t)(start >> s->page_shift);
-	return NULL;
+		v->key = (int64_t)(e->offset >> shift) - (int64_t)(e->start >> shift);
+	return 0;
 }
 
 /* Reads the managed mappings of pid, leaving out those larger than
@@ -366,81 +271,23 @@ static const char *parse_maps_line(const struct tier_linux_space *s, const char 
 static int read_maps(const struct tier_linux_space *s, pid_t pid, uint64_t max_pages,
 		     struct vma **out, size_t *nr, struct tier_err *err)
 {
-	char path[PATH_MAX], *line = NULL;
-	size_t cap_line = 0, cap = 0, n = 0;
-	struct vma *v = NULL;
-	unsigned lineno = 0;
-	uint64_t prev_end = 0;
-	bool any = false;
-	ssize_t len;
-	FILE *f;
-	int ret = 0;
+	struct maps_reading r = { .s = s, .max_pages = max_pages, .err = err };
+	size_t nr_lines;
+	int ret;
 
 	*out = NULL;
 	*nr = 0;
-	if (tier_sysfs_path(path, sizeof(path), s->ctx->procfs_root, "%d/maps", (int)pid))
-		return tier_err_set(err, -ENAMETOOLONG, "%s/%d/maps: path too long",
-				    s->ctx->procfs_root, (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT || errno == ESRCH)
-			return 1;
-		ret = -errno;
-		return tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
-	}
-	errno = 0;
-	while ((len = getline(&line, &cap_line, f)) >= 0) {
-		struct vma one;
-		bool is_managed;
-		const char *why;
-
-		lineno++;
-		any = true;
-		if (len > 0 && line[len - 1] == '\n')
-			line[--len] = '\0';
-		why = parse_maps_line(s, line, &one, &is_managed);
-		if (why) {
-			ret = tier_err_set(err, -EINVAL, "%s:%u: %s in '%.100s'", path, lineno,
-					   why, line);
-			goto out;
-		}
-		if (one.start < prev_end) {
-			ret = tier_err_set(err, -EINVAL,
-					   "%s:%u: mapping overlaps the one before in '%.100s'",
-					   path, lineno, line);
-			goto out;
-		}
-		prev_end = one.end;
-		if (!is_managed)
-			continue;
-		if (max_pages && (one.end - one.start) >> s->page_shift > max_pages)
-			continue;	/* a sparse reservation (see space.h) */
-		if (grow((void **)&v, &cap, n + 1, sizeof(*v))) {
-			ret = tier_err_set(err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		v[n++] = one;
-	}
-	if (ferror(f)) {
-		if (errno == ESRCH || errno == ENOENT) {
-			ret = 1;	/* exited while we read */
-		} else {
-			ret = errno ? -errno : -EIO;
-			tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
-		}
-		goto out;
-	}
-	if (!any)
+	ret = tier__maps_read(s->ctx, pid, s->page_shift, add_vma, &r, &nr_lines, err);
+	if (!ret && !nr_lines)
 		ret = 1;	/* no mm: a zombie, or a kernel thread */
-out:
-	fclose(f);
-	free(line);
+	else if (ret == -ESRCH)
+		ret = 1;
 	if (ret) {
-		free(v);
+		free(r.v);
 		return ret;
 	}
-	*out = v;
-	*nr = n;
+	*out = r.v;
+	*nr = r.n;
 	return 0;
 }
 
