@@ -28,6 +28,7 @@
 
 #include "backend/linux/maps.h"
 #include "backend/linux/sysfs.h"
+#include "backend/linux/topology.h"
 #include "core/nodelist.h"
 
 /* PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h), for C libraries whose
@@ -291,13 +292,11 @@ static int read_maps(const struct tier_linux_space *s, pid_t pid, uint64_t max_p
 	return 0;
 }
 
-static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_pages);
-
 /* Pages of memory in the machine (all online nodes), 0 when unknown. */
 static uint64_t machine_pages(struct tier_linux_space *s)
 {
 	char path[PATH_MAX], buf[4096];
-	uint64_t sum = 0, total, free_pages;
+	uint64_t sum = 0, total_bytes, free_bytes;
 	int *ids = NULL;
 	size_t nr = 0, i;
 
@@ -307,11 +306,12 @@ static uint64_t machine_pages(struct tier_linux_space *s)
 	    tier_nodelist_parse(buf, &ids, &nr, NULL))
 		return 0;
 	for (i = 0; i < nr; i++) {
-		if (mem_node_pages(s, ids[i], &total, &free_pages)) {
+		if (tier_linux_node_meminfo(s->ctx->sysfs_root, ids[i], &total_bytes, &free_bytes,
+					    NULL)) {
 			sum = 0;
 			break;
 		}
-		sum += total;
+		sum += total_bytes >> s->page_shift;
 	}
 	free(ids);
 	return sum;
@@ -1668,35 +1668,14 @@ static void read_reserves(struct tier_linux_space *s)
 static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_pages)
 {
 	struct tier_linux_space *s = priv;
-	char path[PATH_MAX], buf[8192], *line, *save = NULL;
-	bool have_total = false, have_free = false;
-	long n;
+	uint64_t total_bytes, free_bytes;
+	int ret;
 
-	if (node < 0)
-		return -ENOENT;
-	if (tier_sysfs_path(path, sizeof(path), s->ctx->sysfs_root,
-			    "devices/system/node/node%d/meminfo", node))
-		return -ENAMETOOLONG;
-	n = tier_sysfs_read(path, buf, sizeof(buf), NULL);
-	if (n < 0)
-		return (int)n;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long v;
-		char key[32];
-		int nid;
-
-		if (sscanf(line, "Node %d %31[^:]: %llu", &nid, key, &v) != 3 || nid != node)
-			continue;
-		if (!strcmp(key, "MemTotal")) {
-			*total = (v << 10) >> s->page_shift;
-			have_total = true;
-		} else if (!strcmp(key, "MemFree")) {
-			*free_pages = (v << 10) >> s->page_shift;
-			have_free = true;
-		}
-	}
-	if (!have_total || !have_free)
-		return -EINVAL;
+	ret = tier_linux_node_meminfo(s->ctx->sysfs_root, node, &total_bytes, &free_bytes, NULL);
+	if (ret)
+		return ret;
+	*total = total_bytes >> s->page_shift;
+	*free_pages = free_bytes >> s->page_shift;
 	/* What the kernel keeps free is not room for migrations: a move into
 	 * a node at its watermark fails (ENOMEM) or waits for reclaim. */
 	if (s->reserve_calls++ % RESERVE_REREAD == 0)

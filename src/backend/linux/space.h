@@ -153,8 +153,11 @@ void tier_linux_space_migrate_stats(const struct tier_linux_space *s,
 
 /* Memory ops over the machine's nodes (priv: struct tier_linux_space *):
  * MemTotal/MemFree of /sys/devices/system/node/nodeN/meminfo (under
- * ctx->sysfs_root) in pages, read afresh at every call (one small file).
- * -ENOENT: no such node; -EINVAL: meminfo without those lines. */
+ * ctx->sysfs_root; tier_linux_node_meminfo() in topology.h) in pages, read
+ * afresh at every call (one small file), MemFree less the kernel's reserve
+ * (the node's zones' high watermarks in <procfs>/zoneinfo).
+ * -ENOENT: no such node; -EINVAL: meminfo malformed or without those
+ * lines. */
 extern const struct tier_mem_ops tier_linux_mem_ops;
 
 /* Huge pages. Ids of a mapping that can hold a huge page keep the
