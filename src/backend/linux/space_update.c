@@ -115,7 +115,7 @@ static int read_maps(const struct tier_linux_space *s, pid_t pid, uint64_t max_p
 }
 
 /* Pages of memory in the machine (all online nodes), 0 when unknown. */
-static uint64_t machine_pages(struct tier_linux_space *s)
+static uint64_t machine_pages(const struct tier_linux_space *s)
 {
 	char path[PATH_MAX], buf[4096];
 	uint64_t sum = 0, total_bytes, free_bytes;
@@ -156,16 +156,26 @@ struct pending {
 	uint32_t slot;
 };
 
+/* An update in the making: phase 1 fills it, the space untouched; phase 2
+ * moves what it built into the space. */
 struct update {
-	struct proc_maps *procs;
+	struct proc_maps *procs;	/* the processes still there, by pid */
 	size_t nr_procs;
-	struct tier__extent *ext;		/* the new extents */
+	bool *survives;			/* [old nr_slots]: the slot's process stays */
+	size_t nr_slots;		/* slots after the update */
+	struct tier__extent *ext;	/* the new extents */
 	size_t nr_ext, cap_ext;
 	struct pending *pend;
 	size_t nr_pend, cap_pend;
-	struct tier__id_range *rel;		/* released ids */
+	struct tier__id_range *rel;	/* released ids */
 	size_t nr_rel, cap_rel;
 	uint64_t pend_pages;
+
+	/* Reserved for phase 2, which cannot fail. */
+	struct tier__slot *new_slots;
+	struct tier__pid_slot *new_by_pid;
+	size_t *new_by_id;
+	struct tier__id_key *keys;
 };
 
 static void update_release(struct update *u)
@@ -175,9 +185,14 @@ static void update_release(struct update *u)
 	for (i = 0; i < u->nr_procs; i++)
 		free(u->procs[i].vmas);
 	free(u->procs);
+	free(u->survives);
 	free(u->ext);
 	free(u->pend);
 	free(u->rel);
+	free(u->new_slots);
+	free(u->new_by_pid);
+	free(u->new_by_id);
+	free(u->keys);
 }
 
 static int push_rel(struct update *u, uint64_t first, uint64_t nr)
@@ -307,138 +322,180 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_t n,
-			    void (*forget)(void *ctx, uint64_t first, uint64_t nr), void *ctx,
-			    struct tier_err *err)
+static int nomem(struct tier_err *err)
 {
-	struct update u = { 0 };
-	pid_t *sorted = NULL;
-	struct tier__slot *new_slots = NULL;
-	struct tier__pid_slot *new_by_pid = NULL;
-	size_t *new_by_id = NULL;
-	struct tier__id_key *keys = NULL;
-	size_t i, nr_sorted = 0, nr_new_slots, max_ext;
-	uint64_t max_map_pages = machine_pages(s);
-	bool *slot_used = NULL, *survives = NULL;
+	return tier_err_set(err, -ENOMEM, "address space update: out of memory");
+}
+
+/* ---- phase 1: read and plan; the space is untouched ---- */
+
+/* Reads the managed mappings of pids (sorted, each once, pids <= 0
+ * dropped) into u->procs, leaving out the processes that are gone.
+ * Returns 0 or -errno with err. */
+static int read_procs(const struct tier_linux_space *s, struct update *u, const pid_t *pids,
+		      size_t n, struct tier_err *err)
+{
+	uint64_t max_map_pages;
+	size_t i, nr_sorted = 0;
+	pid_t *sorted;
 	int ret = 0;
 
-	/* Phase 1: read everything; the space is untouched until phase 2. */
-	if (n) {
-		sorted = malloc(n * sizeof(*sorted));
-		if (!sorted)
-			goto out_nomem;
-		memcpy(sorted, pids, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_pid);
-		for (i = 0; i < n; i++)
-			if (sorted[i] > 0 && (!nr_sorted || sorted[nr_sorted - 1] != sorted[i]))
-				sorted[nr_sorted++] = sorted[i];
-		u.procs = calloc(nr_sorted ? nr_sorted : 1, sizeof(*u.procs));
-		if (!u.procs)
-			goto out_nomem;
+	if (!n)
+		return 0;
+	sorted = malloc(n * sizeof(*sorted));
+	if (!sorted)
+		return nomem(err);
+	memcpy(sorted, pids, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_pid);
+	for (i = 0; i < n; i++)
+		if (sorted[i] > 0 && (!nr_sorted || sorted[nr_sorted - 1] != sorted[i]))
+			sorted[nr_sorted++] = sorted[i];
+	u->procs = calloc(nr_sorted ? nr_sorted : 1, sizeof(*u->procs));
+	if (!u->procs) {
+		free(sorted);
+		return nomem(err);
 	}
+	max_map_pages = machine_pages(s);
 	for (i = 0; i < nr_sorted; i++) {
-		struct proc_maps *pm = &u.procs[u.nr_procs];
+		struct proc_maps *pm = &u->procs[u->nr_procs];
 
 		ret = read_maps(s, sorted[i], max_map_pages, &pm->vmas, &pm->nr, err);
 		if (ret < 0)
-			goto out;
-		if (ret == 1)
+			break;
+		if (ret == 1) {
+			ret = 0;
 			continue;	/* gone */
-		pm->pid = sorted[i];
-		u.nr_procs++;
-	}
-	ret = 0;
-
-	/* Slots: survivors keep theirs, newcomers take the lowest free one. */
-	nr_new_slots = s->nr_slots > u.nr_procs ? s->nr_slots : u.nr_procs;
-	slot_used = calloc(nr_new_slots + 1, sizeof(*slot_used));
-	survives = calloc(s->nr_slots + 1, sizeof(*survives));
-	if (!slot_used || !survives)
-		goto out_nomem;
-	for (i = 0; i < u.nr_procs; i++) {
-		long sl = tier__space_slot_of(s, u.procs[i].pid);
-
-		u.procs[i].slot = sl >= 0 ? (uint32_t)sl : UINT32_MAX;
-		if (sl >= 0)
-			slot_used[sl] = survives[sl] = true;
-	}
-	{
-		size_t next = 0;
-
-		for (i = 0; i < u.nr_procs; i++) {
-			if (u.procs[i].slot != UINT32_MAX)
-				continue;
-			while (slot_used[next])
-				next++;
-			slot_used[next] = true;
-			u.procs[i].slot = (uint32_t)next;
 		}
+		pm->pid = sorted[i];
+		u->nr_procs++;
 	}
-	while (nr_new_slots && !slot_used[nr_new_slots - 1])
-		nr_new_slots--;
+	free(sorted);
+	return ret;
+}
 
-	/* Diff each process against its old extents. */
-	for (i = 0; i < u.nr_procs; i++) {
-		const struct proc_maps *pm = &u.procs[i];
+/* Slots: survivors keep theirs, newcomers take the lowest free one.
+ * Returns 0 or -ENOMEM. */
+static int assign_slots(const struct tier_linux_space *s, struct update *u)
+{
+	size_t i, next = 0;
+	bool *used;
+
+	u->nr_slots = s->nr_slots > u->nr_procs ? s->nr_slots : u->nr_procs;
+	used = calloc(u->nr_slots + 1, sizeof(*used));
+	u->survives = calloc(s->nr_slots + 1, sizeof(*u->survives));
+	if (!used || !u->survives) {
+		free(used);
+		return -ENOMEM;
+	}
+	for (i = 0; i < u->nr_procs; i++) {
+		long sl = tier__space_slot_of(s, u->procs[i].pid);
+
+		u->procs[i].slot = sl >= 0 ? (uint32_t)sl : UINT32_MAX;
+		if (sl >= 0)
+			used[sl] = u->survives[sl] = true;
+	}
+	for (i = 0; i < u->nr_procs; i++) {
+		if (u->procs[i].slot != UINT32_MAX)
+			continue;
+		while (used[next])
+			next++;
+		used[next] = true;
+		u->procs[i].slot = (uint32_t)next;
+	}
+	while (u->nr_slots && !used[u->nr_slots - 1])
+		u->nr_slots--;
+	free(used);
+	return 0;
+}
+
+/* Diffs each process against its old extents; the processes that left
+ * release all their ids. Returns 0 or -ENOMEM. */
+static int diff_procs(struct tier_linux_space *s, struct update *u)
+{
+	size_t i, k;
+	int ret;
+
+	for (i = 0; i < u->nr_procs; i++) {
+		const struct proc_maps *pm = &u->procs[i];
 		size_t ob = 0, oe = 0;
 
-		if (pm->slot < s->nr_slots && survives[pm->slot] &&
+		if (pm->slot < s->nr_slots && u->survives[pm->slot] &&
 		    s->slots[pm->slot].pid == pm->pid) {
 			ob = s->slots[pm->slot].ext_begin;
 			oe = s->slots[pm->slot].ext_end;
 		}
-		ret = diff_proc(s, &u, pm, ob, oe);
+		ret = diff_proc(s, u, pm, ob, oe);
 		if (ret)
-			goto out_nomem;
+			return ret;
 	}
-	/* Processes that left: all their ids go. */
 	for (i = 0; i < s->nr_slots; i++) {
-		size_t k;
-
-		if (!s->slots[i].pid || survives[i])
+		if (!s->slots[i].pid || u->survives[i])
 			continue;
 		for (k = s->slots[i].ext_begin; k < s->slots[i].ext_end; k++) {
-			ret = push_rel(&u, s->ext[k].first, s->ext[k].nr);
+			ret = push_rel(u, s->ext[k].first, s->ext[k].nr);
 			if (ret)
-				goto out_nomem;
+				return ret;
 		}
 	}
+	return 0;
+}
 
-	/* Reserve everything phase 2 needs, so that it cannot fail. Each
-	 * pending piece becomes one extent per free range it takes, plus one. */
-	ret = reserve_pages(s, s->nr_pages + u.pend_pages + u.nr_pend * tier__space_huge_pages(s));
+/* Reserves everything phase 2 needs, so that it cannot fail. Returns 0 or
+ * -ENOMEM. */
+static int reserve_commit(struct tier_linux_space *s, struct update *u)
+{
+	size_t max_ext, nr_slots = u->nr_slots ? u->nr_slots : 1;
+	int ret;
+
+	/* Each pending piece takes its pages, and at most one alignment gap
+	 * before them. */
+	ret = reserve_pages(s, s->nr_pages + u->pend_pages +
+			    u->nr_pend * tier__space_huge_pages(s));
 	if (ret)
-		goto out_nomem;
+		return ret;
 	/* Released ranges, and per pending piece one split of a free range
 	 * or one alignment gap. */
-	if (tier__space_grow((void **)&s->free, &s->cap_free, s->nr_free + u.nr_rel + u.nr_pend,
-		 sizeof(*s->free)))
-		goto out_nomem;
+	if (tier__space_grow((void **)&s->free, &s->cap_free, s->nr_free + u->nr_rel + u->nr_pend,
+			     sizeof(*s->free)))
+		return -ENOMEM;
 	/* A pending piece becomes one extent per free range it takes, plus
 	 * one; the free ranges are the old ones, the released ones and at
 	 * most one a piece that keeps huge-page alignment makes (a split
 	 * range or an alignment gap). */
 	if (tier__space_grow((void **)&s->fresh, &s->cap_fresh,
-		 s->nr_fresh + 2 * u.nr_pend + s->nr_free + u.nr_rel, sizeof(*s->fresh)))
-		goto out_nomem;
-	max_ext = u.nr_ext + 2 * u.nr_pend + s->nr_free + u.nr_rel;
-	if (tier__space_grow((void **)&u.ext, &u.cap_ext, max_ext ? max_ext : 1, sizeof(*u.ext)))
-		goto out_nomem;
-	new_slots = calloc(nr_new_slots ? nr_new_slots : 1, sizeof(*new_slots));
-	new_by_pid = calloc(nr_new_slots ? nr_new_slots : 1, sizeof(*new_by_pid));
-	new_by_id = malloc((max_ext ? max_ext : 1) * sizeof(*new_by_id));
-	keys = malloc((max_ext ? max_ext : 1) * sizeof(*keys));
-	if (!new_slots || !new_by_pid || !new_by_id || !keys)
-		goto out_nomem;
+			     s->nr_fresh + 2 * u->nr_pend + s->nr_free + u->nr_rel,
+			     sizeof(*s->fresh)))
+		return -ENOMEM;
+	max_ext = u->nr_ext + 2 * u->nr_pend + s->nr_free + u->nr_rel;
+	if (!max_ext)
+		max_ext = 1;
+	if (tier__space_grow((void **)&u->ext, &u->cap_ext, max_ext, sizeof(*u->ext)))
+		return -ENOMEM;
+	u->new_slots = calloc(nr_slots, sizeof(*u->new_slots));
+	u->new_by_pid = calloc(nr_slots, sizeof(*u->new_by_pid));
+	u->new_by_id = malloc(max_ext * sizeof(*u->new_by_id));
+	u->keys = malloc(max_ext * sizeof(*u->keys));
+	if (!u->new_slots || !u->new_by_pid || !u->new_by_id || !u->keys)
+		return -ENOMEM;
+	return 0;
+}
 
-	/* Phase 2: commit. Release first (forget before reuse). */
-	if (u.nr_rel)
-		qsort(u.rel, u.nr_rel, sizeof(*u.rel), cmp_range);
-	for (i = 0; i < u.nr_rel;) {
-		uint64_t first = u.rel[i].first, nr = u.rel[i].nr;
+/* ---- phase 2: commit; cannot fail ---- */
 
-		for (i++; i < u.nr_rel && u.rel[i].first == first + nr; i++)
-			nr += u.rel[i].nr;
+/* Releases u->rel, adjacent ranges merged, in id order: forget() before
+ * the ids go to the free ranges (and may be reused). */
+static void commit_releases(struct tier_linux_space *s, struct update *u,
+			    void (*forget)(void *ctx, uint64_t first, uint64_t nr), void *ctx)
+{
+	size_t i;
+
+	if (u->nr_rel)
+		qsort(u->rel, u->nr_rel, sizeof(*u->rel), cmp_range);
+	for (i = 0; i < u->nr_rel;) {
+		uint64_t first = u->rel[i].first, nr = u->rel[i].nr;
+
+		for (i++; i < u->nr_rel && u->rel[i].first == first + nr; i++)
+			nr += u->rel[i].nr;
 		memset(s->page_node + first, TIER_NODE_NONE, (size_t)nr);
 		memset(s->page_owner + first, TIER_LINUX_OWNER_NONE, (size_t)nr);
 		if (forget)
@@ -446,8 +503,26 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 		/* Cannot fail: capacity reserved above and merging only shrinks. */
 		(void)tier__space_free_add(s, first, nr);
 	}
-	for (i = 0; i < u.nr_pend; i++) {
-		const struct pending *p = &u.pend[i];
+}
+
+/* Appends ids [first, first + nr) to the fresh list (never queried). */
+static void fresh_add(struct tier_linux_space *s, uint64_t first, uint64_t nr)
+{
+	struct tier__id_range *last = s->nr_fresh ? &s->fresh[s->nr_fresh - 1] : NULL;
+
+	if (last && last->first + last->nr == first)
+		last->nr += nr;
+	else
+		s->fresh[s->nr_fresh++] = (struct tier__id_range){ first, nr };
+}
+
+/* Gives each pending piece its ids: one new extent per run of ids taken. */
+static void commit_pending(struct tier_linux_space *s, struct update *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_pend; i++) {
+		const struct pending *p = &u->pend[i];
 		uint64_t addr = p->start, left = p->nr;
 
 		while (left) {
@@ -457,66 +532,84 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 				.dev = p->dev, .ino = p->ino, .key = p->key, .slot = p->slot,
 			};
 
-			u.ext[u.nr_ext++] = e;
+			u->ext[u->nr_ext++] = e;
 			memset(s->page_node + first, TIER_NODE_NONE, (size_t)got);
 			memset(s->page_owner + first, owner_of(p->slot), (size_t)got);
-			if (s->nr_fresh && s->fresh[s->nr_fresh - 1].first +
-						   s->fresh[s->nr_fresh - 1].nr == first)
-				s->fresh[s->nr_fresh - 1].nr += got;
-			else
-				s->fresh[s->nr_fresh++] = (struct tier__id_range){ first, got };
+			fresh_add(s, first, got);
 			addr += got << s->page_shift;
 			left -= got;
 		}
 	}
+}
 
-	/* Sort by (slot, address) and merge extents that continue each other
-	 * in addresses and ids with the same backing. */
-	qsort(u.ext, u.nr_ext, sizeof(*u.ext), cmp_ext_addr);
-	if (u.nr_ext) {
-		size_t w = 0;
+/* Sorts the new extents by (slot, address) and merges those that continue
+ * each other in addresses and ids with the same backing. */
+static void merge_extents(const struct tier_linux_space *s, struct update *u)
+{
+	size_t i, w = 0;
 
-		for (i = 1; i < u.nr_ext; i++) {
-			struct tier__extent *a = &u.ext[w], *b = &u.ext[i];
+	qsort(u->ext, u->nr_ext, sizeof(*u->ext), cmp_ext_addr);
+	if (!u->nr_ext)
+		return;
+	for (i = 1; i < u->nr_ext; i++) {
+		struct tier__extent *a = &u->ext[w], *b = &u->ext[i];
 
-			if (a->slot == b->slot && tier__space_ext_end(s, a) == b->start &&
-			    a->first + a->nr == b->first && a->dev == b->dev &&
-			    a->ino == b->ino && a->key == b->key)
-				a->nr += b->nr;
-			else
-				u.ext[++w] = *b;
-		}
-		u.nr_ext = w + 1;
+		if (a->slot == b->slot && tier__space_ext_end(s, a) == b->start &&
+		    a->first + a->nr == b->first && a->dev == b->dev &&
+		    a->ino == b->ino && a->key == b->key)
+			a->nr += b->nr;
+		else
+			u->ext[++w] = *b;
 	}
-	free(s->ext);
-	s->ext = u.ext;
-	s->nr_ext = u.nr_ext;
-	u.ext = NULL;
-	free(s->by_id);
-	s->by_id = new_by_id;
-	new_by_id = NULL;
-	for (i = 0; i < u.nr_procs; i++)
-		new_slots[u.procs[i].slot].pid = u.procs[i].pid;
-	free(s->slots);
-	s->slots = new_slots;
-	s->nr_slots = nr_new_slots;
-	new_slots = NULL;
-	free(s->by_pid);
-	s->by_pid = new_by_pid;
-	new_by_pid = NULL;
-	tier__space_index(s, keys);
-	goto out;
+	u->nr_ext = w + 1;
+}
 
-out_nomem:
-	ret = tier_err_set(err, -ENOMEM, "address space update: out of memory");
+/* Hands the new extents, slots and indexes over to the space. */
+static void install(struct tier_linux_space *s, struct update *u)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr_procs; i++)
+		u->new_slots[u->procs[i].slot].pid = u->procs[i].pid;
+	free(s->ext);
+	free(s->by_id);
+	free(s->slots);
+	free(s->by_pid);
+	s->ext = u->ext;
+	s->nr_ext = u->nr_ext;
+	s->by_id = u->new_by_id;
+	s->slots = u->new_slots;
+	s->nr_slots = u->nr_slots;
+	s->by_pid = u->new_by_pid;
+	/* The space owns them now. */
+	u->ext = NULL;
+	u->new_by_id = NULL;
+	u->new_slots = NULL;
+	u->new_by_pid = NULL;
+	tier__space_index(s, u->keys);
+}
+
+/* Phase 1 reads and plans (an error leaves the space as it was), phase 2
+ * commits what phase 1 reserved room for. */
+int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_t n,
+			    void (*forget)(void *ctx, uint64_t first, uint64_t nr), void *ctx,
+			    struct tier_err *err)
+{
+	struct update u = { 0 };
+	int ret;
+
+	ret = read_procs(s, &u, pids, n, err);
+	if (ret)
+		goto out;
+	if (assign_slots(s, &u) || diff_procs(s, &u) || reserve_commit(s, &u)) {
+		ret = nomem(err);
+		goto out;
+	}
+	commit_releases(s, &u, forget, ctx);
+	commit_pending(s, &u);
+	merge_extents(s, &u);
+	install(s, &u);
 out:
-	free(keys);
-	free(new_by_id);
-	free(new_by_pid);
-	free(new_slots);
-	free(survives);
-	free(slot_used);
-	free(sorted);
 	update_release(&u);
 	return ret;
 }
