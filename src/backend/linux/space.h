@@ -77,11 +77,11 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
  * One move_pages(2) call per process per 4096 pages.
  * Returns 0 or -errno (-EPERM/-EACCES: not allowed to query a process; err
  * names it; the other processes are still queried). */
-/* Pages that came with the updates and were never queried. */
-uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
-
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err);
+
+/* Pages that came with the updates and were never queried. */
+uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
 
 uint64_t tier_linux_space_nr_pages(const struct tier_linux_space *s);
 /* [nr_pages]; the pointers may change across tier_linux_space_update(). */
