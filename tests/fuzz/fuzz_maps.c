@@ -1,14 +1,22 @@
-/* fuzz_maps.c - fuzz target of the /proc/PID/maps reader of the address
- * space map (backend/linux/space.h; libFuzzer ABI).
+/* fuzz_maps.c - fuzz target of the /proc/PID/maps parser (backend/linux/
+ * maps.h) and of both its readers: the address space map's
+ * (backend/linux/space.h) and the page-walking trackers'
+ * (backend/linux/tracker_util.h; libFuzzer ABI).
  *
  * Each input becomes <tmp>/proc/1/maps of a scratch procfs tree (next to a
- * sysfs tree of one 64 MiB node, which bounds a mapping to 16384 pages) and
- * is read by tier_linux_space_update(). It must either fail with -EINVAL
- * and an error naming the file and line, leaving the space empty, or
- * succeed with a consistent map: every id maps to an address that maps back
- * to it, translate() of the whole address space covers each id once, a
- * second update of the same maps keeps every id and forgets nothing, and
- * dropping the process forgets every id.
+ * sysfs tree of one 64 MiB node, which bounds a mapping to 16384 pages).
+ * Each line goes through tier__maps_parse_line(), which must either give a
+ * reason or a well-formed entry. Then the file is read by
+ * tier_linux_space_update(): it must fail with -EINVAL and an error naming
+ * the file and the first line that does not parse (or overlaps the one
+ * before), leaving the space empty, exactly when there is one; or succeed
+ * with a consistent map: every id maps to an address that maps back to it,
+ * translate() of the whole address space covers each id once, a second
+ * update of the same maps keeps every id and forgets nothing, and dropping
+ * the process forgets every id. The trackers' reader (tier__vmas_read())
+ * fails on the same line, or watches exactly the mappings the space
+ * manages (but for those larger than the machine, which the space leaves
+ * out).
  */
 #include <errno.h>
 #include <limits.h>
@@ -19,9 +27,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend/linux/maps.h"
 #include "backend/linux/space.h"
+#include "backend/linux/tracker_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The most pages a mapping the space manages has (64 MiB of 4 KiB). */
+#define MACHINE_PAGES 16384u
 
 static char tmp[PATH_MAX], maps_path[PATH_MAX + 32];
 static char proc_root[PATH_MAX + 16], sys_root[PATH_MAX + 16];
@@ -129,6 +142,100 @@ static void on_obs(void *ctx, const struct tier_obs *obs, size_t n)
 	}
 }
 
+/* Parses each line of data (split at newlines, as getline(3) reads them)
+ * and checks the entries. Returns the number of the first line that does
+ * not parse or starts before the end of the line before, 0 for none. */
+static size_t check_lines(const uint8_t *data, size_t size)
+{
+	char *line = malloc(size + 1);
+	size_t at = 0, lineno = 0, bad = 0;
+	uint64_t prev_end = 0;
+
+	must(line != NULL, "malloc");
+	while (at < size && !bad) {
+		const uint8_t *nl = memchr(data + at, '\n', size - at);
+		size_t len = nl ? (size_t)(nl - (data + at)) : size - at;
+		struct tier__maps_entry e;
+		const char *why;
+
+		memcpy(line, data + at, len);
+		line[len] = '\0';
+		at += len + (nl != NULL);
+		lineno++;
+		why = tier__maps_parse_line(line, 12, &e);
+		if (why) {
+			must(*why != '\0', "parse: a reason");
+			bad = lineno;
+			break;
+		}
+		must(e.start < e.end && !(e.start & 4095) && !(e.end & 4095),
+		     "parse: a page-aligned range");
+		must(strlen(e.perms) == 4 && strchr("ps", e.perms[3]), "parse: permissions");
+		must(e.path >= line && e.path <= line + strlen(line), "parse: path in the line");
+		must(!e.managed || e.perms[3] == 'p', "parse: managed memory is private");
+		if (e.start < prev_end)
+			bad = lineno;
+		prev_end = e.end;
+	}
+	free(line);
+	return bad;
+}
+
+struct watched {
+	const struct tier__vma *v;
+	size_t n;
+};
+
+/* An extent may span adjacent mappings (the space merges anonymous ones
+ * whose ids continue each other): covered by a run of watched mappings. */
+static void in_watched(void *ctx, uint64_t addr, uint64_t first, uint64_t nr)
+{
+	const struct watched *w = ctx;
+	uint64_t end = addr + nr * 4096;
+	size_t i;
+
+	(void)first;
+	for (i = 0; i < w->n && w->v[i].end <= addr; i++)
+		;
+	must(i < w->n && w->v[i].start <= addr, "trackers: an extent's start watched");
+	for (; i + 1 < w->n && w->v[i].end < end; i++)
+		must(w->v[i + 1].start == w->v[i].end, "trackers: an extent's pages watched");
+	must(i < w->n && end <= w->v[i].end, "trackers: an extent's end watched");
+}
+
+/* The trackers' reader against the space's outcome (ret, and the pages
+ * it holds). */
+static void check_trackers(const struct tier_linux_ctx *ctx, const struct tier_linux_space *s,
+			   int ret, uint64_t held)
+{
+	struct tier_err err = { "" };
+	struct tier__vma *v = NULL;
+	uint64_t pages = 0;
+	size_t n = 0, i;
+	int r;
+
+	r = tier__vmas_read(ctx, 1, &v, &n, &err);
+	must(r == ret, "trackers: the space's outcome");
+	if (r) {
+		must(strstr(err.msg, "/proc/1/maps:") != NULL, "trackers: error names the line");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t nr = (v[i].end - v[i].start) / 4096;
+
+		must(!i || v[i].start >= v[i - 1].end, "trackers: mappings in order");
+		if (nr <= MACHINE_PAGES)
+			pages += nr;
+	}
+	must(pages == held, "trackers: as many pages as the space holds");
+	if (held) {
+		struct watched w = { v, n };
+
+		must(tier_linux_space_extents(s, 1, in_watched, &w) == 0, "extents");
+	}
+	free(v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct tier_linux_ctx ctx = {
@@ -141,6 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tier_err err = { "" };
 	struct tally t = { 0 };
 	uint64_t id, held = 0, nr;
+	size_t bad;
 	pid_t pid = 1;
 	FILE *f;
 	int ret;
@@ -150,13 +258,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fopen(maps_path, "w");
 	must(f && (size == 0 || fwrite(data, 1, size, f) == size) && fclose(f) == 0,
 	     "write maps");
+	bad = check_lines(data, size);
 	must(tier_linux_space_new(&ctx, 12, &s, &err) == 0, "space_new");
 	ret = tier_linux_space_update(s, &pid, 1, on_forget, &t, &err);
 	must(ret == 0 || ret == -EINVAL, "update returns 0 or -EINVAL");
+	must((ret != 0) == (bad != 0), "update fails exactly on a bad line");
 	if (ret) {
-		must(strstr(err.msg, "/proc/1/maps:") != NULL, "error names the file and line");
+		char where[64];
+
+		snprintf(where, sizeof(where), "/proc/1/maps:%zu:", bad);
+		must(strstr(err.msg, where) != NULL, "error names the file and the bad line");
 		must(tier_linux_space_nr_pages(s) == 0 && tier_linux_space_nr_procs(s) == 0,
 		     "failed update leaves the space empty");
+		check_trackers(&ctx, s, ret, 0);
 		tier_linux_space_destroy(s);
 		return 0;
 	}
@@ -184,6 +298,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		must(held <= nr && nr - held < 512 * (uint64_t)lines,
 		     "ids are dense on a first update, but for alignment gaps");
 	}
+	check_trackers(&ctx, s, 0, held);
 	t.seen = calloc(nr + 1, 1);
 	must(t.seen != NULL, "calloc");
 	tier_linux_space_translate(s, &all, 1, on_obs, &t);

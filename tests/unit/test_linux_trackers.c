@@ -23,6 +23,7 @@
 
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/kernel_tiering.h"
+#include "backend/linux/maps.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
@@ -763,6 +764,8 @@ static void write_pagemaps(const struct tmp *t)
 		{ 0x808000, P | 0x4008 }, { 0x809000, P | 0x4009 }, { 0x80a000, P | 0x400a },
 		{ 0x80b000, P | 0x400b }, { 0x80c000, P | 0x400c }, { 0x80d000, P | 0x400d },
 		{ 0x80e000, P | 0x400e }, { 0x80f000, P | 0x400f },
+		/* read-only anonymous 0x900000: its first page present */
+		{ 0x900000, P | 0x7000 },
 		/* private writable file mapping 0xa00000 */
 		{ 0xa00000, P | SD | 0x5000 },
 	};
@@ -842,26 +845,37 @@ static void touch(const struct tmp *t, uint64_t pfn)
 	close(fd);
 }
 
+/* The mappings trackers watch are those the address space manages: one
+ * parser (maps.h) decides for both. */
 static void test_maps_lines(void **state)
 {
-	struct tier__vma v;
+	struct tier__maps_entry e;
 
 	(void)state;
-	assert_true(tier__maps_line_watched("00600000-00608000 rw-p 00000000 00:00 0      [heap]\n",
-					    &v));
-	assert_true(v.start == 0x600000 && v.end == 0x608000);
-	assert_true(tier__maps_line_watched("7f0000000000-7f0000100000 rw-p 00000000 00:00 0\n",
-					    &v));
-	assert_true(tier__maps_line_watched("00a00000-00a01000 rw-p 00001000 08:01 12 /a b c\n",
-					    &v));
-	assert_false(tier__maps_line_watched("00400000-00401000 r-xp 00000000 08:01 1 /bin/x\n",
-					     &v));
-	assert_false(tier__maps_line_watched("00700000-00704000 rw-s 00000000 00:05 9 /dev/shm/x\n",
-					     &v));
-	assert_false(tier__maps_line_watched("7ffc00000000-7ffc00002000 rw-p 00000000 00:00 0 "
-					     "[vvar]\n", &v));
-	assert_false(tier__maps_line_watched("garbage\n", &v));
-	assert_false(tier__maps_line_watched("", &v));
+	assert_null(tier__maps_parse_line("00600000-00608000 rw-p 00000000 00:00 0      [heap]",
+					  12, &e));
+	assert_true(e.managed && e.start == 0x600000 && e.end == 0x608000);
+	assert_null(tier__maps_parse_line("7f0000000000-7f0000100000 rw-p 00000000 00:00 0 ",
+					  12, &e));
+	assert_true(e.managed);
+	assert_null(tier__maps_parse_line("00a00000-00a01000 rw-p 00001000 08:01 12 /a b c",
+					  12, &e));
+	assert_true(e.managed);
+	assert_string_equal(e.path, "/a b c");
+	/* Read-only private anonymous memory holds pages too. */
+	assert_null(tier__maps_parse_line("00900000-00902000 r--p 00000000 00:00 0 ", 12, &e));
+	assert_true(e.managed);
+	assert_null(tier__maps_parse_line("00400000-00401000 r-xp 00000000 08:01 1 /bin/x",
+					  12, &e));
+	assert_false(e.managed);
+	assert_null(tier__maps_parse_line("00700000-00704000 rw-s 00000000 00:05 9 /dev/shm/x",
+					  12, &e));
+	assert_false(e.managed);
+	assert_null(tier__maps_parse_line("7ffc00000000-7ffc00002000 rw-p 00000000 00:00 0 "
+					  "[vvar]", 12, &e));
+	assert_false(e.managed);
+	assert_non_null(tier__maps_parse_line("garbage", 12, &e));
+	assert_non_null(tier__maps_parse_line("", 12, &e));
 }
 
 static void test_idle(void **state)
@@ -869,7 +883,7 @@ static void test_idle(void **state)
 	static const uint64_t ours[] = {
 		0x1000, 0x1001, 0x1003, 0x2040, 0x2041, 0x2042, 0x2043, 0x3000, 0x3001, 0x3002,
 		0x3003, 0x3004, 0x3005, 0x3006, 0x3007, 0x4008, 0x4009, 0x400a, 0x400b, 0x400c,
-		0x400d, 0x400e, 0x400f, 0x5000,
+		0x400d, 0x400e, 0x400f, 0x5000, 0x7000,
 	};
 	const pid_t pids[] = { 100, 300 /* gone */ };
 	struct tier_err err = { "" };
@@ -905,7 +919,7 @@ static void test_idle(void **state)
 		touch(&t, 0x3000 + i);
 	if (tier__linux_tracker_idle.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
-	assert_int_equal(g.n, 9);
+	assert_int_equal(g.n, 10);
 	expect_obs(&g.v[0], 100, 0x600000, 0x601000, TIER_OBS_ACCESSED, 0, 1);
 	expect_obs(&g.v[1], 100, 0x601000, 0x602000, TIER_OBS_ACCESSED, 1, 1);
 	/* page 2 is swapped out: a gap */
@@ -915,7 +929,8 @@ static void test_idle(void **state)
 	expect_obs(&g.v[5], 100, 0x800000, 0x80a000, TIER_OBS_ACCESSED, 0, 1);
 	expect_obs(&g.v[6], 100, 0x80a000, 0x80b000, TIER_OBS_ACCESSED, 1, 1);
 	expect_obs(&g.v[7], 100, 0x80b000, 0x810000, TIER_OBS_ACCESSED, 0, 1);
-	expect_obs(&g.v[8], 100, 0xa00000, 0xa01000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[8], 100, 0x900000, 0x901000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[9], 100, 0xa00000, 0xa01000, TIER_OBS_ACCESSED, 0, 1);
 	/* Marked idle again after the scan. */
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
 		if (!idle_bit(&t, ours[i]))
@@ -928,11 +943,12 @@ static void test_idle(void **state)
 		touch(&t, 0x3000 + i);
 	g.n = 0;
 	assert_int_equal(tier__linux_tracker_idle.collect(priv, sink, &g, &err), 0);
-	assert_int_equal(g.n, 5);
+	assert_int_equal(g.n, 6);
 	expect_obs(&g.v[0], 100, 0x600000, 0x602000, TIER_OBS_ACCESSED, 0, 1);
 	expect_obs(&g.v[1], 100, 0x603000, 0x608000, TIER_OBS_ACCESSED, 0, 1);
 	expect_obs(&g.v[2], 100, 0x800000, 0x808000, TIER_OBS_ACCESSED, 1, 1);
 	expect_obs(&g.v[3], 100, 0x808000, 0x810000, TIER_OBS_ACCESSED, 0, 1);
+	expect_obs(&g.v[4], 100, 0x900000, 0x901000, TIER_OBS_ACCESSED, 0, 1);
 	tier__linux_tracker_idle.destroy(priv);
 	tmp_release(&t);
 }

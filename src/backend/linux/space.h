@@ -77,11 +77,11 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
  * One move_pages(2) call per process per 4096 pages.
  * Returns 0 or -errno (-EPERM/-EACCES: not allowed to query a process; err
  * names it; the other processes are still queried). */
-/* Pages that came with the updates and were never queried. */
-uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
-
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err);
+
+/* Pages that came with the updates and were never queried. */
+uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
 
 uint64_t tier_linux_space_nr_pages(const struct tier_linux_space *s);
 /* [nr_pages]; the pointers may change across tier_linux_space_update(). */
@@ -153,8 +153,11 @@ void tier_linux_space_migrate_stats(const struct tier_linux_space *s,
 
 /* Memory ops over the machine's nodes (priv: struct tier_linux_space *):
  * MemTotal/MemFree of /sys/devices/system/node/nodeN/meminfo (under
- * ctx->sysfs_root) in pages, read afresh at every call (one small file).
- * -ENOENT: no such node; -EINVAL: meminfo without those lines. */
+ * ctx->sysfs_root; tier_linux_node_meminfo() in topology.h) in pages, read
+ * afresh at every call (one small file), MemFree less the kernel's reserve
+ * (the node's zones' high watermarks in <procfs>/zoneinfo).
+ * -ENOENT: no such node; -EINVAL: meminfo malformed or without those
+ * lines. */
 extern const struct tier_mem_ops tier_linux_mem_ops;
 
 /* Huge pages. Ids of a mapping that can hold a huge page keep the

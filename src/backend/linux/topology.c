@@ -1,4 +1,5 @@
-/* topology.c - the Linux topology source (sysfs). See topology.h. */
+/* topology.c - the Linux topology source (sysfs), and the reader of a
+ * node's meminfo it shares with the node memory ops. See topology.h. */
 #include "backend/linux/topology.h"
 
 #include <dirent.h>
@@ -14,8 +15,8 @@
 #define NODE_DIR "devices/system/node"
 #define TIERING_DIR "devices/virtual/memory_tiering"
 
-/* Node meminfo is ~1.5 KiB; cpulist of a large machine a few KiB. */
-enum { FILE_BUF_SZ = 64 * 1024 };
+/* Cpulist of a large machine is a few KiB; node meminfo ~1.5 KiB. */
+enum { FILE_BUF_SZ = 64 * 1024, MEMINFO_BUF_SZ = 16 * 1024 };
 
 struct reader {
 	const char *root;
@@ -121,44 +122,46 @@ out_free:
 	return ret;
 }
 
-/* Parses "Node N Key:   V kB" lines for MemTotal and MemFree. */
-static int read_meminfo(struct reader *r, struct tier_node *node)
+int tier_linux_node_meminfo(const char *sysfs_root, int node, uint64_t *total_bytes,
+			    uint64_t *free_bytes, struct tier_err *err)
 {
-	char rel[64], path[PATH_MAX], *line, *save = NULL;
+	char rel[64], path[PATH_MAX], buf[MEMINFO_BUF_SZ], *line, *save = NULL;
 	bool have_total = false, have_free = false;
 	unsigned lineno = 0;
 	long n;
 
-	snprintf(rel, sizeof(rel), NODE_DIR "/node%d/meminfo", node->id);
-	n = read_rel(r, path, sizeof(path), rel);
+	if (node < 0)
+		return tier_err_set(err, -ENOENT, "node %d: no such node", node);
+	snprintf(rel, sizeof(rel), NODE_DIR "/node%d/meminfo", node);
+	if (tier_sysfs_path(path, sizeof(path), sysfs_root, "%s", rel))
+		return tier_err_set(err, -ENAMETOOLONG, "%s/%s: path too long", sysfs_root, rel);
+	n = tier_sysfs_read(path, buf, sizeof(buf), err);
 	if (n < 0)
 		return (int)n;
-	for (line = strtok_r(r->buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[64];
 		unsigned long long v;
 		int nid, used = 0;
 
 		lineno++;
 		if (sscanf(line, "Node %d %63[^:]: %llu%n", &nid, key, &v, &used) < 3) {
-			return tier_err_set(r->err, -EINVAL,
+			return tier_err_set(err, -EINVAL,
 					    "%s:%u: expected 'Node %d <Key>: <value>', found '%.60s'",
-					    path, lineno, node->id, line);
+					    path, lineno, node, line);
 		}
-		if (nid != node->id)
-			return tier_err_set(r->err, -EINVAL,
-					    "%s:%u: line is for node %d, not %d",
-					    path, lineno, nid, node->id);
+		if (nid != node)
+			return tier_err_set(err, -EINVAL, "%s:%u: line is for node %d, not %d",
+					    path, lineno, nid, node);
 		if (!strcmp(key, "MemTotal")) {
-			node->mem_total_bytes = v * 1024;
+			*total_bytes = v * 1024;
 			have_total = true;
 		} else if (!strcmp(key, "MemFree")) {
-			node->mem_free_bytes = v * 1024;
+			*free_bytes = v * 1024;
 			have_free = true;
 		}
 	}
 	if (!have_total || !have_free)
-		return tier_err_set(r->err, -EINVAL, "%s: no %s line", path,
+		return tier_err_set(err, -EINVAL, "%s: no %s line", path,
 				    have_total ? "MemFree" : "MemTotal");
 	return 0;
 }
@@ -330,7 +333,8 @@ static int linux_topology_read(void *priv, struct tier_topology *topo,
 		ret = read_distance(&r, topo, n);
 		if (ret)
 			goto out;
-		ret = read_meminfo(&r, n);
+		ret = tier_linux_node_meminfo(r.root, n->id, &n->mem_total_bytes,
+					      &n->mem_free_bytes, err);
 		if (ret)
 			goto out;
 		n->has_memory = mem_known ? tier_nodelist_contains(has_mem, nr_mem, n->id)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/maps.h"
 #include "backend/linux/sysfs.h"
 
 int tier__write_str(const char *path, const char *val, struct tier_err *err)
@@ -64,79 +65,48 @@ bool tier__pid_alive(const struct tier_linux_ctx *ctx, pid_t pid)
 	return tier_sysfs_exists(path);
 }
 
-bool tier__maps_line_watched(const char *line, struct tier__vma *vma)
-{
-	unsigned long long start, end, off, inode;
-	char perms[8], dev[32];
-	int name_at = 0;
-	const char *name;
+struct vmas_reading {
+	struct tier__vma *v;
+	size_t n, cap;
+	struct tier_err *err;
+};
 
-	/* "7f12a000-7f12b000 rw-p 00000000 00:00 0    [heap]" */
-	if (sscanf(line, "%llx-%llx %7s %llx %31s %llu %n", &start, &end, perms, &off, dev,
-		   &inode, &name_at) < 6)
-		return false;
-	if (strlen(perms) < 4 || perms[1] != 'w' || perms[3] != 'p')
-		return false;
-	name = name_at ? line + name_at : "";
-	if (!strncmp(name, "[vsyscall]", 10) || !strncmp(name, "[vvar", 5) ||
-	    !strncmp(name, "[vdso]", 6))
-		return false;
-	if (end <= start)
-		return false;
-	vma->start = start;
-	vma->end = end;
-	return true;
+static int add_vma(void *arg, const struct tier__maps_entry *e)
+{
+	struct vmas_reading *r = arg;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 32;
+		struct tier__vma *grown = realloc(r->v, cap * sizeof(*r->v));
+
+		if (!grown)
+			return tier_err_set(r->err, -ENOMEM, "out of memory");
+		r->v = grown;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct tier__vma){ e->start, e->end };
+	return 0;
 }
 
 int tier__vmas_read(const struct tier_linux_ctx *ctx, pid_t pid, struct tier__vma **out,
 		    size_t *n, struct tier_err *err)
 {
-	struct tier__vma *v = NULL, *grown, one;
-	size_t nr = 0, cap = 0;
-	char path[512], line[4096];
-	FILE *f;
+	struct vmas_reading r = { .err = err };
 	int ret;
 
 	*out = NULL;
 	*n = 0;
-	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/maps", (int)pid))
-		return tier_err_set(err, -ENAMETOOLONG, "procfs root too long");
-	f = fopen(path, "re");
-	if (!f) {
-		ret = errno == ENOENT ? -ESRCH : -errno;
-		return tier_err_set(err, ret, "%s: %s", path, strerror(errno));
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (!strchr(line, '\n') && !feof(f)) {
-			int c;
-
-			/* A very long path: the rest of the line is the name. */
-			while ((c = fgetc(f)) != EOF && c != '\n')
-				;
-		}
-		if (!tier__maps_line_watched(line, &one))
-			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 32;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				free(v);
-				fclose(f);
-				return tier_err_set(err, -ENOMEM, "out of memory reading %s", path);
-			}
-			v = grown;
-		}
-		v[nr++] = one;
-	}
-	ret = ferror(f) ? -EIO : 0;
-	fclose(f);
+	/* Pagemap entries are per 4 KiB page. */
+	ret = tier__maps_read(ctx, pid, 12, add_vma, &r, NULL, err);
 	if (ret) {
-		free(v);
-		/* A process exiting while its maps are read. */
-		return tier_err_set(err, -ESRCH, "%s: read error", path);
+		free(r.v);
+		if (ret == -ESRCH)
+			tier_err_set(err, ret, "%s/%d/maps: process gone", ctx->procfs_root,
+				     (int)pid);
+		return ret;
 	}
-	*out = v;
-	*n = nr;
+	*out = r.v;
+	*n = r.n;
 	return 0;
 }
 

@@ -46,17 +46,14 @@ struct tier__vma {
 	uint64_t start, end;
 };
 
-/* The mappings of pid that trackers watch: private and writable (what the
- * address space map manages: anonymous memory, heap, stack, private
- * writable file mappings), not [vsyscall]/[vvar]/[vdso]. Reads
- * <procfs_root>/PID/maps into *out (malloc'd, caller frees). A process
- * that is gone gives -ESRCH. Returns 0 or -errno. */
+/* The mappings of pid that trackers watch: those the address space
+ * manages (maps.h: private anonymous memory, heap, stack, private writable
+ * file mappings; not special mappings, device files or guard pages).
+ * Reads <procfs_root>/PID/maps into *out (malloc'd, caller frees). A
+ * process that is gone gives -ESRCH, a malformed line -EINVAL. Returns 0
+ * or -errno. */
 int tier__vmas_read(const struct tier_linux_ctx *ctx, pid_t pid, struct tier__vma **out,
 		    size_t *n, struct tier_err *err);
-
-/* Parses one line of /proc/PID/maps. Returns true and fills *vma when the
- * line is a mapping trackers watch (see above). */
-bool tier__maps_line_watched(const char *line, struct tier__vma *vma);
 
 /* ---- pagemap ---------------------------------------------------------- */
 
