@@ -1,9 +1,10 @@
 /* tierd.c - tierd's placement policy.
  *
  * Hotness: every observation kind is turned into an estimate of accesses
- * (a DAMON region accessed in k of m samples: -ln(1 - k/m) * m accesses per
- * page, a sample: its period, a hint fault: one access plus a rate from its
- * latency) and added to two exponentially decaying per-page scores:
+ * (tier_obs_accesses(), core/policy.h: a DAMON region accessed in k of m
+ * samples: -ln(1 - k/m) * m accesses per page, a sample: its period, a hint
+ * fault: one access plus a rate from its latency) and added to two
+ * exponentially decaying per-page scores:
  *   long  - time constant 2 s: frequency, what deserves the fast tier;
  *   short - time constant 0.25 s: momentum, what just became hot.
  * Decay is in time (per tick, by the elapsed microseconds), not in counts.
@@ -583,33 +584,23 @@ static void tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		const struct tier_obs *o = &obs[i];
 		double acc;
 
+		/* Nothing seen, or a kind the policy does not read: no
+		 * accesses; a sample tells what one sample stands for. */
 		switch (o->kind) {
 		case TIER_OBS_ACCESSED:
-		case TIER_OBS_WRITTEN: {
-			double m = o->max ? o->max : 1;
-			double f = o->count / m;
-
+		case TIER_OBS_WRITTEN:
 			if (!o->count)
 				continue;
-			/* k of m checks saw an access: a Poisson rate gives
-			 * -ln(1 - k/m) * m accesses over the interval. */
-			if (f > 1 - 0.5 / m)
-				f = 1 - 0.5 / m;
-			acc = -log(1 - f) * m;
 			break;
-		}
 		case TIER_OBS_SAMPLE:
-			acc = o->count;
 			t->sample_weight = o->count;
 			break;
 		case TIER_OBS_HINT_FAULT:
-			/* Touched latency_us after unmapping: about one access
-			 * per latency_us from then on. */
-			acc = 1.0 + 1e5 / (o->latency_us + 1.0);
 			break;
 		default:
 			continue;
 		}
+		acc = tier_obs_accesses(o);
 		/* A sample is one draw of a sparse process: it feeds the
 		 * frequency estimate only; one sample on a cold page must not
 		 * look like momentum. Scans and faults see every page's recent
