@@ -44,43 +44,11 @@
 #include "core/budget.h"
 #include "core/mover.h"
 #include "core/policy.h"
+#include "core/policies/tierd.h"
 
-#define LONG_TAU_US 2000000.0
-#define SHORT_TAU_US 250000.0
 #define BINS_PER_OCTAVE 16
 #define MANT_BITS 10			/* score_bin()'s table: 2^10 entries */
 #define NR_BINS 512
-#define HEADROOM_BP 50			/* 0.5% of tier 0 kept free */
-#define HYSTERESIS_BINS 4		/* a quarter octave */
-#define COOLDOWN_US 2000000		/* before a page may move back */
-/* A move costs the application about this much (TLB shootdown share,
- * bandwidth); the gain is score * latency gap * LONG_TAU. */
-#define MOVE_COST_NS 3000.0
-/* One sample per 2000 cache-line misses: ~2% of a CPU at tiersim's access
- * rate (MEMTIS keeps sampling under 3%); ten times HeMem's rate, which
- * pays on skewed workloads whose hot pages are scattered (zipf). */
-#define SAMPLE_PERIOD_LINES 2000
-/* An exchange must gain: the promoted page at least twice as hot as the
- * demoted one (estimates from sparse observations are noisy: a smaller
- * margin churns pages of equal heat, see tiersim's thrash and uniform),
- * plus an absolute margin in accesses/s. */
-#define SWAP_MARGIN 2.0
-#define SWAP_MIN_DELTA 1.0
-#define SWAP_Z 0.5
-/* Standard deviations by which the recent rate must differ from the
- * long-term one to count as heating up, or as cooling down (heat_score).
- * Cooling needs more: a sparse page's short-window count is skewed (it
- * cannot go below zero, and is zero most of the time), so low counts are
- * the common swing. */
-#define MOMENTUM_Z 2.0
-#define COOLING_Z 4.0
-/* A region's pooled samples (region_momentum()) must move by this many
- * standard deviations, either way: a region is tested every tick, and at
- * 3 the false alarms of thousands of regions cost a stationary workload
- * (zipf at 1:8) 0.8%. */
-#define REGION_Z 4.0
-/* Accesses/s below which a decayed rate is zero. */
-#define RATE_FLOOR 1e-3f
 
 /* Why a page last moved (for tierctl explain). */
 enum tierd_reason {
@@ -110,9 +78,6 @@ static const char *const reason_text[TIERD_REASON__COUNT] = {
 	[TIERD_REASON_PROMOTE_SHARE] = "promoted: its control group was below its share of the tier",
 };
 
-/* A page used less than this (accesses/s) does not count toward its
- * group's demand for fast memory. */
-#define DEMAND_MIN_RATE 1.0
 /* An index of down[] whose page an exchange already took. */
 #define TAKEN UINT64_MAX
 
@@ -138,6 +103,7 @@ struct tierd_page {
 
 struct tierd {
 	const struct tier_env *env;
+	const struct tier_tierd_params *prm;	/* what it is tuned by */
 	struct tierd_page *pages;
 	uint64_t nr_pages;		/* size of pages[] and cand[] */
 	struct tier_budget budget;
@@ -151,7 +117,6 @@ struct tierd {
 	uint64_t last_tick_us;		/* the last tick, 0 before the first */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
-	bool decayed;			/* scores decayed to the current collect */
 	uint32_t *hist;
 	int thr_bin[8];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
@@ -170,23 +135,11 @@ struct tierd {
 	uint64_t splits;		/* huge pages split */
 	uint8_t mant_bin[1u << MANT_BITS];	/* score_bin()'s table */
 	int pinned_bin;			/* score_bin(PINNED_SCORE) */
+	bool decayed;			/* scores decayed to the current collect */
 };
 
 /* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
 #define REGION_SHIFT 9
-
-/* Splitting a huge page (env->page_huge) lets its hot pages rise and its
- * cold ones sink apart, but every access to its pages then needs a 4 KiB
- * translation: counted as a page walk each (SPLIT_WALK_NS, as if every
- * access missed the TLB: an upper bound, the hot pages' entries mostly
- * stay cached). The split itself costs ~30 us of the kernel's and a TLB
- * shootdown (SPLIT_COST_NS), paid once, spread over the long time
- * constant. A split must save SPLIT_MARGIN times its cost; at most
- * SPLITS_PER_TICK a tick (~2 ms of kernel time per 100 ms). */
-#define SPLIT_WALK_NS 30.0
-#define SPLIT_COST_NS 40000.0
-#define SPLIT_MARGIN 2.0
-#define SPLITS_PER_TICK 64
 
 /* Move times are milliseconds, odd so that 0 means never, compared in 32
  * bits (they wrap every 49.7 days of the clock). */
@@ -209,12 +162,12 @@ static double shrunk_samples(const struct tierd *t, uint64_t i)
 	return m + t->reg_shrink[r] * (t->pages[i].smp - m);
 }
 
-/* Predicted access rate. The recent rate (SHORT_TAU) counts as a change
+/* Predicted access rate. The recent rate (short_tau_us) counts as a change
  * only beyond its noise: the accesses it stands for, taken as Poisson, have
  * a standard deviation sd. A page heating up is as hot as the lower bound
- * of its recent rate (shrt - MOMENTUM_Z sd) where that exceeds its
+ * of its recent rate (shrt - momentum_sd sd) where that exceeds its
  * long-term frequency; a page cooling down, whose recent rate's upper bound
- * (shrt + COOLING_Z sd) is below its long-term frequency, counts that bound
+ * (shrt + cooling_sd sd) is below its long-term frequency, counts that bound
  * or the mean of the two (a finished phase's pages make room within a
  * second, not after the long time constant). Otherwise the long-term rate
  * stands: a sparse page's recent estimate swings by multiples (a DAMON
@@ -225,18 +178,19 @@ static double page_heat(const struct tierd *t, uint64_t i)
 {
 	const struct tierd_page *p = &t->pages[i];
 	double lng = p->lng - p->smp + shrunk_samples(t, i);
-	const double ts = SHORT_TAU_US / 1e6;
+	const double ts = t->prm->short_tau_us / 1e6;
+	const double up = t->prm->momentum_sd, down = t->prm->cooling_sd;
 	double d = p->shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
 
 	/* Within the noise band (the common case) without a square root:
-	 * -COOLING_Z sd < d < MOMENTUM_Z sd. */
-	if (d >= 0 ? d * d <= MOMENTUM_Z * MOMENTUM_Z * var : d * d <= COOLING_Z * COOLING_Z * var)
+	 * -down sd < d < up sd. */
+	if (d >= 0 ? d * d <= up * up * var : d * d <= down * down * var)
 		return lng;
 	sd = sqrt(var);
 	if (d > 0)
-		return p->shrt - MOMENTUM_Z * sd;
+		return p->shrt - up * sd;
 	{
-		double high = p->shrt + COOLING_Z * sd, mean = 0.5 * (lng + p->shrt);
+		double high = p->shrt + down * sd, mean = 0.5 * (lng + p->shrt);
 
 		return high > mean ? high : mean;
 	}
@@ -301,7 +255,7 @@ static double compute_score(const struct tierd *t, uint64_t i)
 	case TIER_HINT_LATENCY:
 		return PINNED_SCORE;
 	case TIER_HINT_HOT:
-		return 4 * heat_score(t, i) + 1000;
+		return t->prm->hot_hint_ratio * heat_score(t, i) + t->prm->hot_hint_min_per_s;
 	case TIER_HINT_COLD:
 		return 0;
 	default:
@@ -311,31 +265,32 @@ static double compute_score(const struct tierd *t, uint64_t i)
 
 /* Momentum from a region's pooled samples (per page, accesses/s): its
  * recent sampled rate ms (short time constant) against its long one m,
- * beyond the noise of ms - samples of weight w over SHORT_TAU, pooled over
- * the region's n pages, so 512 times as many as one page's: heating, the
- * lower bound of ms less m; cooling, the upper bound (or the mean of the
- * two) less m; else 0. A hot set that moved shows in its regions within
+ * beyond region_sd times the noise of ms - samples of weight w over
+ * short_tau_us, pooled over the region's n pages, so 512 times as many as
+ * one page's: heating, the lower bound of ms less m; cooling, the upper
+ * bound (or the mean of the two) less m; else 0. A hot set that moved shows in its regions within
  * tens of milliseconds, long before each page has samples of its own.
  * age_ms: since the region's first sample (0: none). */
 static double region_momentum(const struct tierd *t, double m, double ms, double n,
 			      uint32_t age_ms)
 {
-	const double ts = SHORT_TAU_US / 1e6, w = t->sample_weight, q = w / (ts * n);
+	const double ts = t->prm->short_tau_us / 1e6, w = t->sample_weight, q = w / (ts * n);
+	const double z = t->prm->region_sd;
 	double d, sd;
 
 	if (!age_ms)
 		return 0;
 	/* Both averages started from zero at the region's first sample:
 	 * undo that bias (else every region looks heating for seconds). */
-	m /= -expm1(-(double)age_ms * 1e3 / LONG_TAU_US);
-	ms /= -expm1(-(double)age_ms * 1e3 / SHORT_TAU_US);
+	m /= -expm1(-(double)age_ms * 1e3 / t->prm->long_tau_us);
+	ms /= -expm1(-(double)age_ms * 1e3 / t->prm->short_tau_us);
 	d = ms - m;
 	sd = sqrt((m / q + 1) * q * q);
 
-	if (d > REGION_Z * sd)
-		return d - REGION_Z * sd;
-	if (d < -REGION_Z * sd) {
-		double high = ms + REGION_Z * sd, mean = 0.5 * (m + ms);
+	if (d > z * sd)
+		return d - z * sd;
+	if (d < -z * sd) {
+		double high = ms + z * sd, mean = 0.5 * (m + ms);
 
 		return (high > mean ? high : mean) - m;
 	}
@@ -345,7 +300,7 @@ static double region_momentum(const struct tierd *t, double m, double ms, double
 /* Per-region mean and shrinkage factor of the sampled rates. */
 static void pool_samples(struct tierd *t)
 {
-	const double tau = LONG_TAU_US / 1e6;
+	const double tau = t->prm->long_tau_us / 1e6;
 	uint64_t nr_regions = (t->nr_pages + (1u << REGION_SHIFT) - 1) >> REGION_SHIFT, r;
 
 	if (t->sample_weight <= 0) {
@@ -472,6 +427,7 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	if (!t)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	t->env = env;
+	t->prm = &tier_tierd_params_default;
 	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
 	t->hist = calloc(NR_BINS, sizeof(*t->hist));
 	t->gs = calloc(1, sizeof(*t->gs));
@@ -525,8 +481,8 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 {
 	uint64_t end = page + nr;
 	double gap = sampled ? 0 : (double)t->gap_us;
-	float l = (float)rate_weight(accesses, covered_us, gap, LONG_TAU_US);
-	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, SHORT_TAU_US);
+	float l = (float)rate_weight(accesses, covered_us, gap, t->prm->long_tau_us);
+	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
 	float m = sampled ? l : 0;
 
 	if (end > t->nr_pages)
@@ -555,7 +511,7 @@ static void add_accesses(struct tierd *t, uint64_t page, uint32_t nr, double acc
 	if (sampled) {
 		size_t r = page >> REGION_SHIFT;
 
-		t->reg_sshort[r] += (float)rate_weight(accesses, 0, 0, SHORT_TAU_US) * (float)(end - page);
+		t->reg_sshort[r] += (float)rate_weight(accesses, 0, 0, t->prm->short_tau_us) * (float)(end - page);
 		if (!t->reg_since_ms[r])
 			t->reg_since_ms[r] = stamp_ms(t->last_us);
 	}
@@ -617,27 +573,28 @@ static void decay(struct tierd *t, uint64_t now_us)
 	double dt = (double)(now_us - t->last_us);
 
 	t->gap_us = now_us - t->last_us;
-	float fl = (float)exp(-dt / LONG_TAU_US), fs = (float)exp(-dt / SHORT_TAU_US);
+	float fl = (float)exp(-dt / t->prm->long_tau_us), fs = (float)exp(-dt / t->prm->short_tau_us);
+	const float rate_floor = t->prm->rate_floor_per_s;
 	uint64_t i;
 
 	for (i = 0; i < t->nr_pages; i++) {
 		struct tierd_page *p = &t->pages[i];
 
-		/* A rate that decayed below RATE_FLOOR is none: exact zeros let
+		/* A rate that decayed below the floor is none: exact zeros let
 		 * idle pages take the short way through every pass, and keep
 		 * floats out of denormals (slow on every FPU, and far slower
 		 * where floating point is emulated). */
 		if (p->lng == 0 && p->shrt == 0)
 			continue;
-		p->lng = p->lng * fl < RATE_FLOOR ? 0 : p->lng * fl;
-		p->shrt = p->shrt * fs < RATE_FLOOR ? 0 : p->shrt * fs;
+		p->lng = p->lng * fl < rate_floor ? 0 : p->lng * fl;
+		p->shrt = p->shrt * fs < rate_floor ? 0 : p->shrt * fs;
 		p->smp = p->lng == 0 ? 0 : p->smp * fl;
 	}
 	{
 		uint64_t r, nr_regions = (t->nr_pages + (1u << REGION_SHIFT) - 1) >> REGION_SHIFT;
 
 		for (r = 0; r < nr_regions; r++)
-			t->reg_sshort[r] = t->reg_sshort[r] * fs < RATE_FLOOR ? 0 : t->reg_sshort[r] * fs;
+			t->reg_sshort[r] = t->reg_sshort[r] * fs < rate_floor ? 0 : t->reg_sshort[r] * fs;
 	}
 	*t->env->work_units += t->nr_pages;
 	t->last_us = now_us;
@@ -650,14 +607,10 @@ static void decay(struct tierd *t, uint64_t now_us)
  * coldest pages go down and promotions into it wait - and refilled as its
  * latency falls back below. Idle the faster tier is much faster and fills
  * whole. */
-#define LOADED_SMOOTH 0.3		/* weight of a new measurement */
-#define LOADED_GAIN 0.5			/* share change per unit of excess ratio */
-#define LOADED_DEADBAND 0.02
-#define FILL_MIN 0.1
-
 static void balance_loaded(struct tierd *t)
 {
 	const struct tier_env *env = t->env;
+	const struct tier_tierd_params *prm = t->prm;
 	size_t r, k;
 
 	if (!env->mem->node_latency_ns)
@@ -675,18 +628,19 @@ static void balance_loaded(struct tierd *t)
 		if (!n)
 			return;	/* not measurable: no balance */
 		t->loaded_ns[r] = t->loaded_ns[r] > 0 ?
-				  (1 - LOADED_SMOOTH) * t->loaded_ns[r] + LOADED_SMOOTH * sum / (double)n :
+				  (1 - prm->loaded_smooth_ratio) * t->loaded_ns[r] +
+					  prm->loaded_smooth_ratio * sum / (double)n :
 				  sum / (double)n;
 	}
 	for (r = 0; r + 1 < t->nr_tiers; r++) {
 		double q = t->loaded_ns[r] / t->loaded_ns[r + 1];
 
-		if (q > 1 + LOADED_DEADBAND)
-			t->fill[r] *= 1 - LOADED_GAIN * (q - 1 < 0.5 ? q - 1 : 0.5);
-		else if (q < 1 - LOADED_DEADBAND)
-			t->fill[r] *= 1 + LOADED_GAIN * (1 - q);
-		if (t->fill[r] < FILL_MIN)
-			t->fill[r] = FILL_MIN;
+		if (q > 1 + prm->loaded_deadband_ratio)
+			t->fill[r] *= 1 - prm->loaded_gain_ratio * (q - 1 < 0.5 ? q - 1 : 0.5);
+		else if (q < 1 - prm->loaded_deadband_ratio)
+			t->fill[r] *= 1 + prm->loaded_gain_ratio * (1 - q);
+		if (t->fill[r] < prm->fill_min_ratio)
+			t->fill[r] = prm->fill_min_ratio;
 		if (t->fill[r] > 1)
 			t->fill[r] = 1;
 	}
@@ -709,7 +663,7 @@ static void fit_thresholds(struct tierd *t)
 		tier_tier_pages(t->env, (int)r, &total, &free);
 		cap[r] = r + 1 < t->nr_tiers ? (uint64_t)((double)total * t->fill[r]) : total;
 	}
-	cap[0] -= cap[0] * HEADROOM_BP / 10000;
+	cap[0] -= cap[0] * t->prm->headroom_bp / 10000;
 	/* Walk from the hottest bin down; tier r's threshold is the lowest bin
 	 * whose pages (with all hotter ones) still fit tiers 0..r. */
 	r = 0;
@@ -775,15 +729,21 @@ static double split_gain(const struct tierd *t, uint64_t first, uint64_t n, doub
 	return gain;
 }
 
-/* Huge pages: splits those whose split pays (split_gain against the walks
- * their pages' accesses will take and the split's own cost), and gives the
- * pages of every other one their mean score: they move together. A huge
- * page with a pinned page is pinned as a whole. */
+/* Huge pages: splits those whose split pays, and gives the pages of every
+ * other one their mean score: they move together. A huge page with a
+ * pinned page is pinned as a whole.
+ * Splitting a huge page (env->page_huge) lets its hot pages rise and its
+ * cold ones sink apart, but every access to its pages then needs a 4 KiB
+ * translation: counted as a page walk each (split_walk_ns). The split
+ * itself (split_cost_ns) is paid once, spread over the long time constant.
+ * A split must save (split_gain) split_margin_ratio times the two; at most
+ * max_splits_per_tick a tick. */
 static void score_units(struct tierd *t)
 {
 	const struct tier_env *env = t->env;
+	const struct tier_tierd_params *prm = t->prm;
 	const uint64_t unit = UINT64_C(1) << env->huge_shift;
-	const double tau = LONG_TAU_US / 1e6;
+	const double tau = prm->long_tau_us / 1e6;
 	unsigned splits = 0;
 	uint64_t first, visited = 0;
 
@@ -800,9 +760,10 @@ static void score_units(struct tierd *t)
 			sum += t->score[i];
 			pinned |= t->score[i] >= PINNED_SCORE;
 		}
-		if (sum > 0 && !pinned && splits < SPLITS_PER_TICK && env->migrator->split &&
+		if (sum > 0 && !pinned && splits < prm->max_splits_per_tick && env->migrator->split &&
 		    split_gain(t, first, n, sum) >
-			    SPLIT_MARGIN * (sum * SPLIT_WALK_NS + SPLIT_COST_NS / tau) &&
+			    prm->split_margin_ratio *
+				    (sum * prm->split_walk_ns + prm->split_cost_ns / tau) &&
 		    env->migrator->split(env->migrator_priv, first) == 0 &&
 		    !env->page_huge[first >> env->huge_shift]) {
 			splits++;
@@ -907,7 +868,7 @@ static uint32_t ms_since_move(const struct tierd *t, uint64_t page, uint64_t now
 
 static bool cooling_down(const struct tierd *t, uint64_t page, uint64_t now_us)
 {
-	return t->pages[page].moved_ms && ms_since_move(t, page, now_us) < COOLDOWN_US / 1000;
+	return t->pages[page].moved_ms && ms_since_move(t, page, now_us) < t->prm->cooldown_us / 1000;
 }
 
 static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
@@ -921,7 +882,7 @@ static bool pays_off(const struct tierd *t, uint64_t page, int from, int to)
 	 * promotions. */
 	if (to > from)
 		return true;
-	return s * gap * LONG_TAU_US / 1e6 > MOVE_COST_NS;
+	return s * gap * t->prm->long_tau_us / 1e6 > t->prm->move_cost_ns;
 }
 
 static int cmp_score_asc(const void *a, const void *b, void *ctx)
@@ -937,7 +898,7 @@ static uint64_t headroom_pages(const struct tierd *t, int rank)
 
 	if (tier_tier_pages(t->env, rank, &total, &free))
 		return 0;
-	keep = rank == 0 ? total * HEADROOM_BP / 10000 : 0;
+	keep = rank == 0 ? total * t->prm->headroom_bp / 10000 : 0;
 	if (rank + 1 < (int)t->nr_tiers && t->fill[rank] < 1)
 		keep += total - (uint64_t)((double)total * t->fill[rank]);
 	return keep;
@@ -951,18 +912,19 @@ static void mark_moved(struct tierd *t, uint64_t p, uint64_t now_us, uint8_t rea
 }
 
 /* Whether moving a page of predicted rate hot up and one of rate cold down
- * is worth it: hot must be SWAP_MARGIN times as hot, and - when the rates
- * come from samples, whose counts are Poisson - the difference must stand
- * SWAP_Z standard deviations above the sampling noise of the two estimates
- * (the sampled part r of a rate over LONG_TAU, from samples of weight w,
- * has variance r * w / tau).
+ * is worth it: hot must be swap_margin_ratio times as hot (plus
+ * swap_min_delta_per_s), and - when the rates come from samples, whose
+ * counts are Poisson - the difference must stand swap_noise_sd standard
+ * deviations above the sampling noise of the two estimates (the sampled
+ * part r of a rate over long_tau_us, from samples of weight w, has variance
+ * r * w / tau).
  * Without it, pages of equal heat trade places on noise (uniform, thrash). */
 static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
 {
 	double hot = ((double)t->score[up]), cold = ((double)t->score[down]);
 	double noise;
 
-	if (hot <= cold * SWAP_MARGIN + SWAP_MIN_DELTA)
+	if (hot <= cold * t->prm->swap_margin_ratio + t->prm->swap_min_delta_per_s)
 		return false;
 	if (t->sample_weight <= 0)
 		return true;
@@ -970,8 +932,8 @@ static bool exchange_pays(const struct tierd *t, uint64_t up, uint64_t down)
 	 * region's shrinkage factor. */
 	noise = sqrt(((double)t->pages[up].smp * t->reg_shrink[up >> REGION_SHIFT] +
 		      (double)t->pages[down].smp * t->reg_shrink[down >> REGION_SHIFT]) *
-		     t->sample_weight / (LONG_TAU_US / 1e6));
-	return hot - cold > SWAP_Z * noise;
+		     t->sample_weight / (t->prm->long_tau_us / 1e6));
+	return hot - cold > t->prm->swap_noise_sd * noise;
 }
 
 static size_t group_of(const struct tierd *t, uint64_t i)
@@ -1040,7 +1002,7 @@ static void groups_update(struct tierd *t)
 			continue;
 		g = group_of(t, i);
 		gs->use[g][cur]++;
-		if (t->score[i] >= DEMAND_MIN_RATE)
+		if (t->score[i] >= t->prm->demand_min_per_s)
 			gs->demand[g]++;
 	}
 	*t->env->work_units += t->nr_pages;
@@ -1059,7 +1021,7 @@ static void groups_update(struct tierd *t)
 			w[g] = gr->rule[g].weight ? gr->rule[g].weight : TIER_GROUP_DEFAULT_WEIGHT;
 		}
 		for (r = 0; r + 1 < t->nr_tiers; r++) {
-			room += r == 0 ? cap[0] - cap[0] * HEADROOM_BP / 10000 : cap[r];
+			room += r == 0 ? cap[0] - cap[0] * t->prm->headroom_bp / 10000 : cap[r];
 			for (g = 0; g < gs->nr; g++) {
 				saturating_add(&floor[g], gs->min[g][r]);
 				saturating_add(&ceil[g], gs->max[g][r]);
@@ -1285,7 +1247,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 				continue;
 			if (target_rank(t, bin) <= r || bin >= t->pinned_bin) {
 				t->cand[nr_up++] = i;	/* the exchange margin is the hysteresis */
-			} else if (owed && t->score[i] >= DEMAND_MIN_RATE) {
+			} else if (owed && t->score[i] >= t->prm->demand_min_per_s) {
 				t->cand[nr_up++] = i;	/* in use, and its group is owed room */
 			} else {
 				continue;
@@ -1407,7 +1369,7 @@ static bool fill_tier(struct tierd *t, int r, uint64_t now_us)
 		 * takes room out of the tier: then the coldest, whatever their
 		 * heat (pages of equal heat share one bin). */
 		if (cooling_down(t, v, now_us) ||
-		    (t->fill[r] >= 1 && bin + HYSTERESIS_BINS > t->thr_bin[r]))
+		    (t->fill[r] >= 1 && bin + t->prm->hysteresis_bins > t->thr_bin[r]))
 			continue;
 		if (groups && protected_by_min(t, group_of(t, v), r))
 			continue;
@@ -1531,7 +1493,7 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 	else if (hint == TIER_HINT_COLD)
 		snprintf(out->verdict, sizeof(out->verdict),
 			     "cold hint: demoted to the slowest tier first, never promoted");
-	else if (score < DEMAND_MIN_RATE && cur > target)
+	else if (score < t->prm->demand_min_per_s && cur > target)
 		snprintf(out->verdict, sizeof(out->verdict),
 			     "no accesses seen lately: stays in tier %d", cur);
 	else if (cur == target)
@@ -1540,8 +1502,9 @@ static int tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 	else if (cur > target) {
 		if (cooling_down(t, page, now_us))
 			snprintf(out->verdict, sizeof(out->verdict),
-				     "wants tier %d; waits: moved %llu ms ago, cool-down %d ms",
-				     target, (unsigned long long)out->moved_ago_ms, COOLDOWN_US / 1000);
+				     "wants tier %d; waits: moved %llu ms ago, cool-down %llu ms",
+				     target, (unsigned long long)out->moved_ago_ms,
+				     (unsigned long long)(t->prm->cooldown_us / 1000));
 		else if (t->gs->active && at_cap(t, g, target))
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; its control group is at its cap there", target);
@@ -1575,7 +1538,11 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE | TIER_OBS_HINT_FAULT,
 	.default_tracker = "damon,samples",
 	.interval_us = 100000,
-	.sample_period_lines = SAMPLE_PERIOD_LINES,
+	/* One sample per 2000 cache-line misses: ~2% of a CPU at tiersim's
+	 * access rate (MEMTIS keeps sampling under 3%); ten times HeMem's
+	 * rate, which pays on skewed workloads whose hot pages are scattered
+	 * (zipf). */
+	.sample_period_lines = 2000,
 	.create = tierd_create,
 	.destroy = tierd_destroy,
 	.observe = tierd_observe,
