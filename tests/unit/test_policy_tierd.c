@@ -1,4 +1,4 @@
-/* test_policy_tierd.c - the tierd policy (src/core/policies/tierd.c) shows
+/* test_policy_tierd.c - the tierd policy (src/core/policies/tierd/) shows
  * the behaviour its header describes, on the fake machine of
  * tests/lib/policy_env.h:
  *  - the fast tier's threshold is fitted to its capacity (less a headroom),
@@ -14,7 +14,7 @@
  *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
  *    COLD pages go to the slowest tier first and never come up, HOT pages
  *    go up before equally warm unadvised ones.
- * Tests marked Regression pin down defects tierd.c had (see known_bug()).
+ * Tests marked Regression pin down defects the policy had (see known_bug()).
  *
  * The loop is driven as tier_loop_step() does: the clock advances, the
  * observations of the interval arrive, then tick(now). Heat is given as
@@ -114,7 +114,7 @@ static void tick(struct fx *f)
 	assert_int_equal(f->ops->tick(f->priv, f->te.now_us), 0);
 }
 
-/* A regression test of a defect tierd.c had: fails with what went wrong. */
+/* A regression test of a defect the policy had: fails with what went wrong. */
 static void known_bug(const char *what)
 {
 	fail_msg("regression: %s", what);
@@ -315,7 +315,7 @@ static void test_cooldown_holds_a_moved_page(void **state)
 	assert_true(pingpong_after(1000000));
 }
 
-/* Regression (fixed; tierd.c, mark_moved() and cooling_down()): a move's time is
+/* Regression (fixed; tierd/fill.c mark_moved(), cooling_down()): a move's time is
  * kept as uint32_t milliseconds, (uint32_t)(now_us / 1000) | 1, and
  * cooling_down() compares it with the uint64_t now_us / 1000. The
  * daemon's clock is CLOCK_MONOTONIC, time since boot: once the machine
@@ -328,7 +328,7 @@ static void test_cooldown_holds_after_49_days(void **state)
 {
 	(void)state;
 	if (!pingpong_after(UINT64_C(50) * 86400 * 1000000))
-		known_bug("tierd.c cooling_down(): no cool-down once the clock passes "
+		known_bug("tierd cooling_down(): no cool-down once the clock passes "
 			  "2^32 ms (49.7 days of uptime)");
 }
 
@@ -567,7 +567,7 @@ static void test_sparse_ticks_spend_the_accrued_budget(void **state)
 	fx_release(&f);
 }
 
-/* Regression (fixed; tierd.c tierd_create() and tierd_tick()): the tick takes the
+/* Regression (fixed; tierd/policy.c tierd_create(), tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
  * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
  * the most the bucket holds - was set once, at create, to two intervals
@@ -603,7 +603,7 @@ static void test_raised_budget_is_spent(void **state)
 		print_message("# %llu pages moved in 1 s at a budget of 200 pages/s\n",
 			      (unsigned long long)moves);
 		fx_release(&f);
-		known_bug("tierd.c tierd_create()/tierd_tick(): the budget's burst stays at "
+		known_bug("tierd/policy.c tierd_create()/tierd_tick(): the budget's burst stays at "
 			  "two intervals of the rate at create; a raised budget is clipped");
 		return;
 	}
@@ -615,7 +615,7 @@ static void test_raised_budget_is_spent(void **state)
 	fx_release(&f);
 }
 
-/* Regression (fixed; tierd.c fill_tier(), the select_k() of candidates and the
+/* Regression (fixed; tierd/fill.c fill_tier(), the select_k() of candidates and the
  * loop after it): with a budget for k pages, fill_tier() picks the k
  * hottest candidates and only then skips those cooling down, so k hot
  * pages in their cool-down hold back every other candidate: the ticks
@@ -658,7 +658,7 @@ static void test_cooling_pages_do_not_hold_back_others(void **state)
 	up = count_on(&f, 100, 32, 0);
 	if (up == 0) {
 		fx_release(&f);
-		known_bug("tierd.c fill_tier(): candidates in their cool-down take the "
+		known_bug("tierd/fill.c fill_tier(): candidates in their cool-down take the "
 			  "budget's places and block the others");
 		return;
 	}
@@ -796,7 +796,7 @@ static void test_victim_cools_down_in_its_tick(void **state)
 	assert_int_equal(moves, 2);
 }
 
-/* Regression (fixed; tierd.c mark_moved() and cooling_down()): mark_moved()
+/* Regression (fixed; tierd/fill.c mark_moved(), cooling_down()): mark_moved()
  * stores (uint32_t)(now_us / 1000) | 1 (so that 0 means never); at an
  * even millisecond that is now + 1 ms, and cooling_down()'s now - moved_ms
  * in the same tick is -1, which as an unsigned number is past any
@@ -816,7 +816,7 @@ static void test_victim_cools_down_in_its_tick_even_ms(void **state)
 	(void)state;
 	node = moved_twice(1000000, &moves);
 	if (node == 2 && moves == 4) {
-		known_bug("tierd.c mark_moved()/cooling_down(): at an even millisecond a "
+		known_bug("tierd/fill.c mark_moved()/cooling_down(): at an even millisecond a "
 			  "page that just moved is not cooling down; it moves twice in a tick");
 		return;
 	}

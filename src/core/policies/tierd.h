@@ -1,7 +1,8 @@
 /* tierd.h - the tierd policy's parameters: what its heat estimate, its
  * thresholds and its moves are tuned by (why each default is what it is:
- * tierd_params.c). The policy itself is reached through tier_policy_find()
- * like any other.
+ * tierd/params.c). The policy itself is reached through
+ * tier_policy_find() like any other; its modules are in tierd/
+ * (internal.h).
  */
 #ifndef TIER_CORE_POLICIES_TIERD_H
 #define TIER_CORE_POLICIES_TIERD_H

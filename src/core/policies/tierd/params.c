@@ -1,5 +1,5 @@
-/* tierd_params.c - the tierd policy's parameters as it runs with them, and
- * why each is what it is (meanings and units: tierd.h). */
+/* params.c - the tierd policy's parameters as it runs with them, and why
+ * each is what it is (meanings and units: core/policies/tierd.h). */
 #include "core/policies/tierd.h"
 
 const struct tier_tierd_params tier_tierd_params_default = {
