@@ -3,7 +3,6 @@
 #include "core/heatmap.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,28 +267,6 @@ int tier_heatmap_set_layout(struct tier_heatmap *hm, struct tier_heatmap_range *
 }
 
 /* --- feeding ------------------------------------------------------------- */
-
-double tier_heatmap_obs_accesses(const struct tier_obs *o)
-{
-	switch (o->kind) {
-	case TIER_OBS_ACCESSED:
-	case TIER_OBS_WRITTEN: {
-		double m = o->max ? o->max : 1, f = o->count / m;
-
-		/* k of m checks saw an access: a Poisson rate gives
-		 * -ln(1 - k/m) * m accesses (all m: as if half a check missed). */
-		if (f > 1 - 0.5 / m)
-			f = 1 - 0.5 / m;
-		return -log1p(-f) * m;
-	}
-	case TIER_OBS_SAMPLE:
-		return o->count;
-	case TIER_OBS_HINT_FAULT:
-		return 1;
-	default:
-		return 0;
-	}
-}
 
 void tier_heatmap_add(struct tier_heatmap *hm, uint64_t addr, uint64_t nr_pages,
 		      double accesses_per_page, uint32_t covered_us)

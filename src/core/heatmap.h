@@ -20,14 +20,13 @@
  * spans). Nothing walks the pages. Memory: the struct itself, fixed (about
  * 70 KiB; sizeof(struct tier_heatmap)), no allocation.
  *
- * Accesses per observation (enum tier_obs_kind):
- *  - ACCESSED/WRITTEN, k of m checks over interval_us: -ln(1 - k/m) * m
- *    accesses per page (a Poisson rate, as the tierd policy reads them);
- *    such a scan gives a rate, which speaks for the time since the bin was
- *    last scanned (a snapshot of DAMON's last aggregation taken every few
- *    seconds speaks for those seconds);
- *  - SAMPLE: count accesses (the sampling period); HINT_FAULT: 1 access;
- *    these are events, counted where they fall.
+ * Accesses per observation: tier_obs_accesses() (core/policy.h), as the
+ * policies read them:
+ *  - ACCESSED/WRITTEN, k of m checks over interval_us: such a scan gives a
+ *    rate, which speaks for the time since the bin was last scanned (a
+ *    snapshot of DAMON's last aggregation taken every few seconds speaks
+ *    for those seconds);
+ *  - SAMPLE and HINT_FAULT are events, counted where they fall.
  * Where a step brings both kinds for a bin (the simulator's "damon,samples"
  * tracker), the larger estimate counts: scans saturate at one access per
  * check, samples miss pages touched rarely.
@@ -93,9 +92,6 @@ void tier_heatmap_init(struct tier_heatmap *hm, unsigned page_shift, uint64_t no
  * 0 when it is the same, -EINVAL for a range not page aligned or empty. */
 int tier_heatmap_set_layout(struct tier_heatmap *hm, struct tier_heatmap_range *r,
 			    size_t n);
-
-/* The accesses one observation stands for, per page (see above). */
-double tier_heatmap_obs_accesses(const struct tier_obs *o);
 
 /* Adds accesses_per_page for pages [addr, addr + nr_pages << page_shift):
  * covered_us > 0 for a scan (the time its checks covered), 0 for events.

@@ -2,6 +2,7 @@
 #include "core/policy.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 extern const struct tier_policy_ops tier_policy_static;
@@ -103,4 +104,26 @@ int tier_tier_roomiest_node(const struct tier_env *env, int rank)
 		}
 	}
 	return best;
+}
+
+double tier_obs_accesses(const struct tier_obs *o)
+{
+	switch (o->kind) {
+	case TIER_OBS_ACCESSED:
+	case TIER_OBS_WRITTEN: {
+		double m = o->max ? o->max : 1, f = o->count / m;
+
+		if (!o->count)
+			return 0;
+		if (f > 1 - 0.5 / m)
+			f = 1 - 0.5 / m;
+		return -log(1 - f) * m;
+	}
+	case TIER_OBS_SAMPLE:
+		return o->count;
+	case TIER_OBS_HINT_FAULT:
+		return 1.0 + 1e5 / (o->latency_us + 1.0);
+	default:
+		return 0;
+	}
 }

@@ -153,7 +153,7 @@ void tierd_heat_watch(void *ctx, const struct tier_obs *obs, size_t n)
 	for (i = 0; i < n; i++) {
 		const struct tier_obs *o = &obs[i];
 		bool scan = o->kind == TIER_OBS_ACCESSED || o->kind == TIER_OBS_WRITTEN;
-		double acc = tier_heatmap_obs_accesses(o);
+		double acc = tier_obs_accesses(o);
 		uint64_t page = o->page, left = o->nr_pages;
 
 		if (o->kind == TIER_OBS_WRITTEN && skip_written)

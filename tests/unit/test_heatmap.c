@@ -41,7 +41,7 @@ static void scan(struct tier_heatmap *hm, uint64_t first, uint64_t nr, uint32_t 
 	struct tier_obs o = { .page = first, .nr_pages = (uint32_t)nr, .kind = TIER_OBS_ACCESSED,
 			      .count = count, .max = max, .interval_us = covered_us };
 
-	tier_heatmap_add(hm, BASE + first * PAGE, nr, tier_heatmap_obs_accesses(&o), covered_us);
+	tier_heatmap_add(hm, BASE + first * PAGE, nr, tier_obs_accesses(&o), covered_us);
 }
 
 /* Scans every 100 ms from 0 to until_us: pages 0-63 seen in 10 of 20
@@ -252,11 +252,11 @@ static void test_samples(void **state)
 	uint64_t t;
 
 	(void)state;
-	assert_near(tier_heatmap_obs_accesses(&smp), 1000);
+	assert_near(tier_obs_accesses(&smp), 1000);
 	for (t = 100 * MS; t <= 3 * SEC; t += 100 * MS) {
 		/* page 5: a sample a step, 10000 accesses/s; a scan sees it
 		 * in every check (saturated: far less). */
-		tier_heatmap_add(hm, BASE + 5 * PAGE, 1, tier_heatmap_obs_accesses(&smp), 0);
+		tier_heatmap_add(hm, BASE + 5 * PAGE, 1, tier_obs_accesses(&smp), 0);
 		scan(hm, 5, 1, 20, 20, 100 * MS);
 		/* page 9: scanned warm, never sampled. */
 		scan(hm, 9, 1, 10, 20, 100 * MS);
@@ -276,6 +276,37 @@ static void test_samples(void **state)
 	whole(hm, 256, 3, 6 * SEC, &v);
 	assert_int_equal(v.first_slice, 3);
 	assert_near(tier_heatmap_view_rate(hm, &v, 7, 1), 1000);	/* [4 s, 5 s) */
+	free(hm);
+}
+
+/* The estimate the heatmap shares with the policies (tier_obs_accesses):
+ * a hint fault counts its access and the rate its latency shows, as the
+ * tierd policy reads it - touched 1 ms after the unmapping, about 100
+ * accesses a step - and falls where it is taken. */
+static void test_hint_faults(void **state)
+{
+	struct tier_heatmap *hm = new_map(256);
+	struct tier_obs o = { .kind = TIER_OBS_HINT_FAULT, .nr_pages = 1, .latency_us = 999 };
+	struct tier_obs none = { .kind = TIER_OBS_ACCESSED, .nr_pages = 1, .count = 0, .max = 20 };
+	struct tier_obs all = { .kind = TIER_OBS_ACCESSED, .nr_pages = 1, .count = 20, .max = 20 };
+	struct tier_heatmap_view v;
+	uint64_t t;
+
+	(void)state;
+	assert_near(tier_obs_accesses(&o), 101);
+	o.latency_us = 0;
+	assert_near(tier_obs_accesses(&o), 100001);
+	o.latency_us = 999;
+	assert_near(tier_obs_accesses(&none), 0);
+	/* Every check saw an access: as if half a check missed. */
+	assert_near(tier_obs_accesses(&all), -log(0.5 / 20) * 20);
+	for (t = 100 * MS; t <= 2 * SEC; t += 100 * MS) {
+		tier_heatmap_add(hm, BASE + 3 * PAGE, 1, tier_obs_accesses(&o), 0);
+		tier_heatmap_commit(hm, t);
+	}
+	whole(hm, 256, 60, 2 * SEC, &v);
+	assert_near(tier_heatmap_view_rate(hm, &v, 3, 1), 1010);
+	assert_near(tier_heatmap_view_rate(hm, &v, 4, 1), 0);
 	free(hm);
 }
 
@@ -360,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_dense_scans),
 		cmocka_unit_test(test_sparse_and_uneven_scans),
 		cmocka_unit_test(test_samples),
+		cmocka_unit_test(test_hint_faults),
 		cmocka_unit_test(test_ring),
 		cmocka_unit_test(test_relayout_keeps_history),
 	};

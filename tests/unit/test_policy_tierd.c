@@ -1,4 +1,4 @@
-/* test_policy_tierd.c - the tierd policy (src/core/policies/tierd.c) shows
+/* test_policy_tierd.c - the tierd policy (src/core/policies/tierd/) shows
  * the behaviour its header describes, on the fake machine of
  * tests/lib/policy_env.h:
  *  - the fast tier's threshold is fitted to its capacity (less a headroom),
@@ -14,7 +14,7 @@
  *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
  *    COLD pages go to the slowest tier first and never come up, HOT pages
  *    go up before equally warm unadvised ones.
- * Tests marked Regression pin down defects tierd.c had (see known_bug()).
+ * Tests marked Regression pin down defects the policy had (see known_bug()).
  *
  * The loop is driven as tier_loop_step() does: the clock advances, the
  * observations of the interval arrive, then tick(now). Heat is given as
@@ -29,10 +29,13 @@
 #include <cmocka.h>
 
 #include "../lib/policy_env.h"
+#include "core/policies/tierd.h"
 
 #define INTERVAL_US 100000
-#define COOLDOWN_US 2000000		/* tierd.c COOLDOWN_US */
 #define PAGE_BYTES 4096
+
+/* What the policy is tuned by: its cool-down, headroom, move cost. */
+static const struct tier_tierd_params *const params = &tier_tierd_params_default;
 
 struct fx {
 	struct test_env te;
@@ -111,7 +114,7 @@ static void tick(struct fx *f)
 	assert_int_equal(f->ops->tick(f->priv, f->te.now_us), 0);
 }
 
-/* A regression test of a defect tierd.c had: fails with what went wrong. */
+/* A regression test of a defect the policy had: fails with what went wrong. */
 static void known_bug(const char *what)
 {
 	fail_msg("regression: %s", what);
@@ -186,6 +189,26 @@ static uint64_t fitted_fast_pages(const char *ratio, uint64_t unit_pages, int *l
 	return fast;
 }
 
+/* Whole levels that fit DRAM of dram_pages less its headroom. */
+static uint64_t levels_that_fit(uint64_t dram_pages)
+{
+	uint64_t room = dram_pages - dram_pages * params->headroom_bp / 10000;
+
+	return room / FIT_PER_LEVEL < FIT_LEVELS ? room / FIT_PER_LEVEL : FIT_LEVELS;
+}
+
+/* Fails unless DRAM - one unit of the ratio 1:N - ends up with the hottest
+ * levels that fit it. */
+static void assert_fitted(const char *ratio, uint64_t unit_pages)
+{
+	uint64_t fast, levels = levels_that_fit(unit_pages);
+	int lowest;
+
+	fast = fitted_fast_pages(ratio, unit_pages, &lowest);
+	assert_int_equal(fast, levels * FIT_PER_LEVEL);
+	assert_int_equal(lowest, FIT_LEVELS - (int)levels);
+}
+
 /* The same heat on three DRAM sizes. DRAM of 512 pages keeps 0.5% (2
  * pages) free: 510 fit, so 15 levels (480 pages) go up and the 16th,
  * which would fill DRAM to the last page, stays out. DRAM of 256 (1:8)
@@ -193,21 +216,12 @@ static uint64_t fitted_fast_pages(const char *ratio, uint64_t unit_pages, int *l
  * threshold would promote the same levels in all three. */
 static void test_threshold_follows_capacity(void **state)
 {
-	uint64_t fast;
-	int lowest;
-
 	(void)state;
-	fast = fitted_fast_pages("1:4", 512, &lowest);
-	assert_int_equal(fast, 15 * FIT_PER_LEVEL);
-	assert_int_equal(lowest, 1);
-
-	fast = fitted_fast_pages("1:8", 256, &lowest);
-	assert_int_equal(fast, 7 * FIT_PER_LEVEL);
-	assert_int_equal(lowest, 9);
-
-	fast = fitted_fast_pages("1:4", 1024, &lowest);
-	assert_int_equal(fast, FIT_HEATED);
-	assert_int_equal(lowest, 0);
+	/* The premise: the headroom costs DRAM of 512 pages a level. */
+	assert_int_equal(levels_that_fit(512), 15);
+	assert_fitted("1:4", 512);
+	assert_fitted("1:8", 256);
+	assert_fitted("1:4", 1024);
 }
 
 /* --- 2. ping-pong damping --------------------------------------------- */
@@ -266,7 +280,7 @@ static bool pingpong_after(uint64_t start_us)
 	 * page in DRAM from 0.5 s on and the victim is as warm as ever. The
 	 * tick at exactly 2 s is left out: the cool-down's end is at
 	 * millisecond resolution. */
-	while (f.te.now_us + INTERVAL_US - moved_us < COOLDOWN_US) {
+	while (f.te.now_us + INTERVAL_US - moved_us < params->cooldown_us) {
 		next(&f);
 		heat(&f, 0, PP_FAST, 10);
 		tick(&f);
@@ -275,7 +289,8 @@ static bool pingpong_after(uint64_t start_us)
 				      "%llu moves, within the %.0f s cool-down\n",
 				      (double)(f.te.now_us - moved_us) / 1e6,
 				      (double)f.te.now_us / 1e6, node_of(&f, 100),
-				      (unsigned long long)(f.te.moves - moves), COOLDOWN_US / 1e6);
+				      (unsigned long long)(f.te.moves - moves),
+				      (double)params->cooldown_us / 1e6);
 			fx_release(&f);
 			return false;
 		}
@@ -300,7 +315,7 @@ static void test_cooldown_holds_a_moved_page(void **state)
 	assert_true(pingpong_after(1000000));
 }
 
-/* Regression (fixed; tierd.c, mark_moved() and cooling_down()): a move's time is
+/* Regression (fixed; tierd/fill.c mark_moved(), cooling_down()): a move's time is
  * kept as uint32_t milliseconds, (uint32_t)(now_us / 1000) | 1, and
  * cooling_down() compares it with the uint64_t now_us / 1000. The
  * daemon's clock is CLOCK_MONOTONIC, time since boot: once the machine
@@ -308,12 +323,12 @@ static void test_cooldown_holds_a_moved_page(void **state)
  * page ever cools down again - ping-pong damping is off for good. The
  * expected behaviour: the same as test_cooldown_holds_a_moved_page, 50
  * days after boot. (A fix: compare in 32 bits,
- * (uint32_t)(now_us / 1000) - m < COOLDOWN_US / 1000.) */
+ * (uint32_t)(now_us / 1000) - m < cooldown_us / 1000.) */
 static void test_cooldown_holds_after_49_days(void **state)
 {
 	(void)state;
 	if (!pingpong_after(UINT64_C(50) * 86400 * 1000000))
-		known_bug("tierd.c cooling_down(): no cool-down once the clock passes "
+		known_bug("tierd cooling_down(): no cool-down once the clock passes "
 			  "2^32 ms (49.7 days of uptime)");
 }
 
@@ -327,7 +342,7 @@ static uint64_t moved_since(struct fx *f, uint8_t *snap, uint64_t *last_us, uint
 	for (p = 0; p < nr; p++) {
 		if (f->te.page_node[p] == snap[p])
 			continue;
-		if (last_us[p] && f->te.now_us - last_us[p] < COOLDOWN_US)
+		if (last_us[p] && f->te.now_us - last_us[p] < params->cooldown_us)
 			fail_msg("page %llu moved at %.1f s and again at %.1f s",
 				 (unsigned long long)p, (double)last_us[p] / 1e6,
 				 (double)f->te.now_us / 1e6);
@@ -391,7 +406,7 @@ static void test_alternating_heat_does_not_churn(void **state)
 		/* The flips do move pages (the test is not vacuous)... */
 		assert_true(moved >= 2 * 64);
 		/* ...but on at most one tick per cool-down. */
-		if (busy > 80 / (COOLDOWN_US / INTERVAL_US) + 1)
+		if (busy > (int)(80 / (params->cooldown_us / INTERVAL_US)) + 1)
 			fail_msg("flips every %llu intervals: pages moved on %d of 80 ticks",
 				 (unsigned long long)phases[i], busy);
 	}
@@ -433,10 +448,14 @@ static void test_exchange_needs_margin(void **state)
  * them is idle), but only page 20 goes up. */
 static void test_move_must_pay_off(void **state)
 {
+	/* Accesses/s from which a promotion from CXL to DRAM pays. */
+	double pays_from = params->move_cost_ns / ((250 - 90) * params->long_tau_us / 1e6);
 	struct fx f;
 	int step;
 
 	(void)state;
+	/* The premise: page 10 runs below it, page 20 (~105/s) above. */
+	assert_true(pays_from > 2.5 && pays_from < 100);
 	fx_init(&f, "dram-cxl", "1:4", 64, PP_PAGES);
 	place(&f, 0, PP_PAGES, 1);
 	fx_start(&f);
@@ -548,7 +567,7 @@ static void test_sparse_ticks_spend_the_accrued_budget(void **state)
 	fx_release(&f);
 }
 
-/* Regression (fixed; tierd.c tierd_create() and tierd_tick()): the tick takes the
+/* Regression (fixed; tierd/policy.c tierd_create(), tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
  * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
  * the most the bucket holds - was set once, at create, to two intervals
@@ -584,7 +603,7 @@ static void test_raised_budget_is_spent(void **state)
 		print_message("# %llu pages moved in 1 s at a budget of 200 pages/s\n",
 			      (unsigned long long)moves);
 		fx_release(&f);
-		known_bug("tierd.c tierd_create()/tierd_tick(): the budget's burst stays at "
+		known_bug("tierd/policy.c tierd_create()/tierd_tick(): the budget's burst stays at "
 			  "two intervals of the rate at create; a raised budget is clipped");
 		return;
 	}
@@ -596,7 +615,7 @@ static void test_raised_budget_is_spent(void **state)
 	fx_release(&f);
 }
 
-/* Regression (fixed; tierd.c fill_tier(), the select_k() of candidates and the
+/* Regression (fixed; tierd/fill.c fill_tier(), the select_k() of candidates and the
  * loop after it): with a budget for k pages, fill_tier() picks the k
  * hottest candidates and only then skips those cooling down, so k hot
  * pages in their cool-down hold back every other candidate: the ticks
@@ -639,7 +658,7 @@ static void test_cooling_pages_do_not_hold_back_others(void **state)
 	up = count_on(&f, 100, 32, 0);
 	if (up == 0) {
 		fx_release(&f);
-		known_bug("tierd.c fill_tier(): candidates in their cool-down take the "
+		known_bug("tierd/fill.c fill_tier(): candidates in their cool-down take the "
 			  "budget's places and block the others");
 		return;
 	}
@@ -777,7 +796,7 @@ static void test_victim_cools_down_in_its_tick(void **state)
 	assert_int_equal(moves, 2);
 }
 
-/* Regression (fixed; tierd.c mark_moved() and cooling_down()): mark_moved()
+/* Regression (fixed; tierd/fill.c mark_moved(), cooling_down()): mark_moved()
  * stores (uint32_t)(now_us / 1000) | 1 (so that 0 means never); at an
  * even millisecond that is now + 1 ms, and cooling_down()'s now - moved_ms
  * in the same tick is -1, which as an unsigned number is past any
@@ -797,7 +816,7 @@ static void test_victim_cools_down_in_its_tick_even_ms(void **state)
 	(void)state;
 	node = moved_twice(1000000, &moves);
 	if (node == 2 && moves == 4) {
-		known_bug("tierd.c mark_moved()/cooling_down(): at an even millisecond a "
+		known_bug("tierd/fill.c mark_moved()/cooling_down(): at an even millisecond a "
 			  "page that just moved is not cooling down; it moves twice in a tick");
 		return;
 	}

@@ -1,0 +1,338 @@
+/* heat.c - the tierd policy's heat estimate: observations become access
+ * rates (tier_obs_accesses(), core/policy.h), added to two exponentially
+ * decaying per-page rates - long (long_tau_us): frequency, what deserves
+ * the fast tier; short (short_tau_us): momentum, what just became hot.
+ * Decay is in time (by the elapsed microseconds), not in counts. Samples
+ * are sparse per page, so they are also pooled per 2 MiB region: toward
+ * the region's mean where its pages are alike, and as the region's own
+ * momentum (its recent sampled rate against its long one, beyond the noise
+ * of 512 pages' samples), which sees a hot set move within a tick. A
+ * page's score is its predicted rate, bent by its hint.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/policies/tierd/internal.h"
+
+/* The sampled part of a page's rate, shrunk toward its region's mean
+ * (empirical Bayes): a page's own count is a noisy Poisson draw; where the
+ * pages of a region really differ (the region's spread exceeds the sampling
+ * noise) the page's own count stands, where they do not (a uniform region,
+ * the inside of a hot set) the region's mean - 512 times the samples -
+ * replaces it. */
+static double shrunk_samples(const struct tier__tierd *t, uint64_t i)
+{
+	size_t r = i >> TIERD_REGION_SHIFT;
+	double m = t->reg_mean[r];
+
+	return m + t->reg_shrink[r] * (t->pages[i].smp - m);
+}
+
+/* Predicted access rate. The recent rate (short_tau_us) counts as a change
+ * only beyond its noise: the accesses it stands for, taken as Poisson, have
+ * a standard deviation sd. A page heating up is as hot as the lower bound
+ * of its recent rate (shrt - momentum_sd sd) where that exceeds its
+ * long-term frequency; a page cooling down, whose recent rate's upper bound
+ * (shrt + cooling_sd sd) is below its long-term frequency, counts that bound
+ * or the mean of the two (a finished phase's pages make room within a
+ * second, not after the long time constant). Otherwise the long-term rate
+ * stands: a sparse page's recent estimate swings by multiples (a DAMON
+ * region seen accessed in 1 or in 3 of 20 checks), and taking each swing
+ * for a change trades pages of equal heat between tiers without end. The
+ * bounds keep the prediction continuous as a page crosses them. */
+static double page_heat(const struct tier__tierd *t, uint64_t i)
+{
+	const struct tier__tierd_page *p = &t->pages[i];
+	double lng = p->lng - p->smp + shrunk_samples(t, i);
+	const double ts = t->prm->short_tau_us / 1e6;
+	const double up = t->prm->momentum_sd, down = t->prm->cooling_sd;
+	double d = p->shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
+
+	/* Within the noise band (the common case) without a square root:
+	 * -down sd < d < up sd. */
+	if (d >= 0 ? d * d <= up * up * var : d * d <= down * down * var)
+		return lng;
+	sd = sqrt(var);
+	if (d > 0)
+		return p->shrt - up * sd;
+	{
+		double high = p->shrt + down * sd, mean = 0.5 * (lng + p->shrt);
+
+		return high > mean ? high : mean;
+	}
+}
+
+/* The predicted rate: the page's own, moved by its region's momentum
+ * where the region's pages are alike (the part of a page's samples that
+ * pooling gives the region mean). */
+double tier__tierd_heat_score(const struct tier__tierd *t, uint64_t i)
+{
+	size_t r = i >> TIERD_REGION_SHIFT;
+	double h = page_heat(t, i) + (1.0 - t->reg_shrink[r]) * t->reg_boost[r];
+
+	return h > 0 ? h : 0;
+}
+
+/* The score placement works with: the heat, bent by intent. A pinned or
+ * latency-critical page outranks any heat; a page advised hot counts
+ * hot_hint_ratio times its heat plus hot_hint_min_per_s (never less than a
+ * warm page); a page advised cold counts nothing. */
+double tier__tierd_score(const struct tier__tierd *t, uint64_t i)
+{
+	switch (tier__tierd_hint_of(t, i)) {
+	case TIER_HINT_PIN_FAST:
+	case TIER_HINT_LATENCY:
+		return TIERD_PINNED_SCORE;
+	case TIER_HINT_HOT:
+		return t->prm->hot_hint_ratio * tier__tierd_heat_score(t, i) +
+		       t->prm->hot_hint_min_per_s;
+	case TIER_HINT_COLD:
+		return 0;
+	default:
+		return tier__tierd_heat_score(t, i);
+	}
+}
+
+/* Momentum from a region's pooled samples (per page, accesses/s): its
+ * recent sampled rate ms (short time constant) against its long one m,
+ * beyond region_sd times the noise of ms - samples of weight w over
+ * short_tau_us, pooled over the region's n pages, so 512 times as many as
+ * one page's: heating, the lower bound of ms less m; cooling, the upper
+ * bound (or the mean of the two) less m; else 0. A hot set that moved
+ * shows in its regions within tens of milliseconds, long before each page
+ * has samples of its own.
+ * age_ms: since the region's first sample (0: none). */
+static double region_momentum(const struct tier__tierd *t, double m, double ms, double n,
+			      uint32_t age_ms)
+{
+	const double ts = t->prm->short_tau_us / 1e6, w = t->sample_weight, q = w / (ts * n);
+	const double z = t->prm->region_sd;
+	double d, sd;
+
+	if (!age_ms)
+		return 0;
+	/* Both averages started from zero at the region's first sample:
+	 * undo that bias (else every region looks heating for seconds). */
+	m /= -expm1(-(double)age_ms * 1e3 / t->prm->long_tau_us);
+	ms /= -expm1(-(double)age_ms * 1e3 / t->prm->short_tau_us);
+	d = ms - m;
+	sd = sqrt((m / q + 1) * q * q);
+
+	if (d > z * sd)
+		return d - z * sd;
+	if (d < -z * sd) {
+		double high = ms + z * sd, mean = 0.5 * (m + ms);
+
+		return (high > mean ? high : mean) - m;
+	}
+	return 0;
+}
+
+/* Per-region mean and shrinkage factor of the sampled rates. */
+void tier__tierd_pool_samples(struct tier__tierd *t)
+{
+	const double tau = t->prm->long_tau_us / 1e6;
+	uint64_t nr_regions = (t->nr_pages + (1u << TIERD_REGION_SHIFT) - 1) >> TIERD_REGION_SHIFT;
+	uint64_t r;
+
+	if (t->sample_weight <= 0) {
+		/* No sampling tracker: nothing to pool (smp is 0 everywhere). */
+		memset(t->reg_mean, 0, nr_regions * sizeof(*t->reg_mean));
+		memset(t->reg_boost, 0, nr_regions * sizeof(*t->reg_boost));
+		for (r = 0; r < nr_regions; r++)
+			t->reg_shrink[r] = 1.0f;
+		return;
+	}
+	for (r = 0; r < nr_regions; r++) {
+		uint64_t first = r << TIERD_REGION_SHIFT, i;
+		uint64_t end = first + (1u << TIERD_REGION_SHIFT);
+		double sum = 0, sum2 = 0, n, m, var, noise, spread;
+		uint32_t age_ms;
+
+		if (end > t->nr_pages)
+			end = t->nr_pages;
+		n = (double)(end - first);
+		for (i = first; i < end; i++) {
+			sum += t->pages[i].smp;
+			sum2 += (double)t->pages[i].smp * t->pages[i].smp;
+		}
+		m = sum / n;
+		var = sum2 / n - m * m;
+		noise = m * t->sample_weight / tau;	/* Poisson: variance of one page's estimate */
+		spread = var > noise ? var - noise : 0;
+		t->reg_mean[r] = (float)m;
+		t->reg_shrink[r] = spread + noise > 0 ? (float)(spread / (spread + noise)) : 1.0f;
+		age_ms = t->reg_since_ms[r] ? tier__tierd_stamp_ms(t->last_us) - t->reg_since_ms[r] : 0;
+		t->reg_boost[r] = (float)region_momentum(t, m, t->reg_sshort[r] / n, n, age_ms);
+	}
+	*t->env->work_units += t->nr_pages;
+}
+
+/* The weight of `accesses` seen over covered_us in a rate of time
+ * constant tau_us, when the scores last decayed gap_us ago: the accesses
+ * themselves when the observation covered the gap (a continuous tracker,
+ * a tick per aggregation), else the rate they show extrapolated over the
+ * gap - a snapshot of the last aggregation, taken by a daemon whose CPU
+ * share spaces its steps seconds apart, speaks for the whole gap - as an
+ * exponential average would weigh it. */
+static double rate_weight(double accesses, double covered_us, double gap_us, double tau_us)
+{
+	if (covered_us <= 0 || gap_us <= covered_us)
+		return accesses * 1e6 / tau_us;
+	return accesses * 1e6 / covered_us * -expm1(-gap_us / tau_us);
+}
+
+/* Adds `accesses` per page to pages [page, page + nr): a sample's to the
+ * long rate and its sampled part (and to its region's short sampled rate),
+ * a scan's or a fault's to the long and the short rate. covered_us: the
+ * time a scan's checks covered (0: events). */
+static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, double accesses,
+			 bool sampled, double covered_us)
+{
+	uint64_t end = page + nr;
+	double gap = sampled ? 0 : (double)t->gap_us;
+	float l = (float)rate_weight(accesses, covered_us, gap, t->prm->long_tau_us);
+	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
+	float m = sampled ? l : 0;
+
+	if (end > t->nr_pages)
+		end = t->nr_pages;
+	if (!sampled && t->env->page_huge && t->sample_weight > 0) {
+		/* A huge page's accessed bit and hint fault are its PMD's: an
+		 * access to any of its pages sets it, so they show how often
+		 * the huge page is touched, not how its pages share the
+		 * touches. With samples, which carry each access's own 4 KiB
+		 * page and tell the pages apart, the huge page's rate is spread
+		 * over its 512 pages (right for scattered accesses). Without
+		 * them each page counts as touched as often as the huge page
+		 * (right for sweeps over it; placement ranks huge pages among
+		 * themselves the same either way). */
+		const float share = 1.0f / (float)(UINT64_C(1) << t->env->huge_shift);
+
+		for (; page < end; page++) {
+			float k = tier__tierd_huge_at(t, page) ? share : 1.0f;
+
+			t->pages[page].lng += l * k;
+			t->pages[page].shrt += s * k;
+		}
+		*t->env->work_units += nr;
+		return;
+	}
+	if (sampled) {
+		size_t r = page >> TIERD_REGION_SHIFT;
+
+		t->reg_sshort[r] += (float)rate_weight(accesses, 0, 0, t->prm->short_tau_us) *
+				    (float)(end - page);
+		if (!t->reg_since_ms[r])
+			t->reg_since_ms[r] = tier__tierd_stamp_ms(t->last_us);
+	}
+	for (; page < end; page++) {
+		t->pages[page].lng += l;
+		t->pages[page].shrt += s;
+		t->pages[page].smp += m;
+	}
+	*t->env->work_units += nr;
+}
+
+void tier__tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
+{
+	struct tier__tierd *t = priv;
+	size_t i;
+
+	/* Fresh observations must not be decayed over the time before they
+	 * arrived: decay the old scores to now first (once per step). */
+	if (!t->decayed) {
+		tier__tierd_decay(t, t->env->clock->now_us(t->env->clock_priv));
+		t->decayed = true;
+	}
+	for (i = 0; i < n; i++) {
+		const struct tier_obs *o = &obs[i];
+		double acc;
+
+		/* Nothing seen, or a kind the policy does not read: no
+		 * accesses; a sample tells what one sample stands for. */
+		switch (o->kind) {
+		case TIER_OBS_ACCESSED:
+		case TIER_OBS_WRITTEN:
+			if (!o->count)
+				continue;
+			break;
+		case TIER_OBS_SAMPLE:
+			t->sample_weight = o->count;
+			break;
+		case TIER_OBS_HINT_FAULT:
+			break;
+		default:
+			continue;
+		}
+		acc = tier_obs_accesses(o);
+		/* A sample is one draw of a sparse process: it feeds the
+		 * frequency estimate only; one sample on a cold page must not
+		 * look like momentum. Scans and faults see every page's recent
+		 * past and feed both. */
+		add_accesses(t, o->page, o->nr_pages, acc, o->kind == TIER_OBS_SAMPLE,
+			     o->kind == TIER_OBS_ACCESSED || o->kind == TIER_OBS_WRITTEN ?
+			     o->interval_us : 0);
+	}
+	*t->env->work_units += n;
+}
+
+void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
+{
+	double dt = (double)(now_us - t->last_us);
+	float fl = (float)exp(-dt / t->prm->long_tau_us);
+	float fs = (float)exp(-dt / t->prm->short_tau_us);
+	const float rate_floor = t->prm->rate_floor_per_s;
+	uint64_t i;
+
+	t->gap_us = now_us - t->last_us;
+
+	for (i = 0; i < t->nr_pages; i++) {
+		struct tier__tierd_page *p = &t->pages[i];
+
+		/* A rate that decayed below the floor is none: exact zeros let
+		 * idle pages take the short way through every pass, and keep
+		 * floats out of denormals (slow on every FPU, and far slower
+		 * where floating point is emulated). */
+		if (p->lng == 0 && p->shrt == 0)
+			continue;
+		p->lng = p->lng * fl < rate_floor ? 0 : p->lng * fl;
+		p->shrt = p->shrt * fs < rate_floor ? 0 : p->shrt * fs;
+		p->smp = p->lng == 0 ? 0 : p->smp * fl;
+	}
+	{
+		uint64_t r;
+		uint64_t nr_regions = (t->nr_pages + (1u << TIERD_REGION_SHIFT) - 1) >>
+				      TIERD_REGION_SHIFT;
+
+		for (r = 0; r < nr_regions; r++)
+			t->reg_sshort[r] = t->reg_sshort[r] * fs < rate_floor ? 0 : t->reg_sshort[r] * fs;
+	}
+	*t->env->work_units += t->nr_pages;
+	t->last_us = now_us;
+}
+
+/* Computes every page's score once per tick (placement reads it many
+ * times: histogram, candidates, sorting, exchanges). */
+void tier__tierd_compute_scores(struct tier__tierd *t)
+{
+	uint64_t i;
+
+	for (i = 0; i < t->nr_pages; i++) {
+		const struct tier__tierd_page *p = &t->pages[i];
+
+		/* Idle, in a region without samples, no hint: nothing to
+		 * compute. */
+		if (p->lng == 0 && p->shrt == 0 && t->reg_mean[i >> TIERD_REGION_SHIFT] == 0 &&
+		    tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
+			t->score[i] = 0;
+			t->bin[i] = 0;
+			continue;
+		}
+		t->score[i] = (float)tier__tierd_score(t, i);
+		t->bin[i] = (uint16_t)tier__tierd_score_bin(t, t->score[i]);
+	}
+	*t->env->work_units += t->nr_pages;
+	if (t->env->page_huge)
+		tier__tierd_score_units(t);
+}
