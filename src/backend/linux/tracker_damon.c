@@ -52,15 +52,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend/linux/damon_modules.h"
+#include "backend/linux/damon_sysfs.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -79,13 +78,10 @@
  * process starts in 5 MiB regions. */
 #define DAMON_MIN_REGIONS	200u
 #define DAMON_MAX_REGIONS	2000u
-#define DAMON_BUSY_TRIES	100u
-#define DAMON_BUSY_PAUSE_US	20000u
 
 struct damon_tracker {
 	struct tier__roots roots;
-	char admin[512];		/* <sysfs>/kernel/mm/damon/admin */
-	unsigned kdamond;
+	struct tier__damon_sysfs fs;	/* our kdamond's control files */
 	unsigned nr_before;		/* nr_kdamonds before we grew it */
 	bool grew;
 	bool tracepoint;
@@ -96,172 +92,14 @@ struct damon_tracker {
 	pid_t *pids;
 	size_t nr_pids;
 	uint64_t empty_snapshots;
-	struct tier__damon_hooks hooks;
 
 	/* tracepoint mode */
-	char tracing[512];		/* the tracefs directory */
 	char instance[64];		/* instances/tierd-damon-K */
 	int pipe_fd;
 	char carry[1024];
 	size_t carry_len;
 	pid_t kdamond_pid;
 };
-
-/* ---- control files ------------------------------------------------------ */
-
-static void pause_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* Writes val to <admin>/<rel> (or <tracing>/<rel> for "tracing/..."),
- * retrying while the kernel says EBUSY. */
-static int dwrite(struct damon_tracker *t, const char *rel, const char *val,
-		  struct tier_err *err)
-{
-	char path[1024];
-	unsigned tries;
-	int ret = 0;
-
-	if (!strncmp(rel, "tracing/", 8))
-		ret = tier_sysfs_path(path, sizeof(path), t->tracing, "%s", rel + 8);
-	else
-		ret = tier_sysfs_path(path, sizeof(path), t->admin, "%s", rel);
-	if (ret)
-		return tier_err_set(err, ret, "DAMON: path too long: %s", rel);
-	for (tries = 0; tries < DAMON_BUSY_TRIES; tries++) {
-		ret = 0;
-		if (t->hooks.on_write)
-			ret = t->hooks.on_write(t->hooks.ctx, rel, val);
-		if (ret < 0)
-			tier_err_set(err, ret, "%s: writing '%s': %s", path, val, strerror(-ret));
-		else if (ret > 0)
-			ret = 0;	/* the hook stood in for the kernel */
-		else
-			ret = tier__write_str(path, val, err);
-		if (ret != -EBUSY)
-			break;
-		pause_us(t->hooks.busy_retry_us ? t->hooks.busy_retry_us : DAMON_BUSY_PAUSE_US);
-	}
-	if (ret == -EBUSY)
-		tier_err_prefix(err, "DAMON: still busy after %u tries", tries);
-	return ret;
-}
-
-static int dwritef(struct damon_tracker *t, const char *val, struct tier_err *err,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dwritef(struct damon_tracker *t, const char *val, struct tier_err *err,
-		   const char *fmt, ...)
-{
-	char rel[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return dwrite(t, rel, val, err);
-}
-
-static int dwrite_u64(struct damon_tracker *t, uint64_t v, struct tier_err *err,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dwrite_u64(struct damon_tracker *t, uint64_t v, struct tier_err *err,
-		      const char *fmt, ...)
-{
-	char val[32], rel[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return dwrite(t, rel, val, err);
-}
-
-static int dpath(const struct damon_tracker *t, char *buf, size_t sz, const char *rel)
-{
-	return tier_sysfs_path(buf, sz, t->admin, "%s", rel);
-}
-
-static bool dexists(const struct damon_tracker *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool dexists(const struct damon_tracker *t, const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	return !dpath(t, path, sizeof(path), rel) && tier_sysfs_exists(path);
-}
-
-static int dread_line(const struct damon_tracker *t, char *buf, size_t sz,
-		      struct tier_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int dread_line(const struct damon_tracker *t, char *buf, size_t sz,
-		      struct tier_err *err, const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (dpath(t, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier__read_line(path, buf, sz, err);
-}
-
-static int dread_u64(const struct damon_tracker *t, uint64_t *v, struct tier_err *err,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dread_u64(const struct damon_tracker *t, uint64_t *v, struct tier_err *err,
-		     const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (dpath(t, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier_sysfs_read_u64(path, v, err);
-}
-
-/* "kdamonds/K/<rest>" */
-static int kwrite(struct damon_tracker *t, const char *rest, const char *val,
-		  struct tier_err *err)
-{
-	return dwritef(t, val, err, "kdamonds/%u/%s", t->kdamond, rest);
-}
-
-static int state_cmd(struct damon_tracker *t, const char *cmd, struct tier_err *err)
-{
-	return kwrite(t, "state", cmd, err);
-}
-
-static bool state_on(struct damon_tracker *t)
-{
-	char buf[32];
-
-	if (dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/state", t->kdamond))
-		return false;
-	return !strcmp(buf, "on");
-}
 
 /* ---- probe -------------------------------------------------------------- */
 
@@ -399,14 +237,14 @@ static int trace_setup(struct damon_tracker *t, const struct tier_linux_ctx *ctx
 	int ret;
 
 	/* tracefs: /sys/kernel/tracing (4.1+), else under debugfs. */
-	if (!tier_sysfs_path(t->tracing, sizeof(t->tracing), ctx->sysfs_root,
+	if (!tier_sysfs_path(t->fs.tracing, sizeof(t->fs.tracing), ctx->sysfs_root,
 			     "kernel/tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->tracing, "instances") &&
+	    !tier_sysfs_path(path, sizeof(path), t->fs.tracing, "instances") &&
 	    tier_sysfs_exists(path))
 		goto found;
 	if (ctx->debugfs_root &&
-	    !tier_sysfs_path(t->tracing, sizeof(t->tracing), ctx->debugfs_root, "tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->tracing, "instances") &&
+	    !tier_sysfs_path(t->fs.tracing, sizeof(t->fs.tracing), ctx->debugfs_root, "tracing") &&
+	    !tier_sysfs_path(path, sizeof(path), t->fs.tracing, "instances") &&
 	    tier_sysfs_exists(path))
 		goto found;
 	return tier_err_set(err, -ENOENT,
@@ -414,8 +252,8 @@ static int trace_setup(struct damon_tracker *t, const struct tier_linux_ctx *ctx
 			    "instances directory for the damon_aggregated tracepoint "
 			    "(mount tracefs on /sys/kernel/tracing)");
 found:
-	snprintf(t->instance, sizeof(t->instance), "tierd-damon-%u", t->kdamond);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->tracing, t->instance);
+	snprintf(t->instance, sizeof(t->instance), "tierd-damon-%u", t->fs.kdamond);
+	snprintf(inst, sizeof(inst), "%s/instances/%s", t->fs.tracing, t->instance);
 	if (mkdir(inst, 0700) && errno != EEXIST) {
 		ret = -errno;
 		return tier_err_set(err, ret, "DAMON: creating trace instance %s: %s", inst,
@@ -428,8 +266,9 @@ found:
 				    "DAMON: no tried_regions (kernel older than 6.2) and no "
 				    "damon:damon_aggregated tracepoint (%s missing)", path);
 	}
-	ret = dwritef(t, "1", err, "tracing/instances/%s/events/damon/damon_aggregated/enable",
-		      t->instance);
+	ret = tier__damon_sysfs_writef(&t->fs, "1", err,
+				       "tracing/instances/%s/events/damon/damon_aggregated/enable",
+				       t->instance);
 	if (ret)
 		return ret;
 	snprintf(path, sizeof(path), "%s/trace_pipe", inst);
@@ -450,9 +289,10 @@ static void trace_teardown(struct damon_tracker *t)
 	t->pipe_fd = -1;
 	if (!t->instance[0])
 		return;
-	dwritef(t, "0", NULL, "tracing/instances/%s/events/damon/damon_aggregated/enable",
-		t->instance);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->tracing, t->instance);
+	tier__damon_sysfs_writef(&t->fs, "0", NULL,
+				 "tracing/instances/%s/events/damon/damon_aggregated/enable",
+				 t->instance);
+	snprintf(inst, sizeof(inst), "%s/instances/%s", t->fs.tracing, t->instance);
 	rmdir(inst);
 	t->instance[0] = '\0';
 }
@@ -509,14 +349,14 @@ static void damon_destroy(void *priv)
 
 	if (!t)
 		return;
-	if (t->admin[0] && (t->running || state_on(t)))
-		state_cmd(t, "off", NULL);
+	if (t->fs.admin[0] && (t->running || tier__damon_sysfs_is_on(&t->fs)))
+		tier__damon_sysfs_command(&t->fs, "off", NULL);
 	if (t->tracepoint)
 		trace_teardown(t);
 	/* Give back the kdamond we added, when it is still the last one. */
-	if (t->grew && !dread_u64(t, &nr, NULL, "kdamonds/nr_kdamonds") &&
-	    nr == t->kdamond + 1)
-		dwrite_u64(t, t->nr_before, NULL, "kdamonds/nr_kdamonds");
+	if (t->grew && !tier__damon_sysfs_read_u64(&t->fs, &nr, NULL, "kdamonds/nr_kdamonds") &&
+	    nr == t->fs.kdamond + 1)
+		tier__damon_sysfs_write_u64(&t->fs, t->nr_before, NULL, "kdamonds/nr_kdamonds");
 	free(t->pids);
 	tier__roots_release(&t->roots);
 	free(t);
@@ -530,33 +370,34 @@ static int take_kdamond(struct damon_tracker *t, struct tier_err *err)
 	unsigned i;
 	int ret;
 
-	ret = dread_u64(t, &nr, err, "kdamonds/nr_kdamonds");
+	ret = tier__damon_sysfs_read_u64(&t->fs, &nr, err, "kdamonds/nr_kdamonds");
 	if (ret)
 		return ret;
 	for (i = 0; i < nr; i++) {
-		if (dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/state", i))
+		if (tier__damon_sysfs_read_line(&t->fs, buf, sizeof(buf), NULL,
+						"kdamonds/%u/state", i))
 			continue;
 		if (!strcmp(buf, "off")) {
-			t->kdamond = i;
+			t->fs.kdamond = i;
 			return 0;
 		}
 	}
 	/* Every existing kdamond runs (or there is none): add one. The
 	 * kernel re-creates the kdamond directories on this write and
 	 * refuses it (EBUSY) while any of them runs. */
-	ret = dwrite_u64(t, nr + 1, err, "kdamonds/nr_kdamonds");
+	ret = tier__damon_sysfs_write_u64(&t->fs, nr + 1, err, "kdamonds/nr_kdamonds");
 	if (ret == -EBUSY)
 		return tier_err_set(err, ret,
 				    "DAMON: all %" PRIu64 " kdamonds run for another user, and "
 				    "the kernel adds a kdamond only while none runs", nr);
 	if (ret)
 		return ret;
-	t->kdamond = (unsigned)nr;
+	t->fs.kdamond = (unsigned)nr;
 	t->nr_before = (unsigned)nr;
 	t->grew = true;
-	if (!dexists(t, "kdamonds/%u/state", t->kdamond))
+	if (!tier__damon_sysfs_exists(&t->fs, "kdamonds/%u/state", t->fs.kdamond))
 		return tier_err_set(err, -ENOENT, "DAMON: kdamonds/%u missing after raising "
-				    "nr_kdamonds to %" PRIu64, t->kdamond, nr + 1);
+				    "nr_kdamonds to %" PRIu64, t->fs.kdamond, nr + 1);
 	return 0;
 }
 
@@ -596,12 +437,12 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 	t->pipe_fd = -1;
 	if (hooks)
-		t->hooks = *hooks;
+		t->fs.hooks = *hooks;
 	if (tier__roots_init(&t->roots, ctx)) {
 		ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 		goto out_free;
 	}
-	tier_sysfs_path(t->admin, sizeof(t->admin), ctx->sysfs_root, DAMON_ADMIN);
+	tier_sysfs_path(t->fs.admin, sizeof(t->fs.admin), ctx->sysfs_root, DAMON_ADMIN);
 	pick_intervals(t, interval_us);
 
 	ret = take_kdamond(t, err);
@@ -609,60 +450,71 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 		goto out_destroy;	/* gives the added kdamond back */
 	if (ret)
 		goto out_free;
-	ret = kwrite(t, "contexts/nr_contexts", "1", err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/nr_contexts", "1", err);
 	if (ret)
 		goto out_destroy;
-	if (!dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/contexts/0/avail_operations",
-			t->kdamond) && !strstr(buf, "vaddr")) {
+	if (!tier__damon_sysfs_read_line(&t->fs, buf, sizeof(buf), NULL,
+					 "kdamonds/%u/contexts/0/avail_operations",
+					 t->fs.kdamond) &&
+	    !strstr(buf, "vaddr")) {
 		ret = tier_err_set(err, -EOPNOTSUPP,
 				   "DAMON: no vaddr operations (avail_operations: %s; kernel "
 				   "without CONFIG_DAMON_VADDR)", buf);
 		goto out_destroy;
 	}
-	ret = kwrite(t, "contexts/0/operations", "vaddr", err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/operations", "vaddr", err);
 	if (!ret)
-		ret = dwrite_u64(t, t->sample_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/sample_us",
-				 t->kdamond);
+		ret = tier__damon_sysfs_write_u64(&t->fs, t->sample_us, err,
+				"kdamonds/%u/contexts/0/monitoring_attrs/intervals/sample_us",
+				t->fs.kdamond);
 	if (!ret)
-		ret = dwrite_u64(t, t->aggr_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/aggr_us",
-				 t->kdamond);
+		ret = tier__damon_sysfs_write_u64(&t->fs, t->aggr_us, err,
+				"kdamonds/%u/contexts/0/monitoring_attrs/intervals/aggr_us",
+				t->fs.kdamond);
 	if (!ret)
-		ret = dwrite_u64(t, t->update_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/update_us",
-				 t->kdamond);
+		ret = tier__damon_sysfs_write_u64(&t->fs, t->update_us, err,
+				"kdamonds/%u/contexts/0/monitoring_attrs/intervals/update_us",
+				t->fs.kdamond);
 	if (!ret)
-		ret = dwrite_u64(t, DAMON_MIN_REGIONS, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/min",
-				 t->kdamond);
+		ret = tier__damon_sysfs_write_u64(&t->fs, DAMON_MIN_REGIONS, err,
+				"kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/min",
+				t->fs.kdamond);
 	if (!ret)
-		ret = dwrite_u64(t, DAMON_MAX_REGIONS, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/max",
-				 t->kdamond);
+		ret = tier__damon_sysfs_write_u64(&t->fs, DAMON_MAX_REGIONS, err,
+				"kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/max",
+				t->fs.kdamond);
 	if (!ret)
-		ret = kwrite(t, "contexts/0/targets/nr_targets", "0", err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/targets/nr_targets", "0",
+						      err);
 	/* What this kernel's schemes offer, seen on a scratch scheme. */
 	if (!ret)
-		ret = kwrite(t, "contexts/0/schemes/nr_schemes", "1", err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/schemes/nr_schemes", "1",
+						      err);
 	if (ret)
 		goto out_destroy;
-	t->tracepoint = !dexists(t, "kdamonds/%u/contexts/0/schemes/0/tried_regions",
-				 t->kdamond);
-	t->has_apply_interval = dexists(t, "kdamonds/%u/contexts/0/schemes/0/apply_interval_us",
-					t->kdamond);
+	t->tracepoint = !tier__damon_sysfs_exists(&t->fs,
+						  "kdamonds/%u/contexts/0/schemes/0/tried_regions",
+						  t->fs.kdamond);
+	t->has_apply_interval = tier__damon_sysfs_exists(&t->fs, "kdamonds/%u/contexts/0/schemes/0/"
+							 "apply_interval_us", t->fs.kdamond);
 	if (!t->tracepoint &&
-	    dexists(t, "kdamonds/%u/contexts/0/schemes/0/filters/nr_filters", t->kdamond)) {
-		ret = kwrite(t, "contexts/0/schemes/0/filters/nr_filters", "1", err);
+	    tier__damon_sysfs_exists(&t->fs, "kdamonds/%u/contexts/0/schemes/0/filters/nr_filters",
+				     t->fs.kdamond)) {
+		ret = tier__damon_sysfs_kdamond_write(&t->fs,
+						      "contexts/0/schemes/0/filters/nr_filters", "1",
+						      err);
 		if (ret)
 			goto out_destroy;
-		t->per_target = dexists(t, "kdamonds/%u/contexts/0/schemes/0/filters/0/"
-					"damon_target_idx", t->kdamond);
-		ret = kwrite(t, "contexts/0/schemes/0/filters/nr_filters", "0", err);
+		t->per_target = tier__damon_sysfs_exists(&t->fs, "kdamonds/%u/contexts/0/schemes/0/"
+							 "filters/0/damon_target_idx",
+							 t->fs.kdamond);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs,
+						      "contexts/0/schemes/0/filters/nr_filters", "0",
+						      err);
 		if (ret)
 			goto out_destroy;
 	}
-	ret = kwrite(t, "contexts/0/schemes/nr_schemes", "0", err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/schemes/nr_schemes", "0", err);
 	if (ret)
 		goto out_destroy;
 	if (t->tracepoint) {
@@ -693,7 +545,7 @@ static bool damon_kdamond(void *priv, unsigned *index, pid_t *pid)
 
 	if (!t->running || t->kdamond_pid <= 0)
 		return false;
-	*index = t->kdamond;
+	*index = t->fs.kdamond;
 	*pid = t->kdamond_pid;
 	return true;
 }
@@ -702,7 +554,7 @@ void tier__damon_info(void *priv, struct tier__damon_info *out)
 {
 	const struct damon_tracker *t = priv;
 
-	out->kdamond = t->kdamond;
+	out->kdamond = t->fs.kdamond;
 	out->grew = t->grew;
 	out->tracepoint = t->tracepoint;
 	out->per_target_schemes = t->per_target;
@@ -735,32 +587,32 @@ static int write_scheme(struct damon_tracker *t, unsigned s, int filter_idx,
 	int ret;
 
 	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/action", s);
-	ret = kwrite(t, rel, "stat", err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, "stat", err);
 	for (i = 0; !ret && i < sizeof(pattern) / sizeof(pattern[0]); i++) {
 		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/%s", s, pattern[i].file);
-		ret = kwrite(t, rel, pattern[i].val, err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, pattern[i].val, err);
 	}
 	if (!ret && t->has_apply_interval) {
 		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/apply_interval_us", s);
-		ret = kwrite(t, rel, "0", err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, "0", err);
 	}
 	if (ret || filter_idx < 0)
 		return ret;
 	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/nr_filters", s);
-	ret = kwrite(t, rel, "1", err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, "1", err);
 	if (!ret) {
 		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/type", s);
-		ret = kwrite(t, rel, "target", err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, "target", err);
 	}
 	if (!ret) {
 		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/damon_target_idx", s);
 		snprintf(idx, sizeof(idx), "%d", filter_idx);
-		ret = kwrite(t, rel, idx, err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, idx, err);
 	}
 	if (!ret) {
 		/* Filter out what does NOT match target filter_idx. */
 		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/matching", s);
-		ret = kwrite(t, rel, "N", err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, "N", err);
 	}
 	return ret;
 }
@@ -772,17 +624,17 @@ static int write_targets(struct damon_tracker *t, struct tier_err *err)
 	int ret;
 
 	snprintf(val, sizeof(val), "%zu", t->nr_pids);
-	ret = kwrite(t, "contexts/0/targets/nr_targets", val, err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/targets/nr_targets", val, err);
 	for (i = 0; !ret && i < t->nr_pids; i++) {
 		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/pid_target", i);
 		snprintf(val, sizeof(val), "%d", (int)t->pids[i]);
-		ret = kwrite(t, rel, val, err);
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, rel, val, err);
 	}
 	if (ret || t->tracepoint)
 		return ret;
 	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
 	snprintf(val, sizeof(val), "%zu", nr_schemes);
-	ret = kwrite(t, "contexts/0/schemes/nr_schemes", val, err);
+	ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/schemes/nr_schemes", val, err);
 	for (i = 0; !ret && i < nr_schemes; i++)
 		ret = write_scheme(t, (unsigned)i, nr_schemes > 1 ? (int)i : -1, err);
 	return ret;
@@ -817,23 +669,23 @@ static int start_or_commit(struct damon_tracker *t, struct tier_err *err)
 	uint64_t pid;
 	int ret;
 
-	if (t->running && state_on(t)) {
-		ret = state_cmd(t, "commit", err);
+	if (t->running && tier__damon_sysfs_is_on(&t->fs)) {
+		ret = tier__damon_sysfs_command(&t->fs, "commit", err);
 		if (!ret)
 			return 0;
 		/* Kernels before 6.11 cannot commit every change of targets
 		 * online: restart the kdamond instead. */
-		state_cmd(t, "off", NULL);
+		tier__damon_sysfs_command(&t->fs, "off", NULL);
 	}
 	t->running = false;
-	ret = state_cmd(t, "on", err);
+	ret = tier__damon_sysfs_command(&t->fs, "on", err);
 	if (ret == -EBUSY)
 		tier_err_prefix(err, "DAMON: the kernel refused to start kdamond %u (another "
-				"DAMON user runs exclusively?)", t->kdamond);
+				"DAMON user runs exclusively?)", t->fs.kdamond);
 	if (ret)
 		return ret;
 	t->running = true;
-	if (!dread_u64(t, &pid, NULL, "kdamonds/%u/pid", t->kdamond))
+	if (!tier__damon_sysfs_read_u64(&t->fs, &pid, NULL, "kdamonds/%u/pid", t->fs.kdamond))
 		t->kdamond_pid = (pid_t)pid;
 	return 0;
 }
@@ -847,8 +699,8 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 		if (keep_alive(t, pids, n))
 			return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 		if (!t->nr_pids) {
-			if (t->running || state_on(t))
-				ret = state_cmd(t, "off", err);
+			if (t->running || tier__damon_sysfs_is_on(&t->fs))
+				ret = tier__damon_sysfs_command(&t->fs, "off", err);
 			else
 				ret = 0;
 			t->running = false;
@@ -911,8 +763,9 @@ static int read_tried(struct damon_tracker *t, unsigned s, struct region **v, si
 	int ret = 0;
 	DIR *dir;
 
-	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions", t->kdamond, s);
-	if (dpath(t, path, sizeof(path), rel))
+	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions",
+		 t->fs.kdamond, s);
+	if (tier__damon_sysfs_path(&t->fs, path, sizeof(path), rel))
 		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
 	dir = opendir(path);
 	if (!dir)
@@ -947,11 +800,12 @@ static int read_tried(struct damon_tracker *t, unsigned s, struct region **v, si
 		char base[200];
 
 		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
-		ret = dread_u64(t, &r.start, NULL, "%s/start", base);
+		ret = tier__damon_sysfs_read_u64(&t->fs, &r.start, NULL, "%s/start", base);
 		if (!ret)
-			ret = dread_u64(t, &r.end, err, "%s/end", base);
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.end, err, "%s/end", base);
 		if (!ret)
-			ret = dread_u64(t, &r.nr_accesses, err, "%s/nr_accesses", base);
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.nr_accesses, err,
+							 "%s/nr_accesses", base);
 		if (ret == -ENOENT) {
 			ret = 0;	/* cleared under us */
 			break;
@@ -983,9 +837,9 @@ out:
  * stopped (every target exited), 0 or -errno. */
 static int request_tried(struct damon_tracker *t, struct tier_err *err)
 {
-	int ret = state_cmd(t, "update_schemes_tried_regions", err);
+	int ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", err);
 
-	if (ret && !state_on(t)) {
+	if (ret && !tier__damon_sysfs_is_on(&t->fs)) {
 		t->running = false;
 		tier_err_clear(err);
 		return 1;
@@ -1071,7 +925,7 @@ static int collect_tried(struct damon_tracker *t, struct tier__obs_batch *b,
 			}
 		}
 	}
-	ret = state_cmd(t, "clear_schemes_tried_regions", err);
+	ret = tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", err);
 out:
 	free(v);
 	free(done);
@@ -1116,7 +970,7 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 		struct trace_arg a = { .b = b };
 
 		trace_drain(t, trace_line, &a);
-		if (!state_on(t))
+		if (!tier__damon_sysfs_is_on(&t->fs))
 			t->running = false;
 	} else {
 		ret = collect_tried(t, b, err);
