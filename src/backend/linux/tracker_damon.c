@@ -46,20 +46,18 @@
  * target processes all exited stops by itself: collect() then reports
  * nothing and the next set_targets() starts it again.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backend/linux/damon_modules.h"
 #include "backend/linux/damon_sysfs.h"
+#include "backend/linux/damon_trace.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -93,12 +91,8 @@ struct damon_tracker {
 	size_t nr_pids;
 	uint64_t empty_snapshots;
 
-	/* tracepoint mode */
-	char instance[64];		/* instances/tierd-damon-K */
-	int pipe_fd;
-	char carry[1024];
-	size_t carry_len;
 	pid_t kdamond_pid;
+	struct tier__damon_trace trace;	/* tracepoint mode */
 };
 
 /* ---- probe -------------------------------------------------------------- */
@@ -148,198 +142,6 @@ static int damon_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	return 0;
 }
 
-/* ---- tracepoint --------------------------------------------------------- */
-
-int tier__damon_parse_trace_line(const char *line, struct tier__damon_trace_rec *rec)
-{
-	const char *ev, *p, *cpu = NULL, *dash = NULL;
-	unsigned long tid, nr_regions, start, end, nr_acc, age;
-	char *e;
-
-	memset(rec, 0, sizeof(*rec));
-	ev = strstr(line, " damon_aggregated: ");
-	if (!ev)
-		return -ENOENT;
-	/* The task: "<comm>-<pid>" before the " [CPU]" column; comm may
-	 * hold spaces and dashes, so take the first " [digits]" and the last
-	 * dash before it. */
-	for (p = line; p < ev; p++) {
-		if (p[0] == ' ' && p[1] == '[' && isdigit((unsigned char)p[2])) {
-			const char *q = p + 2;
-
-			while (isdigit((unsigned char)*q))
-				q++;
-			if (*q == ']') {
-				cpu = p;
-				break;
-			}
-		}
-	}
-	if (cpu) {
-		for (p = line; p < cpu; p++)
-			if (*p == '-')
-				dash = p;
-		if (dash) {
-			errno = 0;
-			tid = strtoul(dash + 1, &e, 10);
-			if (!errno && e > dash + 1 && (*e == ' ' || e == cpu))
-				rec->task_pid = (pid_t)tid;
-		}
-	}
-	p = ev + strlen(" damon_aggregated: ");
-	if (strncmp(p, "target_id=", 10))
-		return -EINVAL;
-	errno = 0;
-	tid = strtoul(p + 10, &e, 10);
-	if (errno || e == p + 10 || strncmp(e, " nr_regions=", 12))
-		return -EINVAL;
-	p = e + 12;
-	nr_regions = strtoul(p, &e, 10);
-	if (errno || e == p || *e != ' ')
-		return -EINVAL;
-	p = e + 1;
-	start = strtoul(p, &e, 10);
-	if (errno || e == p || *e != '-')
-		return -EINVAL;
-	p = e + 1;
-	end = strtoul(p, &e, 10);
-	if (errno || e == p || strncmp(e, ": ", 2))
-		return -EINVAL;
-	p = e + 2;
-	nr_acc = strtoul(p, &e, 10);
-	if (errno || e == p || nr_acc > UINT32_MAX)
-		return -EINVAL;
-	rec->has_age = false;
-	if (*e == ' ' && isdigit((unsigned char)e[1])) {
-		p = e + 1;
-		age = strtoul(p, &e, 10);
-		if (errno || age > UINT32_MAX)
-			return -EINVAL;
-		rec->age = (unsigned)age;
-		rec->has_age = true;
-	}
-	while (*e == ' ' || *e == '\n' || *e == '\r')
-		e++;
-	if (*e || end <= start || nr_regions > UINT32_MAX)
-		return -EINVAL;
-	rec->target_id = tid;
-	rec->nr_regions = (unsigned)nr_regions;
-	rec->start = start;
-	rec->end = end;
-	rec->nr_accesses = (unsigned)nr_acc;
-	return 0;
-}
-
-static int trace_setup(struct damon_tracker *t, const struct tier_linux_ctx *ctx,
-		       struct tier_err *err)
-{
-	char path[1024], inst[600];
-	int ret;
-
-	/* tracefs: /sys/kernel/tracing (4.1+), else under debugfs. */
-	if (!tier_sysfs_path(t->fs.tracing, sizeof(t->fs.tracing), ctx->sysfs_root,
-			     "kernel/tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->fs.tracing, "instances") &&
-	    tier_sysfs_exists(path))
-		goto found;
-	if (ctx->debugfs_root &&
-	    !tier_sysfs_path(t->fs.tracing, sizeof(t->fs.tracing), ctx->debugfs_root, "tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->fs.tracing, "instances") &&
-	    tier_sysfs_exists(path))
-		goto found;
-	return tier_err_set(err, -ENOENT,
-			    "DAMON: no tried_regions (kernel older than 6.2) and no tracefs "
-			    "instances directory for the damon_aggregated tracepoint "
-			    "(mount tracefs on /sys/kernel/tracing)");
-found:
-	snprintf(t->instance, sizeof(t->instance), "tierd-damon-%u", t->fs.kdamond);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->fs.tracing, t->instance);
-	if (mkdir(inst, 0700) && errno != EEXIST) {
-		ret = -errno;
-		return tier_err_set(err, ret, "DAMON: creating trace instance %s: %s", inst,
-				    strerror(-ret));
-	}
-	snprintf(path, sizeof(path), "%s/events/damon/damon_aggregated/enable", inst);
-	if (!tier_sysfs_exists(path)) {
-		rmdir(inst);
-		return tier_err_set(err, -ENOENT,
-				    "DAMON: no tried_regions (kernel older than 6.2) and no "
-				    "damon:damon_aggregated tracepoint (%s missing)", path);
-	}
-	ret = tier__damon_sysfs_writef(&t->fs, "1", err,
-				       "tracing/instances/%s/events/damon/damon_aggregated/enable",
-				       t->instance);
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/trace_pipe", inst);
-	t->pipe_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (t->pipe_fd < 0) {
-		ret = -errno;
-		return tier_err_set(err, ret, "DAMON: %s: %s", path, strerror(-ret));
-	}
-	return 0;
-}
-
-static void trace_teardown(struct damon_tracker *t)
-{
-	char inst[600];
-
-	if (t->pipe_fd >= 0)
-		close(t->pipe_fd);
-	t->pipe_fd = -1;
-	if (!t->instance[0])
-		return;
-	tier__damon_sysfs_writef(&t->fs, "0", NULL,
-				 "tracing/instances/%s/events/damon/damon_aggregated/enable",
-				 t->instance);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->fs.tracing, t->instance);
-	rmdir(inst);
-	t->instance[0] = '\0';
-}
-
-/* Reads what the pipe holds now; lines go to fn. */
-static void trace_drain(struct damon_tracker *t, void (*fn)(struct damon_tracker *t,
-							    const char *line, void *arg),
-			void *arg)
-{
-	char buf[8192];
-
-	if (t->pipe_fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(t->pipe_fd, buf, sizeof(buf));
-		size_t i, from = 0;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (i = 0; i < (size_t)n; i++) {
-			if (buf[i] != '\n')
-				continue;
-			if (t->carry_len + (i - from) < sizeof(t->carry)) {
-				memcpy(t->carry + t->carry_len, buf + from, i - from);
-				t->carry_len += i - from;
-				t->carry[t->carry_len] = '\0';
-				if (fn)
-					fn(t, t->carry, arg);
-			}
-			t->carry_len = 0;
-			from = i + 1;
-		}
-		if (from < (size_t)n) {
-			size_t rest = (size_t)n - from;
-
-			if (t->carry_len + rest < sizeof(t->carry)) {
-				memcpy(t->carry + t->carry_len, buf + from, rest);
-				t->carry_len += rest;
-			} else {
-				t->carry_len = sizeof(t->carry);	/* over-long: dropped */
-			}
-		}
-	}
-}
-
 /* ---- create / destroy --------------------------------------------------- */
 
 static void damon_destroy(void *priv)
@@ -352,7 +154,7 @@ static void damon_destroy(void *priv)
 	if (t->fs.admin[0] && (t->running || tier__damon_sysfs_is_on(&t->fs)))
 		tier__damon_sysfs_command(&t->fs, "off", NULL);
 	if (t->tracepoint)
-		trace_teardown(t);
+		tier__damon_trace_close(&t->trace, &t->fs);
 	/* Give back the kdamond we added, when it is still the last one. */
 	if (t->grew && !tier__damon_sysfs_read_u64(&t->fs, &nr, NULL, "kdamonds/nr_kdamonds") &&
 	    nr == t->fs.kdamond + 1)
@@ -435,7 +237,7 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-	t->pipe_fd = -1;
+	tier__damon_trace_init(&t->trace);
 	if (hooks)
 		t->fs.hooks = *hooks;
 	if (tier__roots_init(&t->roots, ctx)) {
@@ -518,7 +320,7 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 	if (ret)
 		goto out_destroy;
 	if (t->tracepoint) {
-		ret = trace_setup(t, ctx, err);
+		ret = tier__damon_trace_open(&t->trace, &t->fs, ctx, err);
 		if (ret)
 			goto out_destroy;
 	}
@@ -709,8 +511,8 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 		ret = write_targets(t, err);
 		if (ret)
 			return ret;
-		if (t->tracepoint)
-			trace_drain(t, NULL, NULL);	/* old target indexes */
+		if (t->tracepoint)	/* events of the old target indexes */
+			tier__damon_trace_drain(&t->trace, NULL, NULL);
 		ret = start_or_commit(t, err);
 		/* EINVAL: a target exited between the check and the start. */
 		if (ret != -EINVAL)
@@ -933,12 +735,14 @@ out:
 }
 
 struct trace_arg {
+	struct damon_tracker *t;
 	struct tier__obs_batch *b;
 };
 
-static void trace_line(struct damon_tracker *t, const char *line, void *arg)
+static void trace_line(void *arg, const char *line)
 {
 	struct trace_arg *a = arg;
+	struct damon_tracker *t = a->t;
 	struct tier__damon_trace_rec rec;
 	struct region r;
 
@@ -967,9 +771,9 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 	tier__batch_init(b, sink, ctx);
 	if (t->tracepoint) {
-		struct trace_arg a = { .b = b };
+		struct trace_arg a = { .t = t, .b = b };
 
-		trace_drain(t, trace_line, &a);
+		tier__damon_trace_drain(&t->trace, trace_line, &a);
 		if (!tier__damon_sysfs_is_on(&t->fs))
 			t->running = false;
 	} else {
