@@ -1,7 +1,8 @@
-/* damon_impl.h - what the pieces of the DAMON tracker (tracker_damon.c:
- * the tracker's ops; damon_kdamond.c: its kdamond, targets and schemes)
- * share. Internal to tracker_damon.c and damon_*.c; the control files
- * are in damon_sysfs.h, the tracepoint path in damon_trace.h.
+/* damon_impl.h - what the pieces of the DAMON tracker share:
+ * tracker_damon.c (the tracker's ops), damon_kdamond.c (its kdamond,
+ * targets and schemes) and damon_collect.c (turning what the kdamond saw
+ * into observations). Internal to those files; the control files are in
+ * damon_sysfs.h, the tracepoint path in damon_trace.h.
  */
 #ifndef TIER_LINUX_DAMON_IMPL_H
 #define TIER_LINUX_DAMON_IMPL_H
@@ -71,5 +72,19 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 /* Turns the kdamond off when it runs; clears t->running. Returns 0 or
  * -errno. */
 int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err);
+
+/* ---- collect (damon_collect.c) ------------------------------------------ */
+
+/* Takes a tried_regions snapshot of every scheme, asking again (once) for
+ * the schemes whose snapshot came back empty, and adds their regions to
+ * b as observations of the targets; clears the snapshot. A kdamond that
+ * stopped by itself (every target exited) clears t->running and gives 0.
+ * Returns 0 or -errno. */
+int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
+			      struct tier_err *err);
+
+/* Adds the damon_aggregated events of t's kdamond that the trace pipe
+ * holds now to b as observations of the targets. */
+void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_batch *b);
 
 #endif
