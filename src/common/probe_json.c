@@ -513,101 +513,122 @@ static int get_source(struct loader *l, struct json_object *o, enum tier_rank_so
 	return bad(l, "rank_source", "unknown source");
 }
 
-int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
-				struct tier_err *err)
+/* The report's settings, version first. */
+static int get_settings(struct loader *l, struct json_object *o, struct tier_probe_report *r)
 {
-	struct loader l = { .err = err };
-	struct json_object *inis, *nodes;
-	char saved[sizeof(l.where)];
-	size_t i, nr;
 	int64_t v = 0;
 	double d = 0;
 	int ret;
 
-	tier_probe_report_release(r);
-	if (!json_object_is_type(o, json_type_object))
-		return tier_err_set(err, -EINVAL, "not a JSON object");
-	ret = get_int(&l, o, "version", false, 0, INT_MAX, 0, &v);
+	ret = get_int(l, o, "version", false, 0, INT_MAX, 0, &v);
 	if (!ret && v != TIER_PROBE_FILE_VERSION)
-		ret = tier_err_set(err, -EINVAL, "version %lld, expected %d",
+		ret = tier_err_set(l->err, -EINVAL, "version %lld, expected %d",
 				   (long long)v, TIER_PROBE_FILE_VERSION);
 	if (!ret)
-		ret = get_num(&l, o, "tolerance_pct", false, &d);
+		ret = get_num(l, o, "tolerance_pct", false, &d);
 	r->tolerance_bp = (uint32_t)(d * 100 + 0.5);
 	if (!ret)
-		ret = get_num(&l, o, "slit_tolerance_pct", false, &d);
+		ret = get_num(l, o, "slit_tolerance_pct", false, &d);
 	r->slit_tolerance_bp = (uint32_t)(d * 100 + 0.5);
 	if (!ret)
-		ret = get_source(&l, o, &r->rank_source);
+		ret = get_source(l, o, &r->rank_source);
 	if (!ret)
-		ret = get_int(&l, o, "repeats", false, 0, UINT_MAX, 0, &v);
+		ret = get_int(l, o, "repeats", false, 0, UINT_MAX, 0, &v);
 	r->nr_repeats = (unsigned)v;
 	if (!ret)
-		ret = get_int(&l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
 	r->buffer_bytes = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "llc_bytes", true, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "llc_bytes", true, 0, INT64_MAX, 0, &v);
 	r->llc_bytes = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "chase_steps", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "chase_steps", false, 0, INT64_MAX, 0, &v);
 	r->nr_chase_steps = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "stream_bytes", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "stream_bytes", false, 0, INT64_MAX, 0, &v);
 	r->stream_bytes = (uint64_t)v;
-	if (!ret)
-		ret = member(&l, o, "initiators", json_type_array, false, &inis);
-	if (!ret)
-		ret = member(&l, o, "nodes", json_type_array, false, &nodes);
-	if (ret)
-		goto out;
-	nr = json_object_array_length(inis);
+	return ret;
+}
+
+static int get_initiators(struct loader *l, struct json_object *inis,
+			  struct tier_probe_report *r)
+{
+	char saved[sizeof(l->where)];
+	size_t i, nr = json_object_array_length(inis);
+	int64_t v = 0;
+	int ret = 0;
+
 	r->initiators = calloc(nr ? nr : 1, sizeof(*r->initiators));
-	if (!r->initiators) {
-		ret = tier_err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!r->initiators)
+		return tier_err_set(l->err, -ENOMEM, "out of memory");
 	r->nr_initiators = nr;
 	for (i = 0; !ret && i < nr; i++) {
 		struct json_object *p = json_object_array_get_idx(inis, i);
 		struct tier_probe_initiator *ini = &r->initiators[i];
 
-		enter(&l, saved, sizeof(saved), "initiators", (long)i);
+		enter(l, saved, sizeof(saved), "initiators", (long)i);
 		if (!json_object_is_type(p, json_type_object)) {
-			ret = bad(&l, "", "not an object");
+			ret = bad(l, "", "not an object");
 		} else {
-			ret = get_int(&l, p, "id", false, 0, INT_MAX, 0, &v);
+			ret = get_int(l, p, "id", false, 0, INT_MAX, 0, &v);
 			ini->id = (int)v;
 			if (!ret)
-				ret = get_int(&l, p, "reference", false, 0, INT_MAX, 0, &v);
+				ret = get_int(l, p, "reference", false, 0, INT_MAX, 0, &v);
 			ini->reference = (int)v;
 			if (!ret)
-				ret = get_int(&l, p, "cpus", false, 0, INT_MAX, 0, &v);
+				ret = get_int(l, p, "cpus", false, 0, INT_MAX, 0, &v);
 			ini->nr_cpus = (size_t)v;
 		}
-		leave(&l, saved);
+		leave(l, saved);
 	}
-	if (ret)
-		goto out;
-	nr = json_object_array_length(nodes);
+	return ret;
+}
+
+/* The nodes, sorted by id. r->nr_nodes counts the nodes read so far, so
+ * that releasing r after an error frees what they hold. */
+static int get_nodes(struct loader *l, struct json_object *nodes, struct tier_probe_report *r)
+{
+	char saved[sizeof(l->where)];
+	size_t i, nr = json_object_array_length(nodes);
+	int ret = 0;
+
 	r->nodes = calloc(nr ? nr : 1, sizeof(*r->nodes));
-	if (!r->nodes) {
-		ret = tier_err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!r->nodes)
+		return tier_err_set(l->err, -ENOMEM, "out of memory");
 	for (i = 0; !ret && i < nr; i++) {
 		struct json_object *p = json_object_array_get_idx(nodes, i);
 
 		r->nr_nodes++;
-		enter(&l, saved, sizeof(saved), "nodes", (long)i);
-		ret = json_object_is_type(p, json_type_object) ? get_node(&l, p, &r->nodes[i])
-							       : bad(&l, "", "not an object");
+		enter(l, saved, sizeof(saved), "nodes", (long)i);
+		ret = json_object_is_type(p, json_type_object) ? get_node(l, p, &r->nodes[i])
+							       : bad(l, "", "not an object");
 		if (!ret && i > 0 && r->nodes[i].id <= r->nodes[i - 1].id)
-			ret = bad(&l, "id", "nodes not sorted by id");
-		leave(&l, saved);
+			ret = bad(l, "id", "nodes not sorted by id");
+		leave(l, saved);
 	}
-out:
+	return ret;
+}
+
+int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
+				struct tier_err *err)
+{
+	struct loader l = { .err = err };
+	struct json_object *inis, *nodes;
+	int ret;
+
+	tier_probe_report_release(r);
+	if (!json_object_is_type(o, json_type_object))
+		return tier_err_set(err, -EINVAL, "not a JSON object");
+	ret = get_settings(&l, o, r);
+	if (!ret)
+		ret = member(&l, o, "initiators", json_type_array, false, &inis);
+	if (!ret)
+		ret = member(&l, o, "nodes", json_type_array, false, &nodes);
+	if (!ret)
+		ret = get_initiators(&l, inis, r);
+	if (!ret)
+		ret = get_nodes(&l, nodes, r);
 	if (ret)
 		tier_probe_report_release(r);
 	return ret;
 }
-

@@ -116,6 +116,18 @@ static void print_inversions(const struct tier_probe_report *r,
 		n->measured_adistance, nr == 1 ? "" : "s", nr ? list : "?");
 }
 
+/* The verdict column of node n's line for its initiator j: the node's
+ * verdict on the first line, the pair's SLIT check on the others. */
+static const char *verdict(const struct tier_probe_node *n, size_t j)
+{
+	if (j)
+		return n->from[j].slit_mismatch ? "SLIT mismatch" : "";
+	return n->claim_mismatch && n->order_mismatch ? "claim mismatch, order mismatch" :
+	       n->claim_mismatch ? "claim mismatch" :
+	       n->order_mismatch ? "order mismatch" :
+	       n->id == n->reference ? "reference" : "ok";
+}
+
 void tier_probe_report_print(const struct tier_probe_report *r, FILE *out)
 {
 	size_t i, j;
@@ -130,15 +142,7 @@ void tier_probe_report_print(const struct tier_probe_report *r, FILE *out)
 		for (j = 0; j < n->nr_from; j++) {
 			const struct tier_probe_pair *p = &n->from[j];
 			char lat[40], rd[40], wr[40], claim[48], kr[16], mr[16];
-			const char *verdict;
 
-			if (j == 0)
-				verdict = n->claim_mismatch && n->order_mismatch ? "claim mismatch, order mismatch" :
-					  n->claim_mismatch ? "claim mismatch" :
-					  n->order_mismatch ? "order mismatch" :
-					  n->id == n->reference ? "reference" : "ok";
-			else
-				verdict = p->slit_mismatch ? "SLIT mismatch" : "";
 			fprintf(out, "%-5d %-5d %-16s %-16s %-16s %-20s %-6s %-8s %s\n",
 				n->id, p->initiator,
 				fig(&p->latency_ns, figure_sense(TIER_PROBE_LATENCY), 1, lat,
@@ -150,7 +154,7 @@ void tier_probe_report_print(const struct tier_probe_report *r, FILE *out)
 				j == 0 ? claim_str(n, claim, sizeof(claim)) : "",
 				j == 0 ? rank_str(n->kernel_rank, kr, sizeof(kr)) : "",
 				j == 0 ? rank_str(n->measured_rank, mr, sizeof(mr)) : "",
-				verdict);
+				verdict(n, j));
 		}
 	}
 	fprintf(out, "\nbest of %u samples; ±: noise (the second best's distance); "
