@@ -64,61 +64,63 @@ int tier__damon_sysfs_write(const struct tier__damon_sysfs *fs, const char *rel,
 	return ret;
 }
 
-/* Formats a relative path into rel[sz]. Returns 0 or -ENAMETOOLONG. */
-static int vformat_rel(char *rel, size_t sz, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
+/* Writes val to the printf-formatted rel. */
+static int vwritef(const struct tier__damon_sysfs *fs, const char *val, struct tier_err *err,
+		   const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
 
-static int vformat_rel(char *rel, size_t sz, const char *fmt, va_list ap)
+static int vwritef(const struct tier__damon_sysfs *fs, const char *val, struct tier_err *err,
+		   const char *fmt, va_list ap)
 {
-	int n = vsnprintf(rel, sz, fmt, ap);
+	char rel[512];
+	int n = vsnprintf(rel, sizeof(rel), fmt, ap);
 
-	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+	if (n < 0 || (size_t)n >= sizeof(rel))
+		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
+	return tier__damon_sysfs_write(fs, rel, val, err);
 }
 
 int tier__damon_sysfs_writef(const struct tier__damon_sysfs *fs, const char *val,
 			     struct tier_err *err, const char *fmt, ...)
 {
-	char rel[512];
 	va_list ap;
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vformat_rel(rel, sizeof(rel), fmt, ap);
+	ret = vwritef(fs, val, err, fmt, ap);
 	va_end(ap);
-	if (ret)
-		return tier_err_set(err, ret, "DAMON: path too long");
-	return tier__damon_sysfs_write(fs, rel, val, err);
+	return ret;
 }
 
 int tier__damon_sysfs_write_u64(const struct tier__damon_sysfs *fs, uint64_t v,
 				struct tier_err *err, const char *fmt, ...)
 {
-	char val[32], rel[512];
+	char val[32];
 	va_list ap;
 	int ret;
 
-	va_start(ap, fmt);
-	ret = vformat_rel(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (ret)
-		return tier_err_set(err, ret, "DAMON: path too long");
 	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return tier__damon_sysfs_write(fs, rel, val, err);
+	va_start(ap, fmt);
+	ret = vwritef(fs, val, err, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
-/* Formats a relative path and joins it to the admin directory. A path
- * cut by the first step is left to fail (or be refused) by the second,
- * as the readers have always done. Returns 0 or -ENAMETOOLONG. */
-static int vformat_path(const struct tier__damon_sysfs *fs, char *path, size_t sz,
-			const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+/* The admin directory joined to the printf-formatted rel, into path[sz].
+ * A rel longer than 511 characters is cut (none here comes near).
+ * Returns 0 or -ENAMETOOLONG. */
+static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz,
+		 struct tier_err *err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
 
-static int vformat_path(const struct tier__damon_sysfs *fs, char *path, size_t sz,
-			const char *fmt, va_list ap)
+static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz,
+		 struct tier_err *err, const char *fmt, va_list ap)
 {
 	char rel[512];
 
 	vsnprintf(rel, sizeof(rel), fmt, ap);
-	return tier__damon_sysfs_path(fs, path, sz, rel);
+	if (tier__damon_sysfs_path(fs, path, sz, rel))
+		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
+	return 0;
 }
 
 bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fmt, ...)
@@ -128,7 +130,7 @@ bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fm
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vformat_path(fs, path, sizeof(path), fmt, ap);
+	ret = vpath(fs, path, sizeof(path), NULL, fmt, ap);
 	va_end(ap);
 	return !ret && tier_sysfs_exists(path);
 }
@@ -141,11 +143,9 @@ int tier__damon_sysfs_read_line(const struct tier__damon_sysfs *fs, char *buf, s
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vformat_path(fs, path, sizeof(path), fmt, ap);
+	ret = vpath(fs, path, sizeof(path), err, fmt, ap);
 	va_end(ap);
-	if (ret)
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier__read_line(path, buf, sz, err);
+	return ret ? ret : tier__read_line(path, buf, sz, err);
 }
 
 int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
@@ -156,11 +156,9 @@ int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vformat_path(fs, path, sizeof(path), fmt, ap);
+	ret = vpath(fs, path, sizeof(path), err, fmt, ap);
 	va_end(ap);
-	if (ret)
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier_sysfs_read_u64(path, v, err);
+	return ret ? ret : tier_sysfs_read_u64(path, v, err);
 }
 
 int tier__damon_sysfs_kdamond_write(const struct tier__damon_sysfs *fs, const char *rest,
