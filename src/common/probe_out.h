@@ -1,4 +1,5 @@
-/* probe_out.h - probe results as JSON (json-c), as a file, and as a table.
+/* probe_out.h - probe results as JSON (json-c; probe_json.c), as a file
+ * (probe_file.c), and as a table (probe_table.c).
  *
  * The JSON shape is part of the command-line contract; docs/probe.md
  * documents every field. The same document is what `tierctl probe` saves
@@ -18,6 +19,8 @@
 /* Version of the saved document; the loader refuses any other. */
 enum { TIER_PROBE_FILE_VERSION = 1 };
 
+/* ---- JSON (probe_json.c) ---------------------------------------------- */
+
 /* A new JSON object (caller puts it with json_object_put), NULL on ENOMEM. */
 struct json_object *tier_probe_report_to_json(const struct tier_probe_report *r);
 
@@ -28,6 +31,8 @@ struct json_object *tier_probe_report_to_json(const struct tier_probe_report *r)
  * on error r is left empty. */
 int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
 				struct tier_err *err);
+
+/* ---- the saved report (probe_file.c) ---------------------------------- */
 
 /* Writes the report to path atomically (a temporary file in the same
  * directory, then rename), creating missing parent directories (0755).
@@ -45,6 +50,8 @@ int tier_probe_report_load(const char *path, struct tier_probe_report *r,
  * Returns 0 or -errno with err set. */
 int tier_probe_load_override(const char *path, struct tier_tier_override **tiers,
 			     size_t *nr_tiers, int **nodes, struct tier_err *err);
+
+/* ---- table (probe_table.c) -------------------------------------------- */
 
 /* Prints the figures, claims and verdicts as a table, then one line per
  * disagreement saying what the firmware claims and what was measured. */

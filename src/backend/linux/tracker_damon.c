@@ -1,65 +1,26 @@
 /* tracker_damon.c - DAMON through its sysfs interface, monitoring the
- * virtual address spaces of the target processes.
+ * virtual address spaces of the target processes: the tracker's ops.
  *
- * Setup (Documentation/admin-guide/mm/damon/usage.rst), under
- * <sysfs>/kernel/mm/damon/admin:
- *   kdamonds/K                     the first kdamond whose state is "off",
- *                                  else nr_kdamonds raised by one (a
- *                                  running kdamond is never taken)
- *   contexts/nr_contexts = 1, contexts/0/operations = vaddr
- *   monitoring_attrs/intervals     sample 5 ms; aggregation a tenth of the
- *                                  collect interval within [100 ms, 1 s];
- *                                  update max(1 s, aggregation)
- *   monitoring_attrs/nr_regions    min 200, max 2000
- *   targets/N/pid_target           one target per process
- *   schemes/N                      action "stat" with access_pattern maxima
- *                                  raised so that every region matches
- *                                  (they default to 0..0, matching nothing),
- *                                  apply_interval_us 0 (= every aggregation;
- *                                  6.7+) so interval auto-tuning cannot
- *                                  starve it
+ * The tracker takes a kdamond of its own (damon_kdamond.c): one vaddr
+ * context with a target per process and "stat" schemes, whose
+ * tried_regions snapshots collect() turns into observations
+ * (damon_collect.c). Kernels 5.18-6.1 have the sysfs interface but no
+ * tried_regions: there the tracker reads the damon:damon_aggregated
+ * tracepoint from its own tracefs instance (damon_trace.c). Every control
+ * file is read and written through damon_sysfs.c, which retries the
+ * writes the kernel answers with EBUSY.
  *
- * Which process a tried region belongs to: the tried_regions directory
- * does not say. With several targets and kernels that have DAMOS target
- * filters (filters/N/damon_target_idx, 6.6+), scheme N carries a filter
- * that rejects every region not of target N, so scheme N's tried regions
- * are exactly target N's. Without them one scheme lists every target's
- * regions, target after target, each in address order: a region that
- * starts below the end of the one before begins the next target; when
- * that does not split into exactly one group per target the snapshot is
- * dropped rather than guessed.
- *
- * collect() writes update_schemes_tried_regions to state (the write
- * returns once DAMON has applied the schemes at the end of the next
- * aggregation, which is why the aggregation is kept short), reads
- * schemes/N/tried_regions/M/{start,end,nr_accesses,age}, reports each
- * region as ACCESSED (count = nr_accesses of one aggregation, max =
- * aggregation / sample interval) and writes clear_schemes_tried_regions.
- *
- * Kernels 5.18-6.1 have the sysfs interface but no tried_regions: there the
- * tracker reads the damon:damon_aggregated tracepoint from its own tracefs
- * instance (instances/tierd-damon-K, so other tracers are undisturbed),
- * keeping the events of its own kdamond (by the task pid in each line).
- *
- * The kernel answers EBUSY to a write while another command is being
- * handled; every write is retried after a short pause. A kdamond whose
- * target processes all exited stops by itself: collect() then reports
- * nothing and the next set_targets() starts it again.
+ * A kdamond whose target processes all exited stops by itself: collect()
+ * then reports nothing and the next set_targets() starts it again.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/damon_impl.h"
 #include "backend/linux/damon_modules.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
@@ -67,201 +28,6 @@
 #include "core/policy.h"
 
 #define DAMON_ADMIN		"kernel/mm/damon/admin"
-#define DAMON_SAMPLE_US		5000u
-#define DAMON_AGGR_MIN_US	100000u
-#define DAMON_AGGR_MAX_US	1000000u
-#define DAMON_UPDATE_MIN_US	1000000u
-/* At least 200 regions: DAMON checks one page per region per sample, and
- * merges neighbours whose counts agree. Over a few big regions a hot set
- * of pages each touched tens of times a second (random updates over 100
- * MiB) shows as 0 or 1 of 20 checks, indistinguishable from the cold
- * pages around it, and the regions never split along it; at 200 a 1 GiB
- * process starts in 5 MiB regions. */
-#define DAMON_MIN_REGIONS	200u
-#define DAMON_MAX_REGIONS	2000u
-#define DAMON_BUSY_TRIES	100u
-#define DAMON_BUSY_PAUSE_US	20000u
-
-struct damon_tracker {
-	struct tier__roots roots;
-	char admin[512];		/* <sysfs>/kernel/mm/damon/admin */
-	unsigned kdamond;
-	unsigned nr_before;		/* nr_kdamonds before we grew it */
-	bool grew;
-	bool tracepoint;
-	bool per_target;		/* target filters available */
-	bool has_apply_interval;
-	bool running;
-	uint64_t sample_us, aggr_us, update_us;
-	pid_t *pids;
-	size_t nr_pids;
-	uint64_t empty_snapshots;
-	struct tier__damon_hooks hooks;
-
-	/* tracepoint mode */
-	char tracing[512];		/* the tracefs directory */
-	char instance[64];		/* instances/tierd-damon-K */
-	int pipe_fd;
-	char carry[1024];
-	size_t carry_len;
-	pid_t kdamond_pid;
-};
-
-/* ---- control files ------------------------------------------------------ */
-
-static void pause_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000 };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* Writes val to <admin>/<rel> (or <tracing>/<rel> for "tracing/..."),
- * retrying while the kernel says EBUSY. */
-static int dwrite(struct damon_tracker *t, const char *rel, const char *val,
-		  struct tier_err *err)
-{
-	char path[1024];
-	unsigned tries;
-	int ret = 0;
-
-	if (!strncmp(rel, "tracing/", 8))
-		ret = tier_sysfs_path(path, sizeof(path), t->tracing, "%s", rel + 8);
-	else
-		ret = tier_sysfs_path(path, sizeof(path), t->admin, "%s", rel);
-	if (ret)
-		return tier_err_set(err, ret, "DAMON: path too long: %s", rel);
-	for (tries = 0; tries < DAMON_BUSY_TRIES; tries++) {
-		ret = 0;
-		if (t->hooks.on_write)
-			ret = t->hooks.on_write(t->hooks.ctx, rel, val);
-		if (ret < 0)
-			tier_err_set(err, ret, "%s: writing '%s': %s", path, val, strerror(-ret));
-		else if (ret > 0)
-			ret = 0;	/* the hook stood in for the kernel */
-		else
-			ret = tier__write_str(path, val, err);
-		if (ret != -EBUSY)
-			break;
-		pause_us(t->hooks.busy_retry_us ? t->hooks.busy_retry_us : DAMON_BUSY_PAUSE_US);
-	}
-	if (ret == -EBUSY)
-		tier_err_prefix(err, "DAMON: still busy after %u tries", tries);
-	return ret;
-}
-
-static int dwritef(struct damon_tracker *t, const char *val, struct tier_err *err,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dwritef(struct damon_tracker *t, const char *val, struct tier_err *err,
-		   const char *fmt, ...)
-{
-	char rel[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return dwrite(t, rel, val, err);
-}
-
-static int dwrite_u64(struct damon_tracker *t, uint64_t v, struct tier_err *err,
-		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dwrite_u64(struct damon_tracker *t, uint64_t v, struct tier_err *err,
-		      const char *fmt, ...)
-{
-	char val[32], rel[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return dwrite(t, rel, val, err);
-}
-
-static int dpath(const struct damon_tracker *t, char *buf, size_t sz, const char *rel)
-{
-	return tier_sysfs_path(buf, sz, t->admin, "%s", rel);
-}
-
-static bool dexists(const struct damon_tracker *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static bool dexists(const struct damon_tracker *t, const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	return !dpath(t, path, sizeof(path), rel) && tier_sysfs_exists(path);
-}
-
-static int dread_line(const struct damon_tracker *t, char *buf, size_t sz,
-		      struct tier_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int dread_line(const struct damon_tracker *t, char *buf, size_t sz,
-		      struct tier_err *err, const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (dpath(t, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier__read_line(path, buf, sz, err);
-}
-
-static int dread_u64(const struct damon_tracker *t, uint64_t *v, struct tier_err *err,
-		     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static int dread_u64(const struct damon_tracker *t, uint64_t *v, struct tier_err *err,
-		     const char *fmt, ...)
-{
-	char rel[512], path[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
-	va_end(ap);
-	if (dpath(t, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return tier_sysfs_read_u64(path, v, err);
-}
-
-/* "kdamonds/K/<rest>" */
-static int kwrite(struct damon_tracker *t, const char *rest, const char *val,
-		  struct tier_err *err)
-{
-	return dwritef(t, val, err, "kdamonds/%u/%s", t->kdamond, rest);
-}
-
-static int state_cmd(struct damon_tracker *t, const char *cmd, struct tier_err *err)
-{
-	return kwrite(t, "state", cmd, err);
-}
-
-static bool state_on(struct damon_tracker *t)
-{
-	char buf[32];
-
-	if (dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/state", t->kdamond))
-		return false;
-	return !strcmp(buf, "on");
-}
 
 /* ---- probe -------------------------------------------------------------- */
 
@@ -310,281 +76,29 @@ static int damon_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	return 0;
 }
 
-/* ---- tracepoint --------------------------------------------------------- */
-
-int tier__damon_parse_trace_line(const char *line, struct tier__damon_trace_rec *rec)
-{
-	const char *ev, *p, *cpu = NULL, *dash = NULL;
-	unsigned long tid, nr_regions, start, end, nr_acc, age;
-	char *e;
-
-	memset(rec, 0, sizeof(*rec));
-	ev = strstr(line, " damon_aggregated: ");
-	if (!ev)
-		return -ENOENT;
-	/* The task: "<comm>-<pid>" before the " [CPU]" column; comm may
-	 * hold spaces and dashes, so take the first " [digits]" and the last
-	 * dash before it. */
-	for (p = line; p < ev; p++) {
-		if (p[0] == ' ' && p[1] == '[' && isdigit((unsigned char)p[2])) {
-			const char *q = p + 2;
-
-			while (isdigit((unsigned char)*q))
-				q++;
-			if (*q == ']') {
-				cpu = p;
-				break;
-			}
-		}
-	}
-	if (cpu) {
-		for (p = line; p < cpu; p++)
-			if (*p == '-')
-				dash = p;
-		if (dash) {
-			errno = 0;
-			tid = strtoul(dash + 1, &e, 10);
-			if (!errno && e > dash + 1 && (*e == ' ' || e == cpu))
-				rec->task_pid = (pid_t)tid;
-		}
-	}
-	p = ev + strlen(" damon_aggregated: ");
-	if (strncmp(p, "target_id=", 10))
-		return -EINVAL;
-	errno = 0;
-	tid = strtoul(p + 10, &e, 10);
-	if (errno || e == p + 10 || strncmp(e, " nr_regions=", 12))
-		return -EINVAL;
-	p = e + 12;
-	nr_regions = strtoul(p, &e, 10);
-	if (errno || e == p || *e != ' ')
-		return -EINVAL;
-	p = e + 1;
-	start = strtoul(p, &e, 10);
-	if (errno || e == p || *e != '-')
-		return -EINVAL;
-	p = e + 1;
-	end = strtoul(p, &e, 10);
-	if (errno || e == p || strncmp(e, ": ", 2))
-		return -EINVAL;
-	p = e + 2;
-	nr_acc = strtoul(p, &e, 10);
-	if (errno || e == p || nr_acc > UINT32_MAX)
-		return -EINVAL;
-	rec->has_age = false;
-	if (*e == ' ' && isdigit((unsigned char)e[1])) {
-		p = e + 1;
-		age = strtoul(p, &e, 10);
-		if (errno || age > UINT32_MAX)
-			return -EINVAL;
-		rec->age = (unsigned)age;
-		rec->has_age = true;
-	}
-	while (*e == ' ' || *e == '\n' || *e == '\r')
-		e++;
-	if (*e || end <= start || nr_regions > UINT32_MAX)
-		return -EINVAL;
-	rec->target_id = tid;
-	rec->nr_regions = (unsigned)nr_regions;
-	rec->start = start;
-	rec->end = end;
-	rec->nr_accesses = (unsigned)nr_acc;
-	return 0;
-}
-
-static int trace_setup(struct damon_tracker *t, const struct tier_linux_ctx *ctx,
-		       struct tier_err *err)
-{
-	char path[1024], inst[600];
-	int ret;
-
-	/* tracefs: /sys/kernel/tracing (4.1+), else under debugfs. */
-	if (!tier_sysfs_path(t->tracing, sizeof(t->tracing), ctx->sysfs_root,
-			     "kernel/tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->tracing, "instances") &&
-	    tier_sysfs_exists(path))
-		goto found;
-	if (ctx->debugfs_root &&
-	    !tier_sysfs_path(t->tracing, sizeof(t->tracing), ctx->debugfs_root, "tracing") &&
-	    !tier_sysfs_path(path, sizeof(path), t->tracing, "instances") &&
-	    tier_sysfs_exists(path))
-		goto found;
-	return tier_err_set(err, -ENOENT,
-			    "DAMON: no tried_regions (kernel older than 6.2) and no tracefs "
-			    "instances directory for the damon_aggregated tracepoint "
-			    "(mount tracefs on /sys/kernel/tracing)");
-found:
-	snprintf(t->instance, sizeof(t->instance), "tierd-damon-%u", t->kdamond);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->tracing, t->instance);
-	if (mkdir(inst, 0700) && errno != EEXIST) {
-		ret = -errno;
-		return tier_err_set(err, ret, "DAMON: creating trace instance %s: %s", inst,
-				    strerror(-ret));
-	}
-	snprintf(path, sizeof(path), "%s/events/damon/damon_aggregated/enable", inst);
-	if (!tier_sysfs_exists(path)) {
-		rmdir(inst);
-		return tier_err_set(err, -ENOENT,
-				    "DAMON: no tried_regions (kernel older than 6.2) and no "
-				    "damon:damon_aggregated tracepoint (%s missing)", path);
-	}
-	ret = dwritef(t, "1", err, "tracing/instances/%s/events/damon/damon_aggregated/enable",
-		      t->instance);
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/trace_pipe", inst);
-	t->pipe_fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (t->pipe_fd < 0) {
-		ret = -errno;
-		return tier_err_set(err, ret, "DAMON: %s: %s", path, strerror(-ret));
-	}
-	return 0;
-}
-
-static void trace_teardown(struct damon_tracker *t)
-{
-	char inst[600];
-
-	if (t->pipe_fd >= 0)
-		close(t->pipe_fd);
-	t->pipe_fd = -1;
-	if (!t->instance[0])
-		return;
-	dwritef(t, "0", NULL, "tracing/instances/%s/events/damon/damon_aggregated/enable",
-		t->instance);
-	snprintf(inst, sizeof(inst), "%s/instances/%s", t->tracing, t->instance);
-	rmdir(inst);
-	t->instance[0] = '\0';
-}
-
-/* Reads what the pipe holds now; lines go to fn. */
-static void trace_drain(struct damon_tracker *t, void (*fn)(struct damon_tracker *t,
-							    const char *line, void *arg),
-			void *arg)
-{
-	char buf[8192];
-
-	if (t->pipe_fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(t->pipe_fd, buf, sizeof(buf));
-		size_t i, from = 0;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		for (i = 0; i < (size_t)n; i++) {
-			if (buf[i] != '\n')
-				continue;
-			if (t->carry_len + (i - from) < sizeof(t->carry)) {
-				memcpy(t->carry + t->carry_len, buf + from, i - from);
-				t->carry_len += i - from;
-				t->carry[t->carry_len] = '\0';
-				if (fn)
-					fn(t, t->carry, arg);
-			}
-			t->carry_len = 0;
-			from = i + 1;
-		}
-		if (from < (size_t)n) {
-			size_t rest = (size_t)n - from;
-
-			if (t->carry_len + rest < sizeof(t->carry)) {
-				memcpy(t->carry + t->carry_len, buf + from, rest);
-				t->carry_len += rest;
-			} else {
-				t->carry_len = sizeof(t->carry);	/* over-long: dropped */
-			}
-		}
-	}
-}
-
 /* ---- create / destroy --------------------------------------------------- */
 
 static void damon_destroy(void *priv)
 {
-	struct damon_tracker *t = priv;
-	uint64_t nr = 0;
+	struct tier__damon_tracker *t = priv;
 
 	if (!t)
 		return;
-	if (t->admin[0] && (t->running || state_on(t)))
-		state_cmd(t, "off", NULL);
+	if (t->fs.admin[0])
+		tier__damon_kdamond_stop(t, NULL);
 	if (t->tracepoint)
-		trace_teardown(t);
-	/* Give back the kdamond we added, when it is still the last one. */
-	if (t->grew && !dread_u64(t, &nr, NULL, "kdamonds/nr_kdamonds") &&
-	    nr == t->kdamond + 1)
-		dwrite_u64(t, t->nr_before, NULL, "kdamonds/nr_kdamonds");
+		tier__damon_trace_close(&t->trace, &t->fs);
+	tier__damon_kdamond_give_back(t);
 	free(t->pids);
 	tier__roots_release(&t->roots);
 	free(t);
-}
-
-/* Finds a kdamond that is off, or adds one. */
-static int take_kdamond(struct damon_tracker *t, struct tier_err *err)
-{
-	char buf[32];
-	uint64_t nr;
-	unsigned i;
-	int ret;
-
-	ret = dread_u64(t, &nr, err, "kdamonds/nr_kdamonds");
-	if (ret)
-		return ret;
-	for (i = 0; i < nr; i++) {
-		if (dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/state", i))
-			continue;
-		if (!strcmp(buf, "off")) {
-			t->kdamond = i;
-			return 0;
-		}
-	}
-	/* Every existing kdamond runs (or there is none): add one. The
-	 * kernel re-creates the kdamond directories on this write and
-	 * refuses it (EBUSY) while any of them runs. */
-	ret = dwrite_u64(t, nr + 1, err, "kdamonds/nr_kdamonds");
-	if (ret == -EBUSY)
-		return tier_err_set(err, ret,
-				    "DAMON: all %" PRIu64 " kdamonds run for another user, and "
-				    "the kernel adds a kdamond only while none runs", nr);
-	if (ret)
-		return ret;
-	t->kdamond = (unsigned)nr;
-	t->nr_before = (unsigned)nr;
-	t->grew = true;
-	if (!dexists(t, "kdamonds/%u/state", t->kdamond))
-		return tier_err_set(err, -ENOENT, "DAMON: kdamonds/%u missing after raising "
-				    "nr_kdamonds to %" PRIu64, t->kdamond, nr + 1);
-	return 0;
-}
-
-static void pick_intervals(struct damon_tracker *t, uint64_t interval_us)
-{
-	uint64_t aggr = interval_us / 10;
-
-	/* update_schemes_tried_regions waits for the end of the next
-	 * aggregation, so collect() waits up to one aggregation and the
-	 * kernel's reaction (0.1-0.3 s measured with 100 ms aggregations on
-	 * 6.12 under TCG): keep it a tenth of the collect interval, between
-	 * DAMON's default 100 ms and 1 s. The sample interval stays at
-	 * DAMON's 5 ms default. */
-	if (aggr < DAMON_AGGR_MIN_US)
-		aggr = DAMON_AGGR_MIN_US;
-	if (aggr > DAMON_AGGR_MAX_US)
-		aggr = DAMON_AGGR_MAX_US;
-	t->sample_us = DAMON_SAMPLE_US;
-	t->aggr_us = aggr / DAMON_SAMPLE_US * DAMON_SAMPLE_US;
-	t->update_us = t->aggr_us > DAMON_UPDATE_MIN_US ? t->aggr_us : DAMON_UPDATE_MIN_US;
 }
 
 int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 		       const struct tier__damon_hooks *hooks, void **priv,
 		       struct tier_err *err)
 {
-	struct damon_tracker *t;
-	char buf[256];
+	struct tier__damon_tracker *t;
 	int ret;
 
 	*priv = NULL;
@@ -594,79 +108,24 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-	t->pipe_fd = -1;
+	tier__damon_trace_init(&t->trace);
 	if (hooks)
-		t->hooks = *hooks;
+		t->fs.hooks = *hooks;
 	if (tier__roots_init(&t->roots, ctx)) {
 		ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 		goto out_free;
 	}
-	tier_sysfs_path(t->admin, sizeof(t->admin), ctx->sysfs_root, DAMON_ADMIN);
-	pick_intervals(t, interval_us);
-
-	ret = take_kdamond(t, err);
+	tier_sysfs_path(t->fs.admin, sizeof(t->fs.admin), ctx->sysfs_root, DAMON_ADMIN);
+	ret = tier__damon_kdamond_take(t, err);
 	if (ret && t->grew)
 		goto out_destroy;	/* gives the added kdamond back */
 	if (ret)
 		goto out_free;
-	ret = kwrite(t, "contexts/nr_contexts", "1", err);
-	if (ret)
-		goto out_destroy;
-	if (!dread_line(t, buf, sizeof(buf), NULL, "kdamonds/%u/contexts/0/avail_operations",
-			t->kdamond) && !strstr(buf, "vaddr")) {
-		ret = tier_err_set(err, -EOPNOTSUPP,
-				   "DAMON: no vaddr operations (avail_operations: %s; kernel "
-				   "without CONFIG_DAMON_VADDR)", buf);
-		goto out_destroy;
-	}
-	ret = kwrite(t, "contexts/0/operations", "vaddr", err);
-	if (!ret)
-		ret = dwrite_u64(t, t->sample_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/sample_us",
-				 t->kdamond);
-	if (!ret)
-		ret = dwrite_u64(t, t->aggr_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/aggr_us",
-				 t->kdamond);
-	if (!ret)
-		ret = dwrite_u64(t, t->update_us, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/intervals/update_us",
-				 t->kdamond);
-	if (!ret)
-		ret = dwrite_u64(t, DAMON_MIN_REGIONS, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/min",
-				 t->kdamond);
-	if (!ret)
-		ret = dwrite_u64(t, DAMON_MAX_REGIONS, err,
-				 "kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/max",
-				 t->kdamond);
-	if (!ret)
-		ret = kwrite(t, "contexts/0/targets/nr_targets", "0", err);
-	/* What this kernel's schemes offer, seen on a scratch scheme. */
-	if (!ret)
-		ret = kwrite(t, "contexts/0/schemes/nr_schemes", "1", err);
-	if (ret)
-		goto out_destroy;
-	t->tracepoint = !dexists(t, "kdamonds/%u/contexts/0/schemes/0/tried_regions",
-				 t->kdamond);
-	t->has_apply_interval = dexists(t, "kdamonds/%u/contexts/0/schemes/0/apply_interval_us",
-					t->kdamond);
-	if (!t->tracepoint &&
-	    dexists(t, "kdamonds/%u/contexts/0/schemes/0/filters/nr_filters", t->kdamond)) {
-		ret = kwrite(t, "contexts/0/schemes/0/filters/nr_filters", "1", err);
-		if (ret)
-			goto out_destroy;
-		t->per_target = dexists(t, "kdamonds/%u/contexts/0/schemes/0/filters/0/"
-					"damon_target_idx", t->kdamond);
-		ret = kwrite(t, "contexts/0/schemes/0/filters/nr_filters", "0", err);
-		if (ret)
-			goto out_destroy;
-	}
-	ret = kwrite(t, "contexts/0/schemes/nr_schemes", "0", err);
+	ret = tier__damon_kdamond_setup(t, interval_us, err);
 	if (ret)
 		goto out_destroy;
 	if (t->tracepoint) {
-		ret = trace_setup(t, ctx, err);
+		ret = tier__damon_trace_open(&t->trace, &t->fs, ctx, err);
 		if (ret)
 			goto out_destroy;
 	}
@@ -689,20 +148,20 @@ static int damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, 
 
 static bool damon_kdamond(void *priv, unsigned *index, pid_t *pid)
 {
-	const struct damon_tracker *t = priv;
+	const struct tier__damon_tracker *t = priv;
 
 	if (!t->running || t->kdamond_pid <= 0)
 		return false;
-	*index = t->kdamond;
+	*index = t->fs.kdamond;
 	*pid = t->kdamond_pid;
 	return true;
 }
 
 void tier__damon_info(void *priv, struct tier__damon_info *out)
 {
-	const struct damon_tracker *t = priv;
+	const struct tier__damon_tracker *t = priv;
 
-	out->kdamond = t->kdamond;
+	out->kdamond = t->fs.kdamond;
 	out->grew = t->grew;
 	out->tracepoint = t->tracepoint;
 	out->per_target_schemes = t->per_target;
@@ -714,81 +173,7 @@ void tier__damon_info(void *priv, struct tier__damon_info *out)
 
 /* ---- targets ------------------------------------------------------------ */
 
-/* Scheme s: "stat" on every region; with filter_idx >= 0, only on the
- * regions of target filter_idx. */
-static int write_scheme(struct damon_tracker *t, unsigned s, int filter_idx,
-			struct tier_err *err)
-{
-	static const struct {
-		const char *file, *val;
-	} pattern[] = {
-		/* Every region matches: sizes and ages up to the type's max. */
-		{ "access_pattern/sz/min", "0" },
-		{ "access_pattern/sz/max", "18446744073709551615" },
-		{ "access_pattern/nr_accesses/min", "0" },
-		{ "access_pattern/nr_accesses/max", "4294967295" },
-		{ "access_pattern/age/min", "0" },
-		{ "access_pattern/age/max", "4294967295" },
-	};
-	char rel[256], idx[16];
-	size_t i;
-	int ret;
-
-	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/action", s);
-	ret = kwrite(t, rel, "stat", err);
-	for (i = 0; !ret && i < sizeof(pattern) / sizeof(pattern[0]); i++) {
-		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/%s", s, pattern[i].file);
-		ret = kwrite(t, rel, pattern[i].val, err);
-	}
-	if (!ret && t->has_apply_interval) {
-		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/apply_interval_us", s);
-		ret = kwrite(t, rel, "0", err);
-	}
-	if (ret || filter_idx < 0)
-		return ret;
-	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/nr_filters", s);
-	ret = kwrite(t, rel, "1", err);
-	if (!ret) {
-		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/type", s);
-		ret = kwrite(t, rel, "target", err);
-	}
-	if (!ret) {
-		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/damon_target_idx", s);
-		snprintf(idx, sizeof(idx), "%d", filter_idx);
-		ret = kwrite(t, rel, idx, err);
-	}
-	if (!ret) {
-		/* Filter out what does NOT match target filter_idx. */
-		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/matching", s);
-		ret = kwrite(t, rel, "N", err);
-	}
-	return ret;
-}
-
-static int write_targets(struct damon_tracker *t, struct tier_err *err)
-{
-	char rel[128], val[32];
-	size_t i, nr_schemes;
-	int ret;
-
-	snprintf(val, sizeof(val), "%zu", t->nr_pids);
-	ret = kwrite(t, "contexts/0/targets/nr_targets", val, err);
-	for (i = 0; !ret && i < t->nr_pids; i++) {
-		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/pid_target", i);
-		snprintf(val, sizeof(val), "%d", (int)t->pids[i]);
-		ret = kwrite(t, rel, val, err);
-	}
-	if (ret || t->tracepoint)
-		return ret;
-	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
-	snprintf(val, sizeof(val), "%zu", nr_schemes);
-	ret = kwrite(t, "contexts/0/schemes/nr_schemes", val, err);
-	for (i = 0; !ret && i < nr_schemes; i++)
-		ret = write_scheme(t, (unsigned)i, nr_schemes > 1 ? (int)i : -1, err);
-	return ret;
-}
-
-static int keep_alive(struct damon_tracker *t, const pid_t *pids, size_t n)
+static int keep_alive(struct tier__damon_tracker *t, const pid_t *pids, size_t n)
 {
 	pid_t *v = NULL;
 	size_t i, j, nr = 0;
@@ -812,54 +197,22 @@ static int keep_alive(struct damon_tracker *t, const pid_t *pids, size_t n)
 	return 0;
 }
 
-static int start_or_commit(struct damon_tracker *t, struct tier_err *err)
-{
-	uint64_t pid;
-	int ret;
-
-	if (t->running && state_on(t)) {
-		ret = state_cmd(t, "commit", err);
-		if (!ret)
-			return 0;
-		/* Kernels before 6.11 cannot commit every change of targets
-		 * online: restart the kdamond instead. */
-		state_cmd(t, "off", NULL);
-	}
-	t->running = false;
-	ret = state_cmd(t, "on", err);
-	if (ret == -EBUSY)
-		tier_err_prefix(err, "DAMON: the kernel refused to start kdamond %u (another "
-				"DAMON user runs exclusively?)", t->kdamond);
-	if (ret)
-		return ret;
-	t->running = true;
-	if (!dread_u64(t, &pid, NULL, "kdamonds/%u/pid", t->kdamond))
-		t->kdamond_pid = (pid_t)pid;
-	return 0;
-}
-
 static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
-	struct damon_tracker *t = priv;
+	struct tier__damon_tracker *t = priv;
 	int ret, attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
 		if (keep_alive(t, pids, n))
 			return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-		if (!t->nr_pids) {
-			if (t->running || state_on(t))
-				ret = state_cmd(t, "off", err);
-			else
-				ret = 0;
-			t->running = false;
-			return ret;
-		}
-		ret = write_targets(t, err);
+		if (!t->nr_pids)
+			return tier__damon_kdamond_stop(t, err);
+		ret = tier__damon_kdamond_write_targets(t, err);
 		if (ret)
 			return ret;
-		if (t->tracepoint)
-			trace_drain(t, NULL, NULL);	/* old target indexes */
-		ret = start_or_commit(t, err);
+		if (t->tracepoint)	/* events of the old target indexes */
+			tier__damon_trace_drain(&t->trace, NULL, NULL);
+		ret = tier__damon_kdamond_start(t, err);
 		/* EINVAL: a target exited between the check and the start. */
 		if (ret != -EINVAL)
 			return ret;
@@ -869,240 +222,9 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 
 /* ---- collect ------------------------------------------------------------ */
 
-struct region {
-	uint64_t start, end, nr_accesses;
-};
-
-static void emit(struct damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
-		 const struct region *r)
-{
-	struct tier_linux_addr_obs o;
-	uint32_t max = (uint32_t)(t->aggr_us / t->sample_us);
-
-	memset(&o, 0, sizeof(o));
-	o.pid = pid;
-	o.start = r->start;
-	o.end = r->end;
-	o.kind = TIER_OBS_ACCESSED;
-	o.count = r->nr_accesses > max ? max : (uint32_t)r->nr_accesses;
-	o.max = max;
-	o.interval_us = (uint32_t)t->aggr_us;
-	tier__batch_add(b, &o);
-}
-
-static int cmp_uint(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Reads schemes/s/tried_regions/ into a growing array, in the order of
- * the region directories' numbers (address order). The numbers need not
- * start at 0: 6.12 numbers the regions of all schemes with one counter,
- * so a second scheme's first region may be "13". */
-static int read_tried(struct damon_tracker *t, unsigned s, struct region **v, size_t *nr,
-		      size_t *cap, struct tier_err *err)
-{
-	char rel[160], path[1024];
-	unsigned *idx = NULL;
-	size_t nr_idx = 0, cap_idx = 0, k;
-	struct dirent *de;
-	int ret = 0;
-	DIR *dir;
-
-	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions", t->kdamond, s);
-	if (dpath(t, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	dir = opendir(path);
-	if (!dir)
-		return errno == ENOENT ? 0 : tier_err_set(err, -errno, "DAMON: %s: %s", path,
-							   strerror(errno));
-	while ((de = readdir(dir))) {
-		char *end;
-		unsigned long m;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;	/* total_bytes, ., .. */
-		m = strtoul(de->d_name, &end, 10);
-		if (*end || m > UINT32_MAX)
-			continue;
-		if (nr_idx == cap_idx) {
-			size_t c = cap_idx ? cap_idx * 2 : 64;
-			unsigned *g = realloc(idx, c * sizeof(*g));
-
-			if (!g) {
-				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-				goto out;
-			}
-			idx = g;
-			cap_idx = c;
-		}
-		idx[nr_idx++] = (unsigned)m;
-	}
-	if (nr_idx)
-		qsort(idx, nr_idx, sizeof(*idx), cmp_uint);
-	for (k = 0; k < nr_idx; k++) {
-		struct region r;
-		char base[200];
-
-		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
-		ret = dread_u64(t, &r.start, NULL, "%s/start", base);
-		if (!ret)
-			ret = dread_u64(t, &r.end, err, "%s/end", base);
-		if (!ret)
-			ret = dread_u64(t, &r.nr_accesses, err, "%s/nr_accesses", base);
-		if (ret == -ENOENT) {
-			ret = 0;	/* cleared under us */
-			break;
-		}
-		if (ret)
-			goto out;
-		if (r.end <= r.start)
-			continue;
-		if (*nr == *cap) {
-			size_t c = *cap ? *cap * 2 : 256;
-			struct region *g = realloc(*v, c * sizeof(*g));
-
-			if (!g) {
-				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-				goto out;
-			}
-			*v = g;
-			*cap = c;
-		}
-		(*v)[(*nr)++] = r;
-	}
-out:
-	closedir(dir);
-	free(idx);
-	return ret;
-}
-
-/* Asks for a snapshot of the regions. Returns 1 when the kdamond has
- * stopped (every target exited), 0 or -errno. */
-static int request_tried(struct damon_tracker *t, struct tier_err *err)
-{
-	int ret = state_cmd(t, "update_schemes_tried_regions", err);
-
-	if (ret && !state_on(t)) {
-		t->running = false;
-		tier_err_clear(err);
-		return 1;
-	}
-	return ret;
-}
-
-/* Emits the regions of scheme s (all of one target, or every target's
- * in turn). Returns the number of regions, or -errno. */
-static long emit_scheme(struct damon_tracker *t, struct tier__obs_batch *b, size_t s,
-			size_t nr_schemes, struct region **v, size_t *cap, struct tier_err *err)
-{
-	size_t nr = 0, i;
-	int ret = read_tried(t, (unsigned)s, v, &nr, cap, err);
-
-	if (ret)
-		return ret;
-	if (nr_schemes > 1 || t->nr_pids == 1) {
-		for (i = 0; i < nr; i++)
-			emit(t, b, t->pids[s], &(*v)[i]);
-		return (long)nr;
-	}
-	/* One scheme over several targets: split where the address goes
-	 * back down (a new target starts). */
-	{
-		size_t groups = nr ? 1 : 0, g = 0;
-
-		for (i = 1; i < nr; i++)
-			if ((*v)[i].start < (*v)[i - 1].end)
-				groups++;
-		if (groups != t->nr_pids)
-			return (long)nr;	/* cannot tell: dropped */
-		for (i = 0; i < nr; i++) {
-			if (i && (*v)[i].start < (*v)[i - 1].end)
-				g++;
-			emit(t, b, t->pids[g], &(*v)[i]);
-		}
-	}
-	return (long)nr;
-}
-
-/* Attempts at a snapshot in which every scheme has its regions. */
-#define TRIED_ATTEMPTS 2
-
-static int collect_tried(struct damon_tracker *t, struct tier__obs_batch *b,
-			 struct tier_err *err)
-{
-	struct region *v = NULL;
-	size_t cap = 0, s, nr_schemes, missing;
-	bool *done;
-	int ret = 0, attempt;
-
-	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
-	done = calloc(nr_schemes, sizeof(*done));
-	if (!done)
-		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-	/* A live vaddr target always has regions (at least min of them), yet
-	 * the kernel may hand back a scheme's snapshot empty when the
-	 * command returns before the kdamond applied that scheme (seen on
-	 * 6.12 in the test guest: the first seconds, and the second and
-	 * later schemes of several targets). Ask again for those. */
-	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
-		ret = request_tried(t, err);
-		if (ret) {
-			ret = ret > 0 ? 0 : ret;
-			goto out;
-		}
-		if (attempt)
-			t->empty_snapshots++;
-		for (s = 0; s < nr_schemes; s++) {
-			long n;
-
-			if (done[s])
-				continue;
-			n = emit_scheme(t, b, s, nr_schemes, &v, &cap, err);
-			if (n < 0) {
-				ret = (int)n;
-				goto out;
-			}
-			if (n) {
-				done[s] = true;
-				missing--;
-			}
-		}
-	}
-	ret = state_cmd(t, "clear_schemes_tried_regions", err);
-out:
-	free(v);
-	free(done);
-	return ret;
-}
-
-struct trace_arg {
-	struct tier__obs_batch *b;
-};
-
-static void trace_line(struct damon_tracker *t, const char *line, void *arg)
-{
-	struct trace_arg *a = arg;
-	struct tier__damon_trace_rec rec;
-	struct region r;
-
-	if (tier__damon_parse_trace_line(line, &rec))
-		return;
-	if (t->kdamond_pid > 0 && rec.task_pid > 0 && rec.task_pid != t->kdamond_pid)
-		return;		/* another kdamond's */
-	if (rec.target_id >= t->nr_pids)
-		return;
-	r.start = rec.start;
-	r.end = rec.end;
-	r.nr_accesses = rec.nr_accesses;
-	emit(t, a->b, t->pids[rec.target_id], &r);
-}
-
 static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
-	struct damon_tracker *t = priv;
+	struct tier__damon_tracker *t = priv;
 	struct tier__obs_batch *b;
 	int ret = 0;
 
@@ -1113,13 +235,11 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 	tier__batch_init(b, sink, ctx);
 	if (t->tracepoint) {
-		struct trace_arg a = { .b = b };
-
-		trace_drain(t, trace_line, &a);
-		if (!state_on(t))
+		tier__damon_collect_trace(t, b);
+		if (!tier__damon_sysfs_is_on(&t->fs))
 			t->running = false;
 	} else {
-		ret = collect_tried(t, b, err);
+		ret = tier__damon_collect_tried(t, b, err);
 	}
 	tier__batch_flush(b);
 	free(b);

@@ -156,7 +156,7 @@ int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t per
 				  void **priv, struct tier_err *err);
 int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err);
 
-/* ---- DAMON (tracker_damon.c) ------------------------------------------ */
+/* ---- DAMON (tracker_damon.c; the trace line parser in damon_trace.c) - */
 
 /* One damon:damon_aggregated trace line:
  *   "kdamond.0-179 [001] ..... 12.3: damon_aggregated: target_id=0

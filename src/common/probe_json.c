@@ -1,13 +1,12 @@
-/* probe_out.c - probe results as JSON, as a file, and as a table. */
+/* probe_json.c - the probe report as JSON (json-c): the writer and the
+ * reader of the document docs/probe.md describes, which `tierctl probe`
+ * prints and saves (probe_file.c). */
 #include "common/probe_out.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---------------------------------------------------------------- writer */
 
@@ -514,433 +513,122 @@ static int get_source(struct loader *l, struct json_object *o, enum tier_rank_so
 	return bad(l, "rank_source", "unknown source");
 }
 
-int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
-				struct tier_err *err)
+/* The report's settings, version first. */
+static int get_settings(struct loader *l, struct json_object *o, struct tier_probe_report *r)
 {
-	struct loader l = { .err = err };
-	struct json_object *inis, *nodes;
-	char saved[sizeof(l.where)];
-	size_t i, nr;
 	int64_t v = 0;
 	double d = 0;
 	int ret;
 
-	tier_probe_report_release(r);
-	if (!json_object_is_type(o, json_type_object))
-		return tier_err_set(err, -EINVAL, "not a JSON object");
-	ret = get_int(&l, o, "version", false, 0, INT_MAX, 0, &v);
+	ret = get_int(l, o, "version", false, 0, INT_MAX, 0, &v);
 	if (!ret && v != TIER_PROBE_FILE_VERSION)
-		ret = tier_err_set(err, -EINVAL, "version %lld, expected %d",
+		ret = tier_err_set(l->err, -EINVAL, "version %lld, expected %d",
 				   (long long)v, TIER_PROBE_FILE_VERSION);
 	if (!ret)
-		ret = get_num(&l, o, "tolerance_pct", false, &d);
+		ret = get_num(l, o, "tolerance_pct", false, &d);
 	r->tolerance_bp = (uint32_t)(d * 100 + 0.5);
 	if (!ret)
-		ret = get_num(&l, o, "slit_tolerance_pct", false, &d);
+		ret = get_num(l, o, "slit_tolerance_pct", false, &d);
 	r->slit_tolerance_bp = (uint32_t)(d * 100 + 0.5);
 	if (!ret)
-		ret = get_source(&l, o, &r->rank_source);
+		ret = get_source(l, o, &r->rank_source);
 	if (!ret)
-		ret = get_int(&l, o, "repeats", false, 0, UINT_MAX, 0, &v);
+		ret = get_int(l, o, "repeats", false, 0, UINT_MAX, 0, &v);
 	r->nr_repeats = (unsigned)v;
 	if (!ret)
-		ret = get_int(&l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "buffer_bytes", false, 0, INT64_MAX, 0, &v);
 	r->buffer_bytes = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "llc_bytes", true, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "llc_bytes", true, 0, INT64_MAX, 0, &v);
 	r->llc_bytes = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "chase_steps", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "chase_steps", false, 0, INT64_MAX, 0, &v);
 	r->nr_chase_steps = (uint64_t)v;
 	if (!ret)
-		ret = get_int(&l, o, "stream_bytes", false, 0, INT64_MAX, 0, &v);
+		ret = get_int(l, o, "stream_bytes", false, 0, INT64_MAX, 0, &v);
 	r->stream_bytes = (uint64_t)v;
-	if (!ret)
-		ret = member(&l, o, "initiators", json_type_array, false, &inis);
-	if (!ret)
-		ret = member(&l, o, "nodes", json_type_array, false, &nodes);
-	if (ret)
-		goto out;
-	nr = json_object_array_length(inis);
+	return ret;
+}
+
+static int get_initiators(struct loader *l, struct json_object *inis,
+			  struct tier_probe_report *r)
+{
+	char saved[sizeof(l->where)];
+	size_t i, nr = json_object_array_length(inis);
+	int64_t v = 0;
+	int ret = 0;
+
 	r->initiators = calloc(nr ? nr : 1, sizeof(*r->initiators));
-	if (!r->initiators) {
-		ret = tier_err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!r->initiators)
+		return tier_err_set(l->err, -ENOMEM, "out of memory");
 	r->nr_initiators = nr;
 	for (i = 0; !ret && i < nr; i++) {
 		struct json_object *p = json_object_array_get_idx(inis, i);
 		struct tier_probe_initiator *ini = &r->initiators[i];
 
-		enter(&l, saved, sizeof(saved), "initiators", (long)i);
+		enter(l, saved, sizeof(saved), "initiators", (long)i);
 		if (!json_object_is_type(p, json_type_object)) {
-			ret = bad(&l, "", "not an object");
+			ret = bad(l, "", "not an object");
 		} else {
-			ret = get_int(&l, p, "id", false, 0, INT_MAX, 0, &v);
+			ret = get_int(l, p, "id", false, 0, INT_MAX, 0, &v);
 			ini->id = (int)v;
 			if (!ret)
-				ret = get_int(&l, p, "reference", false, 0, INT_MAX, 0, &v);
+				ret = get_int(l, p, "reference", false, 0, INT_MAX, 0, &v);
 			ini->reference = (int)v;
 			if (!ret)
-				ret = get_int(&l, p, "cpus", false, 0, INT_MAX, 0, &v);
+				ret = get_int(l, p, "cpus", false, 0, INT_MAX, 0, &v);
 			ini->nr_cpus = (size_t)v;
 		}
-		leave(&l, saved);
+		leave(l, saved);
 	}
-	if (ret)
-		goto out;
-	nr = json_object_array_length(nodes);
+	return ret;
+}
+
+/* The nodes, sorted by id. r->nr_nodes counts the nodes read so far, so
+ * that releasing r after an error frees what they hold. */
+static int get_nodes(struct loader *l, struct json_object *nodes, struct tier_probe_report *r)
+{
+	char saved[sizeof(l->where)];
+	size_t i, nr = json_object_array_length(nodes);
+	int ret = 0;
+
 	r->nodes = calloc(nr ? nr : 1, sizeof(*r->nodes));
-	if (!r->nodes) {
-		ret = tier_err_set(err, -ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!r->nodes)
+		return tier_err_set(l->err, -ENOMEM, "out of memory");
 	for (i = 0; !ret && i < nr; i++) {
 		struct json_object *p = json_object_array_get_idx(nodes, i);
 
 		r->nr_nodes++;
-		enter(&l, saved, sizeof(saved), "nodes", (long)i);
-		ret = json_object_is_type(p, json_type_object) ? get_node(&l, p, &r->nodes[i])
-							       : bad(&l, "", "not an object");
+		enter(l, saved, sizeof(saved), "nodes", (long)i);
+		ret = json_object_is_type(p, json_type_object) ? get_node(l, p, &r->nodes[i])
+							       : bad(l, "", "not an object");
 		if (!ret && i > 0 && r->nodes[i].id <= r->nodes[i - 1].id)
-			ret = bad(&l, "id", "nodes not sorted by id");
-		leave(&l, saved);
+			ret = bad(l, "id", "nodes not sorted by id");
+		leave(l, saved);
 	}
-out:
-	if (ret)
-		tier_probe_report_release(r);
 	return ret;
 }
 
-/* ---------------------------------------------------------------- files */
-
-/* mkdir -p of path's directory. */
-static int make_parents(const char *path, struct tier_err *err)
+int tier_probe_report_from_json(struct json_object *o, struct tier_probe_report *r,
+				struct tier_err *err)
 {
-	char dir[PATH_MAX];
-	char *p;
-
-	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
-		return tier_err_set(err, -ENAMETOOLONG, "%s: path too long", path);
-	p = strrchr(dir, '/');
-	if (!p || p == dir)
-		return 0;
-	*p = '\0';
-	for (p = dir + 1; ; p++) {
-		if (*p == '/' || *p == '\0') {
-			char c = *p;
-
-			*p = '\0';
-			if (mkdir(dir, 0755) && errno != EEXIST)
-				return tier_err_set(err, -errno, "%s: cannot create %s: %s",
-						    path, dir, strerror(errno));
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
-	return 0;
-}
-
-int tier_probe_report_save(const struct tier_probe_report *r, const char *path,
-			   struct tier_err *err)
-{
-	char tmp[PATH_MAX];
-	struct json_object *o;
-	const char *s;
-	size_t len;
-	FILE *f;
-	int fd, ret;
-
-	ret = make_parents(path, err);
-	if (ret)
-		return ret;
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return tier_err_set(err, -ENAMETOOLONG, "%s: path too long", path);
-	o = tier_probe_report_to_json(r);
-	if (!o)
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = strlen(s);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
-		goto out_put;
-	}
-	fchmod(fd, 0644);
-	f = fdopen(fd, "w");
-	if (!f) {
-		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		goto out_put;
-	}
-	if (fwrite(s, 1, len, f) != len || fputc('\n', f) == EOF || fflush(f) ||
-	    fsync(fileno(f))) {
-		ret = tier_err_set(err, -errno ? -errno : -EIO, "%s: %s", path,
-				   strerror(errno ? errno : EIO));
-		fclose(f);
-		unlink(tmp);
-		goto out_put;
-	}
-	if (fclose(f)) {
-		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-		goto out_put;
-	}
-	if (rename(tmp, path)) {
-		ret = tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-out_put:
-	json_object_put(o);
-	return ret;
-}
-
-/* Probe reports are a few KiB per node; a larger file is a mistake. */
-enum { PROBE_FILE_MAX_BYTES = 16 << 20 };
-
-int tier_probe_report_load(const char *path, struct tier_probe_report *r,
-			   struct tier_err *err)
-{
-	struct json_tokener *tok;
-	struct json_object *o = NULL;
-	char *buf;
-	size_t len = 0;
-	FILE *f;
+	struct loader l = { .err = err };
+	struct json_object *inis, *nodes;
 	int ret;
 
 	tier_probe_report_release(r);
-	f = fopen(path, "re");
-	if (!f)
-		return tier_err_set(err, -errno, "%s: %s", path, strerror(errno));
-	buf = malloc(PROBE_FILE_MAX_BYTES + 1);
-	if (buf)
-		len = fread(buf, 1, PROBE_FILE_MAX_BYTES + 1, f);
-	ret = !buf ? -ENOMEM : ferror(f) ? -EIO : len > PROBE_FILE_MAX_BYTES ? -EFBIG : 0;
-	fclose(f);
-	if (ret) {
-		free(buf);
-		return tier_err_set(err, ret, "%s: %s", path,
-				    ret == -EFBIG ? "larger than 16 MiB" : strerror(-ret));
-	}
-	tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	}
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) < len) {
-		size_t end = json_tokener_get_parse_end(tok);
-		enum json_tokener_error je = json_tokener_get_error(tok);
-
-		/* Only whitespace may follow the document. */
-		while (o && end < len && strchr(" \t\r\n", buf[end]))
-			end++;
-		if (!o || end < len) {
-			ret = tier_err_set(err, -EINVAL, "%s: not a JSON document (%s at byte %zu)",
-					   path, o ? "trailing data" :
-					   je == json_tokener_continue ? "unexpected end" :
-					   json_tokener_error_desc(je), end);
-			goto out;
-		}
-	}
-	ret = tier_probe_report_from_json(o, r, err);
+	if (!json_object_is_type(o, json_type_object))
+		return tier_err_set(err, -EINVAL, "not a JSON object");
+	ret = get_settings(&l, o, r);
+	if (!ret)
+		ret = member(&l, o, "initiators", json_type_array, false, &inis);
+	if (!ret)
+		ret = member(&l, o, "nodes", json_type_array, false, &nodes);
+	if (!ret)
+		ret = get_initiators(&l, inis, r);
+	if (!ret)
+		ret = get_nodes(&l, nodes, r);
 	if (ret)
-		tier_err_prefix(err, "%s", path);
-out:
-	json_object_put(o);
-	json_tokener_free(tok);
-	free(buf);
+		tier_probe_report_release(r);
 	return ret;
-}
-
-int tier_probe_load_override(const char *path, struct tier_tier_override **tiers,
-			     size_t *nr_tiers, int **nodes, struct tier_err *err)
-{
-	struct tier_probe_report r;
-	int ret;
-
-	tier_probe_report_init(&r);
-	ret = tier_probe_report_load(path, &r, err);
-	if (!ret) {
-		ret = tier_probe_override(&r, tiers, nr_tiers, nodes, err);
-		if (ret)
-			tier_err_prefix(err, "%s", path);
-	}
-	tier_probe_report_release(&r);
-	return ret;
-}
-
-/* ---------------------------------------------------------------- table */
-
-static const char *fig(const struct tier_probe_stat *s, enum tier_probe_sense sense,
-		       int decimals, char *buf, size_t sz)
-{
-	uint32_t bp = tier_probe_stat_noise_bp(s, sense);
-	double best = tier_probe_stat_best(s, sense);
-
-	if (!s->nr_samples)
-		snprintf(buf, sz, "-");
-	else if (bp == UINT32_MAX)
-		snprintf(buf, sz, "%.*f ±?", decimals, best);
-	else
-		snprintf(buf, sz, "%.*f ±%.1f%%", decimals, best, bp / 100.0);
-	return buf;
-}
-
-static const char *claim_str(const struct tier_probe_node *n, char *buf, size_t sz)
-{
-	if (!n->has_claim)
-		snprintf(buf, sz, "-");
-	else
-		snprintf(buf, sz, "%u %u/%u", n->claim.read_latency_ns,
-			 n->claim.read_bw_mbps, n->claim.write_bw_mbps);
-	return buf;
-}
-
-static const char *rank_str(int rank, char *buf, size_t sz)
-{
-	if (rank < 0)
-		snprintf(buf, sz, "-");
-	else
-		snprintf(buf, sz, "%d", rank);
-	return buf;
-}
-
-static enum tier_probe_sense figure_sense(int f)
-{
-	return f == TIER_PROBE_READ_BW || f == TIER_PROBE_WRITE_BW ? TIER_PROBE_HIGHER_BETTER
-								    : TIER_PROBE_LOWER_BETTER;
-}
-
-static const struct tier_probe_stat *figure_stat(const struct tier_probe_pair *p, int f)
-{
-	return f == TIER_PROBE_READ_BW ? &p->read_bw_mbps :
-	       f == TIER_PROBE_WRITE_BW ? &p->write_bw_mbps : &p->latency_ns;
-}
-
-static void print_mismatches(const struct tier_probe_report *r,
-			     const struct tier_probe_node *n, FILE *out)
-{
-	static const char *const what[] = {
-		"latency", "read bandwidth", "write bandwidth", "SLIT distance",
-	};
-	const struct tier_probe_node *ref = tier_probe_report_node(r, n->reference);
-	const struct tier_probe_pair *p = n->nr_from ? &n->from[0] : NULL;
-	const struct tier_probe_pair *rp = p ? tier_probe_node_pair(ref, p->initiator) : NULL;
-	size_t i;
-	int f;
-
-	for (f = 0; f < TIER_PROBE_NR_FIGURES && p && rp; f++) {
-		uint32_t a, b;
-
-		if (!(n->mismatch & (1u << f)) || n->claimed_ratio[f] <= 0)
-			continue;
-		a = tier_probe_stat_noise_bp(figure_stat(p, f), figure_sense(f));
-		b = tier_probe_stat_noise_bp(figure_stat(rp, f), figure_sense(f));
-		fprintf(out, "node %d: %s: %s says %.2fx slower than node %d, measured %.2fx "
-			"(tolerance %.0f%% + noise %.1f%%)\n",
-			n->id, what[f], f == TIER_PROBE_SLIT ? "SLIT" : "HMAT",
-			n->claimed_ratio[f], n->reference, n->ratio[f],
-			(f == TIER_PROBE_SLIT ? r->slit_tolerance_bp : r->tolerance_bp) / 100.0,
-			(a > b ? a : b) / 100.0);
-	}
-	for (i = 1; i < n->nr_from; i++) {
-		const struct tier_probe_pair *q = &n->from[i];
-
-		if (q->slit_mismatch)
-			fprintf(out, "node %d from node %d: SLIT distance says %.2fx slower than "
-				"the reference, measured %.2fx\n",
-				n->id, q->initiator, q->slit_ratio, q->latency_ratio);
-	}
-}
-
-/* "node 2: order: rank 1 by slit, but measured tier 0 (abstract distance
- * 403): inverted against nodes 0,1" - the partners are the flagged nodes
- * on the other side of it in the two orders. */
-static void print_inversions(const struct tier_probe_report *r,
-			     const struct tier_probe_node *n, FILE *out)
-{
-	char list[256] = "";
-	size_t i, len = 0, nr = 0;
-
-	for (i = 0; i < r->nr_nodes; i++) {
-		const struct tier_probe_node *m = &r->nodes[i];
-
-		if (m == n || !m->order_mismatch || m->kernel_rank == n->kernel_rank)
-			continue;
-		if ((m->kernel_rank < n->kernel_rank) !=
-		    (m->measured_adistance > n->measured_adistance))
-			continue;
-		if (len < sizeof(list))
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
-						nr ? "," : "", m->id);
-		nr++;
-	}
-	fprintf(out, "node %d: order: rank %d by %s, but measured tier %d (abstract distance "
-		"%.0f): inverted against node%s %s\n", n->id, n->kernel_rank,
-		tier_rank_source_name(r->rank_source), n->measured_rank,
-		n->measured_adistance, nr == 1 ? "" : "s", nr ? list : "?");
-}
-
-void tier_probe_report_print(const struct tier_probe_report *r, FILE *out)
-{
-	size_t i, j;
-	bool any = false;
-
-	fprintf(out, "%-5s %-5s %-16s %-16s %-16s %-20s %-6s %-8s %s\n",
-		"node", "from", "latency ns", "read MB/s", "write MB/s",
-		"HMAT ns read/write", "kernel", "measured", "verdict");
-	for (i = 0; i < r->nr_nodes; i++) {
-		const struct tier_probe_node *n = &r->nodes[i];
-
-		for (j = 0; j < n->nr_from; j++) {
-			const struct tier_probe_pair *p = &n->from[j];
-			char lat[40], rd[40], wr[40], claim[48], kr[16], mr[16];
-			const char *verdict;
-
-			if (j == 0)
-				verdict = n->claim_mismatch && n->order_mismatch ? "claim mismatch, order mismatch" :
-					  n->claim_mismatch ? "claim mismatch" :
-					  n->order_mismatch ? "order mismatch" :
-					  n->id == n->reference ? "reference" : "ok";
-			else
-				verdict = p->slit_mismatch ? "SLIT mismatch" : "";
-			fprintf(out, "%-5d %-5d %-16s %-16s %-16s %-20s %-6s %-8s %s\n",
-				n->id, p->initiator,
-				fig(&p->latency_ns, senses[0], 1, lat, sizeof(lat)),
-				fig(&p->read_bw_mbps, senses[1], 0, rd, sizeof(rd)),
-				fig(&p->write_bw_mbps, senses[2], 0, wr, sizeof(wr)),
-				j == 0 ? claim_str(n, claim, sizeof(claim)) : "",
-				j == 0 ? rank_str(n->kernel_rank, kr, sizeof(kr)) : "",
-				j == 0 ? rank_str(n->measured_rank, mr, sizeof(mr)) : "",
-				verdict);
-		}
-	}
-	fprintf(out, "\nbest of %u samples; ±: noise (the second best's distance); "
-		"ratios against each initiator's reference node\n", r->nr_repeats);
-	for (i = 0; i < r->nr_nodes; i++) {
-		const struct tier_probe_node *n = &r->nodes[i];
-
-		if (n->mismatch) {
-			print_mismatches(r, n, out);
-			any = true;
-		}
-		if (n->order_mismatch) {
-			print_inversions(r, n, out);
-			any = true;
-		}
-		for (j = 0; j < n->nr_from; j++)
-			if (n->from[j].on_node_bp >= 0 && n->from[j].on_node_bp < 9000) {
-				fprintf(out, "node %d from node %d: only %.0f%% of the buffer's pages "
-					"were on node %d\n", n->id, n->from[j].initiator,
-					n->from[j].on_node_bp / 100.0, n->id);
-				any = true;
-			}
-	}
-	if (!any)
-		fprintf(out, "no disagreement with the firmware or the kernel's order\n");
 }

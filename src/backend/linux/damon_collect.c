@@ -1,0 +1,296 @@
+/* damon_collect.c - what the DAMON tracker's kdamond saw, as observations
+ * of the target processes: from the schemes' tried_regions snapshots, or
+ * from the damon_aggregated events on kernels without them.
+ *
+ * A snapshot: write update_schemes_tried_regions to state (the write
+ * returns once DAMON has applied the schemes at the end of the next
+ * aggregation, which is why the aggregation is kept short), read
+ * schemes/N/tried_regions/M/{start,end,nr_accesses}, report each region
+ * as ACCESSED (count = nr_accesses of one aggregation, max = aggregation
+ * / sample interval) and write clear_schemes_tried_regions.
+ *
+ * Which process a tried region belongs to: the tried_regions directory
+ * does not say. With one scheme per target (target filters, see
+ * damon_kdamond.c) scheme N's tried regions are exactly target N's.
+ * Without them one scheme lists every target's regions, target after
+ * target, each in address order: a region that starts below the end of
+ * the one before begins the next target; when that does not split into
+ * exactly one group per target the snapshot is dropped rather than
+ * guessed. A trace event names its target's index.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/linux/damon_impl.h"
+#include "core/policy.h"
+
+/* Attempts at a snapshot in which every scheme has its regions. */
+#define TRIED_ATTEMPTS 2
+
+struct region {
+	uint64_t start, end, nr_accesses;
+};
+
+static void emit(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
+		 const struct region *r)
+{
+	struct tier_linux_addr_obs o;
+	uint32_t max = (uint32_t)(t->aggr_us / t->sample_us);
+
+	memset(&o, 0, sizeof(o));
+	o.pid = pid;
+	o.start = r->start;
+	o.end = r->end;
+	o.kind = TIER_OBS_ACCESSED;
+	o.count = r->nr_accesses > max ? max : (uint32_t)r->nr_accesses;
+	o.max = max;
+	o.interval_us = (uint32_t)t->aggr_us;
+	tier__batch_add(b, &o);
+}
+
+/* ---- tried_regions ------------------------------------------------------ */
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The numbers of the region directories in the directory path, sorted
+ * (address order), into *idx (malloc'd, caller frees). The numbers need
+ * not start at 0: 6.12 numbers the regions of all schemes with one
+ * counter, so a second scheme's first region may be "13". A missing
+ * directory has none. Returns 0 or -errno. */
+static int list_tried(const char *path, unsigned **idx, size_t *nr_idx, struct tier_err *err)
+{
+	size_t cap_idx = 0;
+	struct dirent *de;
+	int ret = 0;
+	DIR *dir;
+
+	*idx = NULL;
+	*nr_idx = 0;
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : tier_err_set(err, -errno, "DAMON: %s: %s", path,
+							   strerror(errno));
+	while ((de = readdir(dir))) {
+		char *end;
+		unsigned long m;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;	/* total_bytes, ., .. */
+		m = strtoul(de->d_name, &end, 10);
+		if (*end || m > UINT32_MAX)
+			continue;
+		if (*nr_idx == cap_idx) {
+			size_t c = cap_idx ? cap_idx * 2 : 64;
+			unsigned *g = realloc(*idx, c * sizeof(*g));
+
+			if (!g) {
+				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+				break;
+			}
+			*idx = g;
+			cap_idx = c;
+		}
+		(*idx)[(*nr_idx)++] = (unsigned)m;
+	}
+	closedir(dir);
+	if (!ret && *nr_idx)
+		qsort(*idx, *nr_idx, sizeof(**idx), cmp_uint);
+	return ret;
+}
+
+/* Reads schemes/s/tried_regions/ into a growing array, in address
+ * order. Returns 0 or -errno. */
+static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region **v, size_t *nr,
+		      size_t *cap, struct tier_err *err)
+{
+	char rel[160], path[1024];
+	unsigned *idx;
+	size_t nr_idx, k;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions",
+		 t->fs.kdamond, s);
+	if (tier__damon_sysfs_path(&t->fs, path, sizeof(path), rel))
+		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
+	ret = list_tried(path, &idx, &nr_idx, err);
+	if (ret)
+		goto out;
+	for (k = 0; k < nr_idx; k++) {
+		struct region r;
+		char base[200];
+
+		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
+		ret = tier__damon_sysfs_read_u64(&t->fs, &r.start, NULL, "%s/start", base);
+		if (!ret)
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.end, err, "%s/end", base);
+		if (!ret)
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.nr_accesses, err,
+							 "%s/nr_accesses", base);
+		if (ret == -ENOENT) {
+			ret = 0;	/* cleared under us */
+			break;
+		}
+		if (ret)
+			goto out;
+		if (r.end <= r.start)
+			continue;
+		if (*nr == *cap) {
+			size_t c = *cap ? *cap * 2 : 256;
+			struct region *g = realloc(*v, c * sizeof(*g));
+
+			if (!g) {
+				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+				goto out;
+			}
+			*v = g;
+			*cap = c;
+		}
+		(*v)[(*nr)++] = r;
+	}
+out:
+	free(idx);
+	return ret;
+}
+
+/* Asks for a snapshot of the regions. Returns 1 when the kdamond has
+ * stopped (every target exited), 0 or -errno. */
+static int request_tried(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	int ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", err);
+
+	if (ret && !tier__damon_sysfs_is_on(&t->fs)) {
+		t->running = false;
+		tier_err_clear(err);
+		return 1;
+	}
+	return ret;
+}
+
+/* The nr regions of one scheme over several targets, target after
+ * target: split where the address goes back down (a new target starts).
+ * When that does not give one group per target, nothing is emitted. */
+static void emit_split(struct tier__damon_tracker *t, struct tier__obs_batch *b,
+		       const struct region *v, size_t nr)
+{
+	size_t groups = nr ? 1 : 0, g = 0, i;
+
+	for (i = 1; i < nr; i++)
+		if (v[i].start < v[i - 1].end)
+			groups++;
+	if (groups != t->nr_pids)
+		return;		/* cannot tell: dropped */
+	for (i = 0; i < nr; i++) {
+		if (i && v[i].start < v[i - 1].end)
+			g++;
+		emit(t, b, t->pids[g], &v[i]);
+	}
+}
+
+/* Emits the regions of scheme s (all of one target, or every target's
+ * in turn). Returns the number of regions, or -errno. */
+static long emit_scheme(struct tier__damon_tracker *t, struct tier__obs_batch *b, size_t s,
+			size_t nr_schemes, struct region **v, size_t *cap, struct tier_err *err)
+{
+	size_t nr = 0, i;
+	int ret = read_tried(t, (unsigned)s, v, &nr, cap, err);
+
+	if (ret)
+		return ret;
+	if (nr_schemes > 1 || t->nr_pids == 1) {
+		for (i = 0; i < nr; i++)
+			emit(t, b, t->pids[s], &(*v)[i]);
+	} else {
+		emit_split(t, b, *v, nr);
+	}
+	return (long)nr;
+}
+
+int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
+			      struct tier_err *err)
+{
+	struct region *v = NULL;
+	size_t cap = 0, s, nr_schemes, missing;
+	bool *done;
+	int ret = 0, attempt;
+
+	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
+	done = calloc(nr_schemes, sizeof(*done));
+	if (!done)
+		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+	/* A live vaddr target always has regions (at least min of them), yet
+	 * the kernel may hand back a scheme's snapshot empty when the
+	 * command returns before the kdamond applied that scheme (seen on
+	 * 6.12 in the test guest: the first seconds, and the second and
+	 * later schemes of several targets). Ask again for those. */
+	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
+		ret = request_tried(t, err);
+		if (ret) {
+			ret = ret > 0 ? 0 : ret;
+			goto out;
+		}
+		if (attempt)
+			t->empty_snapshots++;
+		for (s = 0; s < nr_schemes; s++) {
+			long n;
+
+			if (done[s])
+				continue;
+			n = emit_scheme(t, b, s, nr_schemes, &v, &cap, err);
+			if (n < 0) {
+				ret = (int)n;
+				goto out;
+			}
+			if (n) {
+				done[s] = true;
+				missing--;
+			}
+		}
+	}
+	ret = tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", err);
+out:
+	free(v);
+	free(done);
+	return ret;
+}
+
+/* ---- damon_aggregated events -------------------------------------------- */
+
+struct trace_arg {
+	struct tier__damon_tracker *t;
+	struct tier__obs_batch *b;
+};
+
+static void trace_line(void *arg, const char *line)
+{
+	struct trace_arg *a = arg;
+	struct tier__damon_tracker *t = a->t;
+	struct tier__damon_trace_rec rec;
+	struct region r;
+
+	if (tier__damon_parse_trace_line(line, &rec))
+		return;
+	if (t->kdamond_pid > 0 && rec.task_pid > 0 && rec.task_pid != t->kdamond_pid)
+		return;		/* another kdamond's */
+	if (rec.target_id >= t->nr_pids)
+		return;
+	r.start = rec.start;
+	r.end = rec.end;
+	r.nr_accesses = rec.nr_accesses;
+	emit(t, a->b, t->pids[rec.target_id], &r);
+}
+
+void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_batch *b)
+{
+	struct trace_arg a = { .t = t, .b = b };
+
+	tier__damon_trace_drain(&t->trace, trace_line, &a);
+}

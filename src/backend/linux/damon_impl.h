@@ -1,0 +1,90 @@
+/* damon_impl.h - what the pieces of the DAMON tracker share:
+ * tracker_damon.c (the tracker's ops), damon_kdamond.c (its kdamond,
+ * targets and schemes) and damon_collect.c (turning what the kdamond saw
+ * into observations). Internal to those files; the control files are in
+ * damon_sysfs.h, the tracepoint path in damon_trace.h.
+ */
+#ifndef TIER_LINUX_DAMON_IMPL_H
+#define TIER_LINUX_DAMON_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend/linux/damon_sysfs.h"
+#include "backend/linux/damon_trace.h"
+#include "backend/linux/tracker_util.h"
+#include "core/err.h"
+
+/* One DAMON tracker: a kdamond of its own, monitoring the virtual
+ * address spaces of the target processes. */
+struct tier__damon_tracker {
+	struct tier__roots roots;
+	struct tier__damon_sysfs fs;	/* our kdamond's control files */
+	unsigned nr_before;		/* nr_kdamonds before we grew it */
+	bool grew;			/* we added the kdamond */
+	bool tracepoint;		/* no tried_regions: damon_aggregated */
+	bool per_target;		/* target filters available */
+	bool has_apply_interval;	/* schemes have apply_interval_us */
+	bool running;			/* we started it (it may have stopped since) */
+	uint64_t sample_us, aggr_us, update_us;
+	pid_t *pids;			/* the targets, by index (owned) */
+	size_t nr_pids;
+	uint64_t empty_snapshots;	/* empty tried_regions, asked again */
+	pid_t kdamond_pid;		/* its kernel thread, 0 when unknown */
+	struct tier__damon_trace trace;	/* tracepoint mode */
+};
+
+/* ---- the kdamond (damon_kdamond.c) -------------------------------------- */
+
+/* Takes the first kdamond whose state is "off", else raises nr_kdamonds
+ * by one (a running kdamond is never taken) and sets t->grew; sets
+ * t->fs.kdamond. Returns 0 or -errno; after a failure with t->grew set,
+ * tier__damon_kdamond_give_back undoes the raise. */
+int tier__damon_kdamond_take(struct tier__damon_tracker *t, struct tier_err *err);
+
+/* Lowers nr_kdamonds back when t raised it and its kdamond is still the
+ * last one. Errors are ignored. */
+void tier__damon_kdamond_give_back(struct tier__damon_tracker *t);
+
+/* Picks the intervals for a collect every interval_us, sets up the
+ * kdamond's one vaddr context with them and no targets, and finds out
+ * on a scratch scheme what this kernel's schemes offer (t->tracepoint,
+ * t->has_apply_interval, t->per_target). Returns 0 or -errno
+ * (-EOPNOTSUPP: no vaddr operations). */
+int tier__damon_kdamond_setup(struct tier__damon_tracker *t, uint64_t interval_us,
+			      struct tier_err *err);
+
+/* Writes t->pids as the context's targets and, unless t->tracepoint,
+ * the "stat" schemes that report their regions: one per target with a
+ * target filter when t->per_target, else one for all. Returns 0 or
+ * -errno. */
+int tier__damon_kdamond_write_targets(struct tier__damon_tracker *t, struct tier_err *err);
+
+/* Commits the written targets to the running kdamond; when it does not
+ * run, or the commit fails (kernels before 6.11 cannot commit every
+ * change of targets online), (re)starts it and sets t->running and
+ * t->kdamond_pid. Returns 0 or -errno (-EINVAL: a target exited before
+ * the start). */
+int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *err);
+
+/* Turns the kdamond off when it runs; clears t->running. Returns 0 or
+ * -errno. */
+int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err);
+
+/* ---- collect (damon_collect.c) ------------------------------------------ */
+
+/* Takes a tried_regions snapshot of every scheme, asking again (once) for
+ * the schemes whose snapshot came back empty, and adds their regions to
+ * b as observations of the targets; clears the snapshot. A kdamond that
+ * stopped by itself (every target exited) clears t->running and gives 0.
+ * Returns 0 or -errno. */
+int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
+			      struct tier_err *err);
+
+/* Adds the damon_aggregated events of t's kdamond that the trace pipe
+ * holds now to b as observations of the targets. */
+void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_batch *b);
+
+#endif

@@ -1,0 +1,321 @@
+/* damon_kdamond.c - the DAMON tracker's kdamond: taking one, setting up
+ * its context, its targets and schemes, starting and stopping it.
+ *
+ * Setup (Documentation/admin-guide/mm/damon/usage.rst), under
+ * <sysfs>/kernel/mm/damon/admin:
+ *   kdamonds/K                     the first kdamond whose state is "off",
+ *                                  else nr_kdamonds raised by one (a
+ *                                  running kdamond is never taken)
+ *   contexts/nr_contexts = 1, contexts/0/operations = vaddr
+ *   monitoring_attrs/intervals     sample 5 ms; aggregation a tenth of the
+ *                                  collect interval within [100 ms, 1 s];
+ *                                  update max(1 s, aggregation)
+ *   monitoring_attrs/nr_regions    min 200, max 2000
+ *   targets/N/pid_target           one target per process
+ *   schemes/N                      action "stat" with access_pattern maxima
+ *                                  raised so that every region matches
+ *                                  (they default to 0..0, matching nothing),
+ *                                  apply_interval_us 0 (= every aggregation;
+ *                                  6.7+) so interval auto-tuning cannot
+ *                                  starve it
+ *
+ * With several targets and kernels that have DAMOS target filters
+ * (filters/N/damon_target_idx, 6.6+), scheme N carries a filter that
+ * rejects every region not of target N, so scheme N's tried regions are
+ * exactly target N's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/linux/damon_impl.h"
+
+#define DAMON_SAMPLE_US		5000u
+#define DAMON_AGGR_MIN_US	100000u
+#define DAMON_AGGR_MAX_US	1000000u
+#define DAMON_UPDATE_MIN_US	1000000u
+/* At least 200 regions: DAMON checks one page per region per sample, and
+ * merges neighbours whose counts agree. Over a few big regions a hot set
+ * of pages each touched tens of times a second (random updates over 100
+ * MiB) shows as 0 or 1 of 20 checks, indistinguishable from the cold
+ * pages around it, and the regions never split along it; at 200 a 1 GiB
+ * process starts in 5 MiB regions. */
+#define DAMON_MIN_REGIONS	200u
+#define DAMON_MAX_REGIONS	2000u
+
+/* ---- taking a kdamond --------------------------------------------------- */
+
+int tier__damon_kdamond_take(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	struct tier__damon_sysfs *fs = &t->fs;
+	char buf[32];
+	uint64_t nr;
+	unsigned i;
+	int ret;
+
+	ret = tier__damon_sysfs_read_u64(fs, &nr, err, "kdamonds/nr_kdamonds");
+	if (ret)
+		return ret;
+	for (i = 0; i < nr; i++) {
+		if (tier__damon_sysfs_read_line(fs, buf, sizeof(buf), NULL, "kdamonds/%u/state", i))
+			continue;
+		if (!strcmp(buf, "off")) {
+			fs->kdamond = i;
+			return 0;
+		}
+	}
+	/* Every existing kdamond runs (or there is none): add one. The
+	 * kernel re-creates the kdamond directories on this write and
+	 * refuses it (EBUSY) while any of them runs. */
+	ret = tier__damon_sysfs_write_u64(fs, nr + 1, err, "kdamonds/nr_kdamonds");
+	if (ret == -EBUSY)
+		return tier_err_set(err, ret,
+				    "DAMON: all %" PRIu64 " kdamonds run for another user, and "
+				    "the kernel adds a kdamond only while none runs", nr);
+	if (ret)
+		return ret;
+	fs->kdamond = (unsigned)nr;
+	t->nr_before = (unsigned)nr;
+	t->grew = true;
+	if (!tier__damon_sysfs_exists(fs, "kdamonds/%u/state", fs->kdamond))
+		return tier_err_set(err, -ENOENT, "DAMON: kdamonds/%u missing after raising "
+				    "nr_kdamonds to %" PRIu64, fs->kdamond, nr + 1);
+	return 0;
+}
+
+void tier__damon_kdamond_give_back(struct tier__damon_tracker *t)
+{
+	uint64_t nr = 0;
+
+	if (t->grew && !tier__damon_sysfs_read_u64(&t->fs, &nr, NULL, "kdamonds/nr_kdamonds") &&
+	    nr == t->fs.kdamond + 1)
+		tier__damon_sysfs_write_u64(&t->fs, t->nr_before, NULL, "kdamonds/nr_kdamonds");
+}
+
+/* ---- its context -------------------------------------------------------- */
+
+static void pick_intervals(struct tier__damon_tracker *t, uint64_t interval_us)
+{
+	uint64_t aggr = interval_us / 10;
+
+	/* update_schemes_tried_regions waits for the end of the next
+	 * aggregation, so collect() waits up to one aggregation and the
+	 * kernel's reaction (0.1-0.3 s measured with 100 ms aggregations on
+	 * 6.12 under TCG): keep it a tenth of the collect interval, between
+	 * DAMON's default 100 ms and 1 s. The sample interval stays at
+	 * DAMON's 5 ms default. */
+	if (aggr < DAMON_AGGR_MIN_US)
+		aggr = DAMON_AGGR_MIN_US;
+	if (aggr > DAMON_AGGR_MAX_US)
+		aggr = DAMON_AGGR_MAX_US;
+	t->sample_us = DAMON_SAMPLE_US;
+	t->aggr_us = aggr / DAMON_SAMPLE_US * DAMON_SAMPLE_US;
+	t->update_us = t->aggr_us > DAMON_UPDATE_MIN_US ? t->aggr_us : DAMON_UPDATE_MIN_US;
+}
+
+/* One context, of vaddr operations. */
+static int write_context(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	struct tier__damon_sysfs *fs = &t->fs;
+	char buf[256];
+	int ret;
+
+	ret = tier__damon_sysfs_kdamond_write(fs, "contexts/nr_contexts", "1", err);
+	if (ret)
+		return ret;
+	if (!tier__damon_sysfs_read_line(fs, buf, sizeof(buf), NULL,
+					 "kdamonds/%u/contexts/0/avail_operations", fs->kdamond) &&
+	    !strstr(buf, "vaddr"))
+		return tier_err_set(err, -EOPNOTSUPP,
+				    "DAMON: no vaddr operations (avail_operations: %s; kernel "
+				    "without CONFIG_DAMON_VADDR)", buf);
+	return tier__damon_sysfs_kdamond_write(fs, "contexts/0/operations", "vaddr", err);
+}
+
+static int write_monitoring_attrs(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	const struct {
+		const char *file;
+		uint64_t val;
+	} attrs[] = {
+		{ "intervals/sample_us", t->sample_us },
+		{ "intervals/aggr_us", t->aggr_us },
+		{ "intervals/update_us", t->update_us },
+		{ "nr_regions/min", DAMON_MIN_REGIONS },
+		{ "nr_regions/max", DAMON_MAX_REGIONS },
+	};
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		ret = tier__damon_sysfs_write_u64(&t->fs, attrs[i].val, err,
+						  "kdamonds/%u/contexts/0/monitoring_attrs/%s",
+						  t->fs.kdamond, attrs[i].file);
+	return ret;
+}
+
+/* What this kernel's schemes offer, seen on a scratch scheme. */
+static int detect_schemes(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	struct tier__damon_sysfs *fs = &t->fs;
+	int ret;
+
+	ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/nr_schemes", "1", err);
+	if (ret)
+		return ret;
+	t->tracepoint = !tier__damon_sysfs_exists(fs, "kdamonds/%u/contexts/0/schemes/0/"
+						  "tried_regions", fs->kdamond);
+	t->has_apply_interval = tier__damon_sysfs_exists(fs, "kdamonds/%u/contexts/0/schemes/0/"
+							 "apply_interval_us", fs->kdamond);
+	if (!t->tracepoint &&
+	    tier__damon_sysfs_exists(fs, "kdamonds/%u/contexts/0/schemes/0/filters/nr_filters",
+				     fs->kdamond)) {
+		ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/0/filters/nr_filters",
+						      "1", err);
+		if (ret)
+			return ret;
+		t->per_target = tier__damon_sysfs_exists(fs, "kdamonds/%u/contexts/0/schemes/0/"
+							 "filters/0/damon_target_idx",
+							 fs->kdamond);
+		ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/0/filters/nr_filters",
+						      "0", err);
+		if (ret)
+			return ret;
+	}
+	return tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/nr_schemes", "0", err);
+}
+
+int tier__damon_kdamond_setup(struct tier__damon_tracker *t, uint64_t interval_us,
+			      struct tier_err *err)
+{
+	int ret;
+
+	pick_intervals(t, interval_us);
+	ret = write_context(t, err);
+	if (!ret)
+		ret = write_monitoring_attrs(t, err);
+	if (!ret)
+		ret = tier__damon_sysfs_kdamond_write(&t->fs, "contexts/0/targets/nr_targets", "0",
+						      err);
+	if (!ret)
+		ret = detect_schemes(t, err);
+	return ret;
+}
+
+/* ---- targets and schemes ------------------------------------------------ */
+
+/* Scheme s: "stat" on every region; with filter_idx >= 0, only on the
+ * regions of target filter_idx. */
+static int write_scheme(struct tier__damon_tracker *t, unsigned s, int filter_idx,
+			struct tier_err *err)
+{
+	static const struct {
+		const char *file, *val;
+	} pattern[] = {
+		/* Every region matches: sizes and ages up to the type's max. */
+		{ "access_pattern/sz/min", "0" },
+		{ "access_pattern/sz/max", "18446744073709551615" },
+		{ "access_pattern/nr_accesses/min", "0" },
+		{ "access_pattern/nr_accesses/max", "4294967295" },
+		{ "access_pattern/age/min", "0" },
+		{ "access_pattern/age/max", "4294967295" },
+	};
+	struct tier__damon_sysfs *fs = &t->fs;
+	char rel[256], idx[16];
+	size_t i;
+	int ret;
+
+	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/action", s);
+	ret = tier__damon_sysfs_kdamond_write(fs, rel, "stat", err);
+	for (i = 0; !ret && i < sizeof(pattern) / sizeof(pattern[0]); i++) {
+		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/%s", s, pattern[i].file);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, pattern[i].val, err);
+	}
+	if (!ret && t->has_apply_interval) {
+		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/apply_interval_us", s);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, "0", err);
+	}
+	if (ret || filter_idx < 0)
+		return ret;
+	snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/nr_filters", s);
+	ret = tier__damon_sysfs_kdamond_write(fs, rel, "1", err);
+	if (!ret) {
+		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/type", s);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, "target", err);
+	}
+	if (!ret) {
+		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/damon_target_idx", s);
+		snprintf(idx, sizeof(idx), "%d", filter_idx);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, idx, err);
+	}
+	if (!ret) {
+		/* Filter out what does NOT match target filter_idx. */
+		snprintf(rel, sizeof(rel), "contexts/0/schemes/%u/filters/0/matching", s);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, "N", err);
+	}
+	return ret;
+}
+
+int tier__damon_kdamond_write_targets(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	struct tier__damon_sysfs *fs = &t->fs;
+	char rel[128], val[32];
+	size_t i, nr_schemes;
+	int ret;
+
+	snprintf(val, sizeof(val), "%zu", t->nr_pids);
+	ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/targets/nr_targets", val, err);
+	for (i = 0; !ret && i < t->nr_pids; i++) {
+		snprintf(rel, sizeof(rel), "contexts/0/targets/%zu/pid_target", i);
+		snprintf(val, sizeof(val), "%d", (int)t->pids[i]);
+		ret = tier__damon_sysfs_kdamond_write(fs, rel, val, err);
+	}
+	if (ret || t->tracepoint)
+		return ret;
+	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
+	snprintf(val, sizeof(val), "%zu", nr_schemes);
+	ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/nr_schemes", val, err);
+	for (i = 0; !ret && i < nr_schemes; i++)
+		ret = write_scheme(t, (unsigned)i, nr_schemes > 1 ? (int)i : -1, err);
+	return ret;
+}
+
+/* ---- running it --------------------------------------------------------- */
+
+int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	struct tier__damon_sysfs *fs = &t->fs;
+	uint64_t pid;
+	int ret;
+
+	if (t->running && tier__damon_sysfs_is_on(fs)) {
+		ret = tier__damon_sysfs_command(fs, "commit", err);
+		if (!ret)
+			return 0;
+		/* Kernels before 6.11 cannot commit every change of targets
+		 * online: restart the kdamond instead. */
+		tier__damon_sysfs_command(fs, "off", NULL);
+	}
+	t->running = false;
+	ret = tier__damon_sysfs_command(fs, "on", err);
+	if (ret == -EBUSY)
+		tier_err_prefix(err, "DAMON: the kernel refused to start kdamond %u (another "
+				"DAMON user runs exclusively?)", fs->kdamond);
+	if (ret)
+		return ret;
+	t->running = true;
+	if (!tier__damon_sysfs_read_u64(fs, &pid, NULL, "kdamonds/%u/pid", fs->kdamond))
+		t->kdamond_pid = (pid_t)pid;
+	return 0;
+}
+
+int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	int ret = 0;
+
+	if (t->running || tier__damon_sysfs_is_on(&t->fs))
+		ret = tier__damon_sysfs_command(&t->fs, "off", err);
+	t->running = false;
+	return ret;
+}
