@@ -28,7 +28,8 @@ int tierd_epoll_add(struct tierd *d, int fd, uint64_t tag)
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-int tierd_timer_arm(struct tierd *d)
+/* The step timer at d->cfg.interval_ms. Returns 0 or -errno. */
+static int arm_timer(struct tierd *d)
 {
 	struct itimerspec its;
 	uint64_t ns = d->cfg.interval_ms * 1000000;
@@ -36,7 +37,10 @@ int tierd_timer_arm(struct tierd *d)
 	its.it_interval.tv_sec = (time_t)(ns / 1000000000);
 	its.it_interval.tv_nsec = (long)(ns % 1000000000);
 	its.it_value = its.it_interval;
-	return timerfd_settime(d->tfd, 0, &its, NULL) ? -errno : 0;
+	if (timerfd_settime(d->tfd, 0, &its, NULL))
+		return -errno;
+	d->tfd_interval_ms = d->cfg.interval_ms;
+	return 0;
 }
 
 /* --- privileges ------------------------------------------------------------ */
@@ -159,7 +163,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	if (!ret)
 		ret = tierd_epoll_add(d, d->tfd, TIERD_TAG_TIMER);
 	if (!ret)
-		ret = tierd_timer_arm(d);
+		ret = arm_timer(d);
 	if (ret) {
 		tierd_log(&d->log, LOG_ERR, "event setup: %s", strerror(-ret));
 		goto out;
@@ -191,6 +195,14 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 				signals(d);
 			} else {
 				tierd_control_event(d, tag);
+			}
+		}
+		/* A reload (a signal or a request above) changed the interval. */
+		if (d->cfg.interval_ms != d->tfd_interval_ms) {
+			ret = arm_timer(d);
+			if (ret) {
+				tierd_log(&d->log, LOG_ERR, "timer: %s", strerror(-ret));
+				goto out;
 			}
 		}
 	}

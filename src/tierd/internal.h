@@ -67,6 +67,7 @@ struct tierd {
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
 	int epfd, tfd, sfd;
+	uint64_t tfd_interval_ms;	/* the interval the timer is armed at */
 	struct tierd_control ctl;
 	uint64_t start_us;
 	uint64_t steps;
@@ -93,9 +94,6 @@ static inline uint64_t tierd_mono_us(void)
 /* Watches fd for input, its events tagged with tag. Returns 0 or -errno. */
 int tierd_epoll_add(struct tierd *d, int fd, uint64_t tag);
 
-/* Arms the step timer at d->cfg.interval_ms. Returns 0 or -errno. */
-int tierd_timer_arm(struct tierd *d);
-
 /* step.c */
 
 /* A timer tick: one policy step unless tierd's CPU share asks for a pause.
@@ -105,9 +103,11 @@ void tierd_step(struct tierd *d);
 
 /* reload.c */
 
-/* Loads the configuration file again and puts it in force. A bad file is
- * rejected and the running configuration kept. Returns 0 or -errno with
- * err set (and logged). */
+/* Loads the configuration file again and puts it in force, all of it or
+ * (a bad file, a policy or control groups that cannot be set up) none:
+ * the running configuration is then kept. A new interval_ms is left to
+ * the event loop, which re-arms the timer. Returns 0 or -errno with err
+ * set (and logged). */
 int tierd_reload(struct tierd *d, struct tier_err *err);
 
 /* The control groups' rules of cfg and those set at run time to the
