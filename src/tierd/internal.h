@@ -71,7 +71,7 @@ struct tierd {
 	struct tierd_control ctl;
 	uint64_t start_us;
 	uint64_t steps;
-	uint64_t step_errors;
+	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	bool stop;
 	int exit_status;

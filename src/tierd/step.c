@@ -37,12 +37,14 @@ static void step_once(struct tierd *d)
 	tierd_heat_commit(&d->heat, env_now_us(d));
 	if (ret) {
 		/* Errors of one step are logged, not fatal: a workload that
-		 * exits mid-batch must not take the daemon down. Repeats are
-		 * logged at debug level to avoid storms. */
+		 * exits mid-batch must not take the daemon down. Past the
+		 * first few of a run of failed steps, at debug level to avoid
+		 * storms; a good step ends the run. */
 		d->step_errors++;
 		tierd_log(&d->log, d->step_errors <= 3 ? LOG_WARNING : LOG_DEBUG, "step: %s", err.msg);
 		return;
 	}
+	d->step_errors = 0;
 	d->steps++;
 }
 

@@ -1,7 +1,8 @@
-/* test_daemon.c - the daemon's reload (src/tierd/reload.c) on a simulated
- * machine, without its sockets: a reload puts a configuration in force
- * whole or not at all. The backend's hooks are replaced where a failure is
- * needed. */
+/* test_daemon.c - the daemon's reload and step (src/tierd/reload.c,
+ * src/tierd/step.c) on a simulated machine, without its sockets: a reload
+ * puts a configuration in force whole or not at all, and a new run of step
+ * errors is logged again after a good step. The backend's hooks are
+ * replaced where a failure is needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,7 +24,9 @@ struct fixture {
 	char *log;			/* what the daemon logged (open_memstream) */
 	size_t log_len;
 	/* The hooks replaced: how they answer, how often they were called. */
-	int set_groups_ret;
+	int (*sim_prepare)(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+			   struct tier_err *err);
+	int set_groups_ret, prepare_ret;
 	unsigned set_groups_calls;
 };
 
@@ -40,6 +43,14 @@ static int fake_set_groups(struct tierd_backend *b, const struct tier_config_cgr
 	if (hooks_fx->set_groups_ret)
 		return tier_err_set(err, hooks_fx->set_groups_ret, "cgroups: refused by the test");
 	return 0;
+}
+
+static int fake_prepare(struct tierd_backend *b, struct tier_loop *loop, uint64_t now_us,
+			struct tier_err *err)
+{
+	if (hooks_fx->prepare_ret)
+		return tier_err_set(err, hooks_fx->prepare_ret, "refused by the test");
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
 }
 
 static int setup(void **state)
@@ -74,6 +85,7 @@ static int setup(void **state)
 	tierd_heat_init(&d->heat, d->be);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
+	f->sim_prepare = d->be->prepare;
 	hooks_fx = f;
 	*state = f;
 	return 0;
@@ -191,12 +203,42 @@ static void test_reload_bad_policy_changes_nothing(void **state)
 	assert_int_equal(d->rules.n, 0);
 }
 
+static void steps(struct fixture *f, int prepare_ret, unsigned n)
+{
+	f->prepare_ret = prepare_ret;
+	while (n--)
+		tierd_step(f->d);
+}
+
+/* Step errors: the first 3 of a run are warnings, the rest debug lines; a
+ * good step ends the run. */
+static void test_step_errors_logged_per_run(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	const char *warning = "tierd: warning: step: refused by the test";
+
+	d->be->prepare = fake_prepare;
+	steps(f, -EIO, 5);
+	assert_int_equal(logged(f, warning), 3);
+	assert_int_equal(d->steps, 0);
+	steps(f, 0, 1);
+	assert_int_equal(d->steps, 1);
+	steps(f, -EIO, 5);
+	assert_int_equal(logged(f, warning), 6);
+	/* The repeats are there at debug level. */
+	d->log.level = LOG_DEBUG;
+	steps(f, -EIO, 1);
+	assert_int_equal(logged(f, "tierd: debug: step: refused by the test"), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reload_refused_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_bad_policy_changes_nothing, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
