@@ -24,7 +24,8 @@ static void usage(FILE *out)
 		"  --config FILE         configuration (default " TIERD_DEFAULT_CONFIG
 		"; none: built-in defaults)\n"
 		"  --foreground          stay in the foreground, log to stderr\n"
-		"  --socket PATH         control socket (default: daemon.socket, /run/tierd/tierd.sock)\n"
+		"  --socket PATH         control socket (default: daemon.socket, "
+		TIER_CONFIG_DEFAULT_SOCKET ")\n"
 		"  --machine sim:PRESET  run against a simulated machine (see tiersim list)\n"
 		"  --workload W          the simulated machine's workload (default gups-hotset)\n"
 		"  --check               load the configuration, discover the tiers, print\n"
