@@ -1,6 +1,6 @@
-/* reload.c - a configuration put in force: the control groups' rules (at
- * start, on reload, after tierctl cgroup set) and the whole file again on
- * SIGHUP or tierctl reload. */
+/* reload.c - a configuration loaded and put in force: the file (at start,
+ * and again on SIGHUP or tierctl reload) and the control groups' rules (at
+ * start, on reload, after tierctl cgroup set). */
 #include "tierd/internal.h"
 
 #include <errno.h>
@@ -9,6 +9,17 @@
 #include <unistd.h>
 
 #include "common/config_yaml.h"
+
+int tierd_config_load(const struct tierd_args *args, struct tier_config *cfg,
+		      struct tier_err *err)
+{
+	if (!args->config_given && access(args->config, F_OK) && errno == ENOENT) {
+		if (tier_config_init(cfg))
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		return 0;
+	}
+	return tier_config_load_file(args->config, cfg, err);
+}
 
 /* The first half of tierd_cgroups_apply: the rules to the backend, and
  * into *merged (release it) for the second half, which cannot fail. */
@@ -67,10 +78,7 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 	struct tier_loop nl;
 	int ret;
 
-	if (!d->args->config_given && access(d->args->config, F_OK) && errno == ENOENT)
-		ret = tier_config_init(&fresh);
-	else
-		ret = tier_config_load_file(d->args->config, &fresh, err);
+	ret = tierd_config_load(d->args, &fresh, err);
 	if (ret)
 		goto out_reject;
 	if (strcmp(fresh.policy, d->cfg.policy)) {
