@@ -1,8 +1,8 @@
 /* test_daemon.c - the daemon's reload and step (src/tierd/reload.c,
  * src/tierd/step.c) on a simulated machine, without its sockets: a reload
- * puts a configuration in force whole or not at all, and a new run of step
- * errors is logged again after a good step. The backend's hooks are
- * replaced where a failure is needed. */
+ * puts a configuration in force whole or not at all and leaves the backend
+ * nothing freed, and a new run of step errors is logged again after a good
+ * step. The backend's hooks are replaced where a failure is needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +72,8 @@ static int setup(void **state)
 	d->args = &f->args;
 	d->epfd = d->tfd = d->sfd = d->ctl.lfd = -1;
 	assert_int_equal(tier_config_init(&d->cfg), 0);
+	/* A tracker named in the config, as tierd_backend_sim_new takes it. */
+	assert_int_equal(tier_config_set_string(&d->cfg.tracker, "damon"), 0);
 	tierd_log_init(&d->log, LOG_INFO);
 	d->log.journal = false;
 	d->log.out = open_memstream(&f->log, &f->log_len);
@@ -203,6 +205,24 @@ static void test_reload_bad_policy_changes_nothing(void **state)
 	assert_int_equal(d->rules.n, 0);
 }
 
+/* The backend outlives the configuration it was built from: what status
+ * reads of it after a reload freed that configuration (under ASan a read
+ * of freed memory stops the test). */
+static void test_reload_keeps_backend_names(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	struct tierd_backend_stats st;
+	struct tier_err err = { "" };
+
+	write_conf(f, "policy:\n  name: tierd\n  tracker: damon\n");
+	assert_int_equal(tierd_reload(d, &err), 0);
+	assert_int_equal(tierd_reload(d, &err), 0);
+	assert_string_equal(d->be->tracker_name, "damon");
+	d->be->stats(d->be, &st);
+	assert_true(st.has_sim_figures);
+}
+
 static void steps(struct fixture *f, int prepare_ret, unsigned n)
 {
 	f->prepare_ret = prepare_ret;
@@ -238,6 +258,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload_refused_changes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_bad_policy_changes_nothing, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 	};
 
