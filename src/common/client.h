@@ -6,8 +6,6 @@
 
 #include "common/protocol.h"
 
-#define TIER_DEFAULT_SOCKET "/run/tierd/tierd.sock"
-
 /* Sends one request (args may be NULL; ownership taken) and waits for the
  * response, at most timeout_ms. On success *result is the result object
  * (caller puts it). Returns 0, or -errno: the daemon's own error, -ENOENT /

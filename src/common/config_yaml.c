@@ -111,9 +111,9 @@ static const cyaml_strval_t damon_stat_strings[] = {
 	{ "keep", TIER_CONFIG_DS_KEEP },
 };
 
-/* syslog levels */
 static const cyaml_strval_t log_level_strings[] = {
-	{ "error", 3 }, { "warning", 4 }, { "info", 6 }, { "debug", 7 },
+	{ "error", TIER_LOG_ERR }, { "warning", TIER_LOG_WARNING },
+	{ "info", TIER_LOG_INFO }, { "debug", TIER_LOG_DEBUG },
 };
 
 #define OPT_PTR (CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL)

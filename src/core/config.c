@@ -46,11 +46,11 @@ int tier_config_init(struct tier_config *cfg)
 	cfg->interval_ms = 100;
 	cfg->refresh_ms = 1000;
 	cfg->max_cpu_percent = 5;
-	cfg->log_level = 6;		/* LOG_INFO */
+	cfg->log_level = TIER_CONFIG_DEFAULT_LOG_LEVEL;
 	cfg->kernel_tiering = TIER_CONFIG_KT_DISABLE;
-	cfg->budget_bytes_per_s = UINT64_C(256) << 20;
+	cfg->budget_bytes_per_s = TIER_CONFIG_DEFAULT_BUDGET_BYTES_PER_S;
 	cfg->min_rss_bytes = UINT64_C(64) << 20;
-	if (tier_config_set_string(&cfg->socket_path, "/run/tierd/tierd.sock") ||
+	if (tier_config_set_string(&cfg->socket_path, TIER_CONFIG_DEFAULT_SOCKET) ||
 	    tier_config_set_string(&cfg->state_file, "/run/tierd/state") ||
 	    tier_config_set_string(&cfg->policy, "tierd") ||
 	    tier_config_set_string(&cfg->tracker, "auto"))

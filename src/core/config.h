@@ -38,6 +38,22 @@ enum tier_config_damon_stat {
 	TIER_CONFIG_DS_KEEP,		/* leave it on; tierd tracks with another tracker */
 };
 
+/* Log levels: syslog(3)'s numbers, named here because the core includes
+ * no OS header (tierd/log.c checks that they agree). */
+enum tier_log_level {
+	TIER_LOG_ERR = 3,
+	TIER_LOG_WARNING = 4,
+	TIER_LOG_NOTICE = 5,
+	TIER_LOG_INFO = 6,
+	TIER_LOG_DEBUG = 7,
+};
+
+/* Defaults that more than the config itself needs: clients find the
+ * daemon's socket there, tierd's --help names it. */
+#define TIER_CONFIG_DEFAULT_SOCKET "/run/tierd/tierd.sock"
+#define TIER_CONFIG_DEFAULT_BUDGET_BYTES_PER_S (UINT64_C(256) << 20)	/* 256 MiB/s */
+#define TIER_CONFIG_DEFAULT_LOG_LEVEL TIER_LOG_INFO
+
 /* One tier of the operator's override: the node ids in it. */
 struct tier_config_tier {
 	int *nodes;
@@ -68,10 +84,10 @@ struct tier_config {
 	char *probe_file;
 
 	/* daemon: */
-	char *socket_path;		/* control socket; default /run/tierd/tierd.sock */
+	char *socket_path;		/* control socket; default TIER_CONFIG_DEFAULT_SOCKET */
 	uint64_t interval_ms;		/* policy tick; default 100, 10..60000 */
 	uint64_t refresh_ms;		/* processes and mappings re-read; default 1000 */
-	int log_level;			/* syslog level LOG_ERR..LOG_DEBUG; default info */
+	int log_level;			/* enum tier_log_level, ERR..DEBUG; default info */
 	enum tier_config_kernel_tiering kernel_tiering;	/* default disable */
 	enum tier_config_damon_stat damon_stat;		/* default disable */
 	/* The kernel settings tierd changed, for a restart after a crash;
@@ -82,7 +98,8 @@ struct tier_config {
 	/* policy: */
 	char *policy;			/* placement policy; default "tierd" */
 	char *tracker;			/* "auto" (best available) or a tracker name */
-	uint64_t budget_bytes_per_s;	/* migration budget; default 256 MiB/s */
+	uint64_t budget_bytes_per_s;	/* migration budget; default 256 MiB/s
+					 * (TIER_CONFIG_DEFAULT_BUDGET_BYTES_PER_S) */
 
 	/* processes: which to manage; none of pids/cgroups = every process
 	 * whose RSS is at least min_rss_bytes. */

@@ -13,6 +13,7 @@
 
 #include "backend/linux/topology.h"
 #include "common/client.h"
+#include "core/config.h"
 #include "core/topology.h"
 #include "libtier/internal.h"
 
@@ -120,7 +121,7 @@ TIER_API int tier_open(tier_t **out)
 	*out = NULL;
 	path = secure_getenv("TIERD_SOCKET");
 	if (!path || !*path)
-		path = TIER_DEFAULT_SOCKET;
+		path = TIER_CONFIG_DEFAULT_SOCKET;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;

@@ -12,6 +12,7 @@
 
 #include "common/client.h"
 #include "common/topology_out.h"
+#include "core/config.h"
 #include "tierctl/tierctl.h"
 
 #define CALL_TIMEOUT_MS 5000
@@ -226,7 +227,7 @@ int tierctl_reload(int argc, char **argv)
 
 const char *tierctl_socket(void)
 {
-	return getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_DEFAULT_SOCKET;
+	return getenv("TIERD_SOCKET") ? getenv("TIERD_SOCKET") : TIER_CONFIG_DEFAULT_SOCKET;
 }
 
 void tierctl_print_json(struct json_object *o)

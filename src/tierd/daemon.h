@@ -21,6 +21,13 @@ struct tierd_args {
 	bool restore;			/* --restore: put back a dead tierd's changes, exit */
 };
 
+/* Loads the configuration of args into cfg (release it): a missing
+ * default file means the built-in defaults, a missing file named with
+ * --config is an error. Returns 0 or -errno with err set; cfg holds the
+ * defaults on error. */
+int tierd_config_load(const struct tierd_args *args, struct tier_config *cfg,
+		      struct tier_err *err);
+
 /* Runs the daemon until SIGTERM/SIGINT (or the end of a finite simulated
  * run). Takes ownership of cfg. Returns the process exit status. */
 int tierd_run(const struct tierd_args *args, struct tier_config *cfg);

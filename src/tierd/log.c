@@ -3,26 +3,19 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <string.h>
+
+#include "core/config.h"
+
+/* The configuration's levels are syslog's (core/config.h cannot say so). */
+_Static_assert(TIER_LOG_ERR == LOG_ERR && TIER_LOG_WARNING == LOG_WARNING &&
+	       TIER_LOG_NOTICE == LOG_NOTICE && TIER_LOG_INFO == LOG_INFO &&
+	       TIER_LOG_DEBUG == LOG_DEBUG, "tier_log_level is not syslog's");
 
 void tierd_log_init(struct tierd_log *log, int level)
 {
 	log->level = level;
 	log->journal = getenv("JOURNAL_STREAM") != NULL;
 	log->out = stderr;
-}
-
-int tierd_log_level_parse(const char *s)
-{
-	if (!strcmp(s, "error"))
-		return LOG_ERR;
-	if (!strcmp(s, "warning"))
-		return LOG_WARNING;
-	if (!strcmp(s, "info"))
-		return LOG_INFO;
-	if (!strcmp(s, "debug"))
-		return LOG_DEBUG;
-	return -1;
 }
 
 void tierd_log(const struct tierd_log *log, int level, const char *fmt, ...)

@@ -16,9 +16,6 @@ struct tierd_log {
 
 void tierd_log_init(struct tierd_log *log, int level);
 
-/* "error", "warning", "info", "debug" -> LOG_*; -1 for anything else. */
-int tierd_log_level_parse(const char *s);
-
 void tierd_log(const struct tierd_log *log, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

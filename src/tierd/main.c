@@ -1,6 +1,5 @@
 /* main.c - tierd, the tiering daemon: parse the command line, build the
  * context, hand it to the core. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
-#include "common/config_yaml.h"
 #include "common/topology_config.h"
 #include "common/topology_out.h"
 #include "tierd/daemon.h"
@@ -24,7 +22,8 @@ static void usage(FILE *out)
 		"  --config FILE         configuration (default " TIERD_DEFAULT_CONFIG
 		"; none: built-in defaults)\n"
 		"  --foreground          stay in the foreground, log to stderr\n"
-		"  --socket PATH         control socket (default: daemon.socket, /run/tierd/tierd.sock)\n"
+		"  --socket PATH         control socket (default: daemon.socket, "
+		TIER_CONFIG_DEFAULT_SOCKET ")\n"
 		"  --machine sim:PRESET  run against a simulated machine (see tiersim list)\n"
 		"  --workload W          the simulated machine's workload (default gups-hotset)\n"
 		"  --check               load the configuration, discover the tiers, print\n"
@@ -100,16 +99,6 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		return 2;
 	}
 	return 0;
-}
-
-/* Loads the configuration: a missing default file means built-in defaults,
- * a missing file named with --config is an error. */
-static int load_config(const struct tierd_args *a, struct tier_config *cfg,
-		       struct tier_err *err)
-{
-	if (!a->config_given && access(a->config, F_OK) && errno == ENOENT)
-		return tier_config_init(cfg);
-	return tier_config_load_file(a->config, cfg, err);
 }
 
 /* The tiers this configuration gives (--check): the machine the daemon
@@ -193,7 +182,7 @@ int main(int argc, char **argv)
 	ret = parse_args(argc, argv, &args);
 	if (ret)
 		return ret;
-	ret = load_config(&args, &cfg, &err);
+	ret = tierd_config_load(&args, &cfg, &err);
 	if (ret) {
 		fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
 		return 1;

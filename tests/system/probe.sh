@@ -6,9 +6,7 @@
 # (nothing measures faster than a node ranked above it) and put all three in
 # one measured tier. JSON is checked here on the host (the guest has no jq).
 . "$(dirname "$0")/../lib/tap.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export TIERED_VM_BUILD_DIR=${TIERED_VM_BUILD_DIR:-${TIERD_BUILD:-$ROOT/build}}
-VM=$ROOT/scripts/tiered-vm
+. "$(dirname "$0")/../lib/guest.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -40,8 +38,8 @@ tierctl topology --config /tmp/measured.yaml --json; echo "status=$?"
 start=$(date +%s)
 run "$VM" --timeout 150 --append no_timer_check -- sh -c "$guest_cmd"
 secs=$(($(date +%s) - start))
-if [ "$rc" = 125 ] && printf '%s' "$err" | grep -qE 'fetch|apt-get|no Debian archive|not found'; then
-	skip_all "the test bed cannot run here: $(printf '%s' "$err" | tail -n 1)"
+if guest_cannot_fetch "$rc" "$err"; then
+	skip_all "the test bed cannot run here: $(printf '%s\n' "$err" | tail -n 1)"
 fi
 is "$rc" 0 "guest ran (tiered-vm status)"
 if [ "$rc" != 0 ]; then

@@ -3,9 +3,7 @@
 # with its arguments as given, CMD's stdout and stderr come back apart, its
 # exit status propagates, and a timeout ends the guest with status 124.
 . "$(dirname "$0")/../lib/tap.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-VM=$ROOT/scripts/tiered-vm
-export TIERED_VM_BUILD_DIR=${TIERED_VM_BUILD_DIR:-${TIERD_BUILD:-$ROOT/build}}
+. "$(dirname "$0")/../lib/guest.sh"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -47,8 +45,8 @@ chmod +x "$TMP/bed-check.sh"
 start=$(date +%s)
 run "$VM" --files "$TMP/bed-check.sh" -- bed-check.sh "a b" '$HOME' ""
 secs=$(($(date +%s) - start))
-if [ "$rc" = 125 ] && printf '%s' "$err" | grep -qE 'fetch|apt-get|no Debian archive|not found'; then
-	skip_guest "the test bed cannot run here: $(printf '%s' "$err" | tail -n 1)"
+if guest_cannot_fetch "$rc" "$err"; then
+	skip_guest "the test bed cannot run here: $(printf '%s\n' "$err" | tail -n 1)"
 fi
 echo "# boot, command and power-off took $secs s"
 is "$rc" 7 "the command's exit status propagates"

@@ -8,9 +8,7 @@
 # here. DAMON samples in guest time, so TCG's slowness costs precision,
 # not correctness; the program gives DAMON 12 s.
 . "$(dirname "$0")/../lib/tap.sh"
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export TIERED_VM_BUILD_DIR=${TIERED_VM_BUILD_DIR:-${TIERD_BUILD:-$ROOT/build}}
-VM=$ROOT/scripts/tiered-vm
+. "$(dirname "$0")/../lib/guest.sh"
 PROG=$TIERED_VM_BUILD_DIR/tracker_check
 
 skip_all() {
@@ -49,8 +47,8 @@ relay() {
 start=$(date +%s)
 run "$VM" --timeout 240 --files "$PROG" -- tracker_check 12
 secs=$(($(date +%s) - start))
-if [ "$rc" = 125 ] && printf '%s' "$err" | grep -qE 'fetch|apt-get|no Debian archive'; then
-	skip_all "the test bed cannot run here: $(printf '%s' "$err" | tail -n 1)"
+if guest_cannot_fetch "$rc" "$err"; then
+	skip_all "the test bed cannot run here: $(printf '%s\n' "$err" | tail -n 1)"
 fi
 relay "$out"
 is "$rc" 0 "tracker_check exits 0 in the guest ($secs s)"

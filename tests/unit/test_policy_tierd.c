@@ -569,7 +569,7 @@ static void test_sparse_ticks_spend_the_accrued_budget(void **state)
 
 /* Regression (fixed; tierd/policy.c tierd_create(), tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
- * daemon's configuration changes it, src/tierd/daemon.c), but the burst -
+ * daemon's configuration changes it, src/tierd/reload.c), but the burst -
  * the most the bucket holds - was set once, at create, to two intervals
  * of the rate then. A raised budget is clipped to twice the old one:
  * raising 20 pages/s to 200 pages/s moves 4 pages a tick, not 20. The

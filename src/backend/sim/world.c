@@ -21,6 +21,9 @@ struct sim_backend {
 	struct tier_sim *sim;
 	pid_t pid;		/* the simulated workload's: tierd's own */
 	char name[96];
+	/* The config's names the simulator and tracker_name keep: copies, as
+	 * a reload frees the config they came from. */
+	char *policy, *tracker;
 	uint64_t interval_us;
 	uint64_t sim_us;	/* simulated time run so far */
 };
@@ -95,6 +98,8 @@ static void sim_destroy(struct tier_world *b)
 	struct sim_backend *sb = b->priv;
 
 	tier_sim_destroy(sb->sim);
+	free(sb->policy);
+	free(sb->tracker);
 	free(sb);
 }
 
@@ -104,29 +109,33 @@ int tier_sim_world_new(const struct tier_world_params *wp, struct tier_world **o
 	const struct tier_config *cfg = wp->cfg;
 	const char *preset = wp->preset, *workload = wp->workload;
 	struct sim_backend *sb = calloc(1, sizeof(*sb));
+	bool named_tracker = cfg->tracker && strcmp(cfg->tracker, "auto");
 	struct tier_sim_params p;
 	int ret;
 
 	if (!sb)
 		return tier_err_set(err, -ENOMEM, "out of memory");
+	sb->policy = strdup(cfg->policy);
+	sb->tracker = named_tracker ? strdup(cfg->tracker) : NULL;
+	if (!sb->policy || (named_tracker && !sb->tracker)) {
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+		goto out_free;
+	}
 	memset(&p, 0, sizeof(p));
 	p.machine = preset;
 	p.workload = workload;
-	p.policy = cfg->policy;
-	p.tracker = strcmp(cfg->tracker, "auto") ? cfg->tracker : NULL;
+	p.policy = sb->policy;
+	p.tracker = sb->tracker;
 	p.seed = 1;
 	/* A daemon runs until stopped: a long simulated day. */
 	p.duration_us = UINT64_C(86400) * 1000000;
 	p.budget_bytes_per_s = cfg->budget_bytes_per_s;
 	ret = tier_sim_new(&p, &sb->sim, err);
-	if (ret) {
-		free(sb);
-		return ret;
-	}
+	if (ret)
+		goto out_free;
 	if (!tier_sim_policy(sb->sim)) {
-		tier_sim_destroy(sb->sim);
-		free(sb);
-		return tier_err_set(err, -EINVAL, "policy '%s' is simulator-only", cfg->policy);
+		ret = tier_err_set(err, -EINVAL, "policy '%s' is simulator-only", cfg->policy);
+		goto out_sim;
 	}
 	snprintf(sb->name, sizeof(sb->name), "sim:%s", preset);
 	sb->interval_us = cfg->interval_ms * 1000;
@@ -136,8 +145,7 @@ int tier_sim_world_new(const struct tier_world_params *wp, struct tier_world **o
 	sb->b.env->budget_bytes_per_s = cfg->budget_bytes_per_s;
 	sb->b.topo = sb->b.env->topo;
 	sb->b.tracker = tier_sim_tracker(sb->sim, &sb->b.tracker_priv);
-	sb->b.tracker_name = cfg->tracker && strcmp(cfg->tracker, "auto") ? cfg->tracker :
-			     tier_sim_policy(sb->sim)->default_tracker;
+	sb->b.tracker_name = sb->tracker ? sb->tracker : tier_sim_policy(sb->sim)->default_tracker;
 	sb->pid = getpid();
 	sb->b.prepare = sim_prepare;
 	sb->b.stats = sim_stats;
@@ -149,4 +157,11 @@ int tier_sim_world_new(const struct tier_world_params *wp, struct tier_world **o
 	sb->b.priv = sb;
 	*out = &sb->b;
 	return 0;
+out_sim:
+	tier_sim_destroy(sb->sim);
+out_free:
+	free(sb->policy);
+	free(sb->tracker);
+	free(sb);
+	return ret;
 }

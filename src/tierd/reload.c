@@ -1,0 +1,138 @@
+/* reload.c - a configuration loaded and put in force: the file (at start,
+ * and again on SIGHUP or tierctl reload) and the control groups' rules (at
+ * start, on reload, after tierctl cgroup set). */
+#include "tierd/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/config_yaml.h"
+
+int tierd_config_load(const struct tierd_args *args, struct tier_config *cfg,
+		      struct tier_err *err)
+{
+	if (!args->config_given && access(args->config, F_OK) && errno == ENOENT) {
+		if (tier_config_init(cfg))
+			return tier_err_set(err, -ENOMEM, "out of memory");
+		return 0;
+	}
+	return tier_config_load_file(args->config, cfg, err);
+}
+
+/* The first half of tierd_cgroups_apply: the rules to the backend, and
+ * into *merged (release it) for the second half, which cannot fail. */
+static int cgroups_set(struct tierd *d, const struct tier_config *cfg, bool strict,
+		       struct tierd_rules *merged, struct tier_err *err)
+{
+	int ret = tierd_rules_merge(cfg, &d->rt_rules, merged);
+
+	if (ret)
+		return tier_err_set(err, ret, "cgroups: %s", strerror(-ret));
+	if (!d->be->set_groups) {
+		if (strict) {
+			tierd_rules_release(merged);
+			return tier_err_set(err, -EOPNOTSUPP, "cgroups: %s has no control groups",
+					    d->be->name);
+		}
+		if (merged->n)
+			tierd_log(&d->log, LOG_WARNING, "cgroups: %s has no control groups; rules ignored",
+				  d->be->name);
+		return 0;
+	}
+	ret = d->be->set_groups(d->be, merged->r, merged->n, err);
+	if (ret)
+		tierd_rules_release(merged);
+	return ret;
+}
+
+static void cgroups_commit(struct tierd *d, struct tierd_rules *merged)
+{
+	tierd_rules_release(&d->rules);
+	d->rules = *merged;
+}
+
+int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool strict,
+			struct tier_err *err)
+{
+	struct tierd_rules merged;
+	int ret = cgroups_set(d, cfg, strict, &merged, err);
+
+	if (!ret)
+		cgroups_commit(d, &merged);
+	return ret;
+}
+
+/* Loads the configuration again and puts it in force at this safe point
+ * between steps: interval, budget, log level, process selection, control
+ * groups; the policy is re-created only when its name changed; topology and
+ * socket changes need a restart. All or nothing: what can fail (the file,
+ * the new policy, the backend's control groups) comes first, with the
+ * running configuration untouched; what follows cannot fail. */
+int tierd_reload(struct tierd *d, struct tier_err *err)
+{
+	const struct tier_policy_ops *pol = NULL;
+	struct tierd_rules merged;
+	struct tier_config fresh;
+	struct tier_loop nl;
+	int ret;
+
+	ret = tierd_config_load(d->args, &fresh, err);
+	if (ret)
+		goto out_reject;
+	if (strcmp(fresh.policy, d->cfg.policy)) {
+		pol = tier_policy_find(fresh.policy);
+		if (!pol) {
+			ret = tier_err_set(err, -EINVAL, "%s: policy.name: unknown policy '%s'",
+					   d->args->config, fresh.policy);
+			goto out_reject;
+		}
+	}
+	if (strcmp(fresh.socket_path, d->cfg.socket_path) || fresh.nr_tiers != d->cfg.nr_tiers ||
+	    strcmp(fresh.sysfs_root, d->cfg.sysfs_root))
+		tierd_log(&d->log, LOG_WARNING,
+			  "reload: socket and topology changes take effect at restart");
+	if (pol) {
+		ret = tier_loop_init(&nl, d->be->env, pol, d->be->tracker, d->be->tracker_priv, err);
+		if (ret)
+			goto out_reject;
+	}
+	/* Last of what can fail: the backend then holds the new rules. */
+	ret = cgroups_set(d, &fresh, false, &merged, err);
+	if (ret)
+		goto out_loop;
+
+	if (pol) {
+		nl.watch = d->loop.watch;
+		nl.watch_ctx = d->loop.watch_ctx;
+		tier_loop_release(&d->loop);
+		d->loop = nl;
+		tierd_log(&d->log, LOG_INFO, "policy is now %s", pol->name);
+	}
+	cgroups_commit(d, &merged);
+	d->be->env->budget_bytes_per_s = fresh.budget_bytes_per_s;
+	d->log.level = fresh.log_level;
+	if (d->be->reconfigure)
+		d->be->reconfigure(d->be, &fresh);
+	{
+		/* The socket in use stays until a restart. */
+		char *sock = fresh.socket_path;
+
+		fresh.socket_path = d->cfg.socket_path;
+		d->cfg.socket_path = sock;
+	}
+	tier_config_release(&d->cfg);
+	/* The event loop re-arms the timer when the interval changed. */
+	d->cfg = fresh;
+	tierd_log(&d->log, LOG_INFO, "configuration reloaded from %s", d->args->config);
+	return 0;
+out_loop:
+	if (pol)
+		tier_loop_release(&nl);
+out_reject:
+	tierd_log(&d->log, LOG_ERR, "reload rejected, keeping the running configuration: %s",
+		  err->msg);
+	tier_config_release(&fresh);
+	return ret;
+}

@@ -1,0 +1,266 @@
+/* test_daemon.c - the daemon's reload and step (src/tierd/reload.c,
+ * src/tierd/step.c) on a simulated machine, without its sockets: a reload
+ * puts a configuration in force whole or not at all and leaves the backend
+ * nothing freed, and a new run of step errors is logged again after a good
+ * step. The backend's hooks are replaced where a failure is needed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tierd/internal.h"
+
+struct fixture {
+	char dir[64];
+	char conf[96];
+	struct tierd_args args;
+	struct tierd *d;		/* on the heap: its client buffers are large */
+	char *log;			/* what the daemon logged (open_memstream) */
+	size_t log_len;
+	/* The hooks replaced: how they answer, how often they were called. */
+	int (*sim_prepare)(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			   struct tier_err *err);
+	int set_groups_ret, prepare_ret;
+	unsigned set_groups_calls;
+};
+
+/* The hooks reach the fixture here: they have the backend's priv only. */
+static struct fixture *hooks_fx;
+
+static int fake_set_groups(struct tier_world *b, const struct tier_config_cgroup *rules,
+			   size_t n, struct tier_err *err)
+{
+	(void)b;
+	(void)rules;
+	(void)n;
+	hooks_fx->set_groups_calls++;
+	if (hooks_fx->set_groups_ret)
+		return tier_err_set(err, hooks_fx->set_groups_ret, "cgroups: refused by the test");
+	return 0;
+}
+
+static int fake_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			struct tier_err *err)
+{
+	if (hooks_fx->prepare_ret)
+		return tier_err_set(err, hooks_fx->prepare_ret, "refused by the test");
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct tier_err err = { "" };
+	struct tierd *d;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tierd-test-daemon.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->conf, sizeof(f->conf), "%s/tierd.yaml", f->dir);
+	f->args.config = f->conf;
+	f->args.config_given = true;
+	f->args.machine = "sim:dram-cxl";
+	f->args.workload = "gups-hotset";
+	d = f->d = calloc(1, sizeof(*d));
+	assert_non_null(d);
+	d->args = &f->args;
+	d->epfd = d->tfd = d->sfd = d->ctl.lfd = -1;
+	assert_int_equal(tier_config_init(&d->cfg), 0);
+	/* A tracker named in the config, as the simulated world takes it. */
+	assert_int_equal(tier_config_set_string(&d->cfg.tracker, "damon"), 0);
+	tierd_log_init(&d->log, LOG_INFO);
+	d->log.journal = false;
+	d->log.out = open_memstream(&f->log, &f->log_len);
+	assert_non_null(d->log.out);
+	if (tierd_world_new(d, &err))
+		fail_msg("%s", err.msg);
+	if (tier_loop_init(&d->loop, d->be->env, tier_policy_find(d->cfg.policy), d->be->tracker,
+			   d->be->tracker_priv, &err))
+		fail_msg("%s", err.msg);
+	d->loop_ready = true;
+	tierd_heat_init(&d->heat, d->be);
+	d->loop.watch = tierd_heat_watch;
+	d->loop.watch_ctx = &d->heat;
+	f->sim_prepare = d->be->prepare;
+	hooks_fx = f;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+
+	tier_loop_release(&d->loop);
+	tierd_heat_release(&d->heat);
+	d->be->destroy(d->be);
+	tier_config_release(&d->cfg);
+	tierd_rules_release(&d->rules);
+	tierd_rules_release(&d->rt_rules);
+	fclose(d->log.out);
+	free(f->log);
+	unlink(f->conf);
+	rmdir(f->dir);
+	free(d);
+	free(f);
+	hooks_fx = NULL;
+	return 0;
+}
+
+static void write_conf(const struct fixture *f, const char *yaml)
+{
+	FILE *fp = fopen(f->conf, "w");
+
+	assert_non_null(fp);
+	fputs(yaml, fp);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* How many lines the daemon logged that contain what. */
+static unsigned logged(struct fixture *f, const char *what)
+{
+	const char *p;
+	unsigned n = 0;
+
+	fflush(f->d->log.out);
+	for (p = f->log; p && (p = strstr(p, what)); p += strlen(what))
+		n++;
+	return n;
+}
+
+/* Everything but the control groups is valid: another policy, interval,
+ * budget and log level, and one group's rule. */
+static const char new_conf[] =
+	"daemon:\n"
+	"  interval_ms: 200\n"
+	"  log_level: debug\n"
+	"policy:\n"
+	"  name: static\n"
+	"  budget_mb_per_s: 64\n"
+	"cgroups:\n"
+	"  - path: batch\n"
+	"    weight: 50\n";
+
+static void test_reload_refused_changes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	const struct tier_policy_ops *pol = d->loop.policy;
+	void *priv = d->loop.policy_priv;
+	struct tier_err err = { "" };
+
+	write_conf(f, new_conf);
+	d->be->set_groups = fake_set_groups;
+	f->set_groups_ret = -EIO;
+	assert_int_equal(tierd_reload(d, &err), -EIO);
+	assert_string_equal(err.msg, "cgroups: refused by the test");
+	assert_int_equal(f->set_groups_calls, 1);
+	assert_int_equal(logged(f, "reload rejected, keeping the running configuration: "
+				   "cgroups: refused by the test"), 1);
+	/* The running configuration, all of it. */
+	assert_ptr_equal(d->loop.policy, pol);
+	assert_ptr_equal(d->loop.policy_priv, priv);
+	assert_int_equal(logged(f, "policy is now"), 0);
+	assert_string_equal(d->cfg.policy, "tierd");
+	assert_int_equal(d->cfg.interval_ms, 100);
+	assert_int_equal(d->be->env->budget_bytes_per_s, UINT64_C(256) << 20);
+	assert_int_equal(d->log.level, LOG_INFO);
+	assert_int_equal(d->rules.n, 0);
+
+	/* The same file once the backend takes the rules: all of it. */
+	f->set_groups_ret = 0;
+	assert_int_equal(tierd_reload(d, &err), 0);
+	assert_int_equal(f->set_groups_calls, 2);
+	assert_ptr_equal(d->loop.policy, tier_policy_find("static"));
+	assert_ptr_equal(d->loop.watch_ctx, &d->heat);
+	assert_string_equal(d->cfg.policy, "static");
+	assert_int_equal(d->cfg.interval_ms, 200);
+	assert_int_equal(d->be->env->budget_bytes_per_s, UINT64_C(64) << 20);
+	assert_int_equal(d->log.level, LOG_DEBUG);
+	assert_int_equal(d->rules.n, 1);
+	assert_string_equal(d->rules.r[0].path, "batch");
+	assert_int_equal(logged(f, "policy is now static"), 1);
+}
+
+/* A policy that cannot be set up: the backend is not even asked. */
+static void test_reload_bad_policy_changes_nothing(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	const struct tier_policy_ops *pol = d->loop.policy;
+	struct tier_err err = { "" };
+
+	write_conf(f, "policy:\n  name: nope\ncgroups:\n  - path: batch\n    weight: 50\n");
+	d->be->set_groups = fake_set_groups;
+	assert_int_equal(tierd_reload(d, &err), -EINVAL);
+	assert_int_equal(f->set_groups_calls, 0);
+	assert_ptr_equal(d->loop.policy, pol);
+	assert_int_equal(d->rules.n, 0);
+}
+
+/* The backend outlives the configuration it was built from: what status
+ * reads of it after a reload freed that configuration (under ASan a read
+ * of freed memory stops the test). */
+static void test_reload_keeps_backend_names(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	struct tier_world_stats st;
+	struct tier_err err = { "" };
+
+	write_conf(f, "policy:\n  name: tierd\n  tracker: damon\n");
+	assert_int_equal(tierd_reload(d, &err), 0);
+	assert_int_equal(tierd_reload(d, &err), 0);
+	assert_string_equal(d->be->tracker_name, "damon");
+	d->be->stats(d->be, &st);
+	assert_true(st.has_sim_figures);
+}
+
+static void steps(struct fixture *f, int prepare_ret, unsigned n)
+{
+	f->prepare_ret = prepare_ret;
+	while (n--)
+		tierd_step(f->d);
+}
+
+/* Step errors: the first 3 of a run are warnings, the rest debug lines; a
+ * good step ends the run. */
+static void test_step_errors_logged_per_run(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	const char *warning = "tierd: warning: step: refused by the test";
+
+	d->be->prepare = fake_prepare;
+	steps(f, -EIO, 5);
+	assert_int_equal(logged(f, warning), 3);
+	assert_int_equal(d->steps, 0);
+	steps(f, 0, 1);
+	assert_int_equal(d->steps, 1);
+	steps(f, -EIO, 5);
+	assert_int_equal(logged(f, warning), 6);
+	/* The repeats are there at debug level. */
+	d->log.level = LOG_DEBUG;
+	steps(f, -EIO, 1);
+	assert_int_equal(logged(f, "tierd: debug: step: refused by the test"), 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reload_refused_changes_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_bad_policy_changes_nothing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
