@@ -273,3 +273,24 @@ out:
 	json_object_put(o);
 	return ret;
 }
+
+static const char *const advice_names[] = {
+	"default", "hot", "cold", "pin-fast", "latency", "bandwidth",
+};
+
+const char *tier_proto_advice_name(int advice)
+{
+	if (advice < 0 || (size_t)advice >= sizeof(advice_names) / sizeof(advice_names[0]))
+		return NULL;
+	return advice_names[advice];
+}
+
+int tier_proto_advice_parse(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name && i < sizeof(advice_names) / sizeof(advice_names[0]); i++)
+		if (!strcmp(name, advice_names[i]))
+			return (int)i;
+	return -1;
+}

@@ -56,6 +56,16 @@ void tier_request_release(struct tier_request *req);
 /* A request line (with '\n'), malloc'd; args may be NULL. NULL on ENOMEM. */
 char *tier_request_format(enum tier_cmd cmd, struct json_object *args);
 
+/* The advice names of the hint request, by value: core/policy.h's
+ * enum tier_hint and libtier's enum tier_advice share the values (0
+ * "default", 1 "hot", 2 "cold", 3 "pin-fast", 4 "latency", 5 "bandwidth").
+ * TIER_PROTO_ADVICES lists them for messages. */
+#define TIER_PROTO_ADVICES "hot, cold, pin-fast, latency, bandwidth, default"
+/* The name of advice, or NULL when it is none. */
+const char *tier_proto_advice_name(int advice);
+/* The value of name, or -1 when it names no advice. */
+int tier_proto_advice_parse(const char *name);
+
 /* Response lines (with '\n'), malloc'd. ok takes ownership of result. */
 char *tier_response_ok(struct json_object *result);
 char *tier_response_error(int errno_value, const char *msg);

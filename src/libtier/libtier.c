@@ -34,14 +34,6 @@ struct tier_handle {
 	char socket_path[108];		/* sizeof(sockaddr_un.sun_path) */
 };
 
-static const char *const advice_names[] = {
-	[TIER_ADVICE_DEFAULT] = "default",
-	[TIER_ADVICE_HOT] = "hot",
-	[TIER_ADVICE_COLD] = "cold",
-	[TIER_ADVICE_PIN_FAST] = "pin-fast",
-	[TIER_ADVICE_LATENCY] = "latency",
-	[TIER_ADVICE_BANDWIDTH] = "bandwidth",
-};
 
 TIER_API const char *tier_version(void)
 {
@@ -83,9 +75,7 @@ TIER_API const char *tier_strerror(int err)
 
 const char *tier__advice_name(enum tier_advice advice)
 {
-	if ((unsigned)advice >= sizeof(advice_names) / sizeof(advice_names[0]))
-		return NULL;
-	return advice_names[advice];
+	return tier_proto_advice_name((int)advice);
 }
 
 /* Widens [addr, addr + len) to whole pages. -EINVAL for len 0 or a range

@@ -263,14 +263,11 @@ int tierctl_parse_size(const char *s, uint64_t *out)
 
 int tierctl_hint(int argc, char **argv)
 {
-	static const char *const advices[] = { "hot", "cold", "pin-fast", "latency", "bandwidth",
-					       "default" };
 	const char *socket = tierctl_socket();
 	struct json_object *args, *res;
 	struct tier_err err = { "" };
 	uint64_t pid, addr, len;
-	int i, first = 1;
-	size_t k;
+	int i, first = 1, advice;
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: tierctl hint [--socket PATH] PID ADDR LEN hot|cold|pin-fast|latency|bandwidth|default\n"
@@ -297,11 +294,9 @@ int tierctl_hint(int argc, char **argv)
 		fprintf(stderr, "tierctl hint: LEN '%s' is not a positive size\n", argv[first + 2]);
 		return 2;
 	}
-	for (k = 0; k < sizeof(advices) / sizeof(advices[0]); k++)
-		if (!strcmp(argv[first + 3], advices[k]))
-			break;
-	if (k == sizeof(advices) / sizeof(advices[0])) {
-		fprintf(stderr, "tierctl hint: unknown advice '%s' (hot, cold, pin-fast, latency, bandwidth, default)\n",
+	advice = tier_proto_advice_parse(argv[first + 3]);
+	if (advice < 0) {
+		fprintf(stderr, "tierctl hint: unknown advice '%s' (" TIER_PROTO_ADVICES ")\n",
 			argv[first + 3]);
 		return 2;
 	}
@@ -309,7 +304,7 @@ int tierctl_hint(int argc, char **argv)
 	json_object_object_add(args, "pid", json_object_new_uint64(pid));
 	json_object_object_add(args, "addr", json_object_new_uint64(addr));
 	json_object_object_add(args, "len", json_object_new_uint64(len));
-	json_object_object_add(args, "advice", json_object_new_string(advices[k]));
+	json_object_object_add(args, "advice", json_object_new_string(tier_proto_advice_name(advice)));
 	i = tier_client_call(socket, TIER_CMD_HINT, args, CALL_TIMEOUT_MS, &res, &err);
 	if (i) {
 		fprintf(stderr, "tierctl hint: %s\n", err.msg);

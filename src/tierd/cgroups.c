@@ -6,11 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tierd_advice_names[TIER_HINT__COUNT] = {
-	[TIER_HINT_NONE] = "default", [TIER_HINT_HOT] = "hot", [TIER_HINT_COLD] = "cold",
-	[TIER_HINT_PIN_FAST] = "pin-fast", [TIER_HINT_LATENCY] = "latency",
-	[TIER_HINT_BANDWIDTH] = "bandwidth",
-};
+#include "common/protocol.h"
 
 void tierd_rules_release(struct tierd_rules *l)
 {
@@ -295,7 +291,7 @@ struct json_object *tierd_explain_json(struct tier_world *be, const struct tier_
 			json_object_object_add(o, "tier", nd == TIER_NODE_NONE || node_rank[nd] < 0 ? NULL :
 						   json_object_new_int(node_rank[nd]));
 			json_object_object_add(o, "hint", json_object_new_string(
-					       h < TIER_HINT__COUNT ? tierd_advice_names[h] : "?"));
+					       tier_proto_advice_name(h) ? tier_proto_advice_name(h) : "?"));
 			json_object_object_add(o, "huge_page", json_object_new_boolean(
 					       env->page_huge && env->page_huge[page >> env->huge_shift]));
 		}

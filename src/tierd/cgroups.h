@@ -16,7 +16,6 @@
 #include "tierd/log.h"
 
 /* Names of enum tier_hint, as the protocol and tierctl spell them. */
-extern const char *const tierd_advice_names[TIER_HINT__COUNT];
 
 /* A list of rules (owned paths). */
 struct tierd_rules {

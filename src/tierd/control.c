@@ -334,12 +334,9 @@ static int handle_hint(struct tierd *d, const struct tierd_client *c, struct jso
 		return tier_err_set(err, -EINVAL, "hint: 'addr' and 'len' must be unsigned integers");
 	if (!json_object_object_get_ex(args, "advice", &v) || !json_object_is_type(v, json_type_string))
 		return tier_err_set(err, -EINVAL, "hint: 'advice' must be a string");
-	for (advice = 0; advice < TIER_HINT__COUNT; advice++)
-		if (!strcmp(json_object_get_string(v), tierd_advice_names[advice]))
-			break;
-	if (advice == TIER_HINT__COUNT)
-		return tier_err_set(err, -EINVAL,
-				    "hint: unknown advice '%.32s' (hot, cold, pin-fast, latency, bandwidth, default)",
+	advice = tier_proto_advice_parse(json_object_get_string(v));
+	if (advice < 0 || advice >= TIER_HINT__COUNT)
+		return tier_err_set(err, -EINVAL, "hint: unknown advice '%.32s' (" TIER_PROTO_ADVICES ")",
 				    json_object_get_string(v));
 	ret = may_touch("hint", c, pid, err);
 	if (ret)
