@@ -11,12 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/clock.h"
+
 static long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+	return (long)(tier_linux_now_us() / 1000u);
 }
 
 static int wait_fd(int fd, short events, long deadline)

@@ -91,7 +91,7 @@ static struct json_object *status_json(struct tierd *d)
 			       json_object_new_uint64(meta + st.metadata_bytes));
 	json_object_object_add(o, "heatmap_bytes", json_object_new_uint64(tierd_heat_bytes(&d->heat)));
 	json_object_object_add(o, "uptime_seconds",
-			       json_object_new_double((double)(tierd_mono_us() - d->start_us) / 1e6));
+			       json_object_new_double((double)(tier_linux_now_us() - d->start_us) / 1e6));
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
 	json_object_object_add(o, "max_cpu_percent", json_object_new_uint64(d->cfg.max_cpu_percent));
@@ -115,7 +115,7 @@ static struct json_object *status_json(struct tierd *d)
 
 static void log_refusal(struct tierd *d, const char *msg)
 {
-	uint64_t now = tierd_mono_us();
+	uint64_t now = tier_linux_now_us();
 
 	if (now - d->ctl.refusal_window_us >= 60000000) {
 		if (d->ctl.refusals_dropped)

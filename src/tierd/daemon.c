@@ -136,7 +136,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	tierd_log_init(&d->log, d->cfg.log_level);
 	if (args->socket && tier_config_set_string(&d->cfg.socket_path, args->socket))
 		goto out;
-	d->start_us = tierd_mono_us();
+	d->start_us = tier_linux_now_us();
 
 	pol = tier_policy_find(d->cfg.policy);
 	if (!pol) {

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "backend/linux/clock.h"
 #include "common/protocol.h"
 #include "core/config.h"
 #include "core/err.h"
@@ -79,15 +80,6 @@ struct tierd {
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;
 };
-
-/* CLOCK_MONOTONIC in microseconds. */
-static inline uint64_t tierd_mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* daemon.c */
 

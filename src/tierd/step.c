@@ -23,7 +23,7 @@ static void step_once(struct tierd *d)
 	struct tier_err err = { "" };
 	int ret;
 
-	ret = d->be->prepare(d->be, &d->loop, tierd_mono_us(), &err);
+	ret = d->be->prepare(d->be, &d->loop, tier_linux_now_us(), &err);
 	if (ret == 1) {
 		tierd_log(&d->log, LOG_INFO, "the machine's run is over; stopping");
 		d->stop = true;
@@ -50,7 +50,7 @@ static void step_once(struct tierd *d)
 
 void tierd_step(struct tierd *d)
 {
-	uint64_t now = tierd_mono_us(), cpu0;
+	uint64_t now = tier_linux_now_us(), cpu0;
 
 	/* The CPU share: a step that cost c microseconds of CPU is followed
 	 * by a pause of c * 100 / max_cpu_percent before the next one, so

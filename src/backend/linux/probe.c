@@ -1,6 +1,7 @@
 /* probe.c - measuring memory nodes on Linux: latency and bandwidth. See
  * probe.h for the method. */
 #include "backend/linux/probe.h"
+#include "backend/linux/clock.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,14 +108,6 @@ uint64_t tier_linux_probe_llc_bytes(const char *sysfs_root)
 	if (sc <= 0)
 		sc = sysconf(_SC_LEVEL2_CACHE_SIZE);
 	return sc > 0 ? (uint64_t)sc : 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* splitmix64: a seeded, reproducible shuffle. */
@@ -348,9 +341,9 @@ static void *chase_thread(void *arg)
 	per = j->steps / CHASE_WINDOWS ? j->steps / CHASE_WINDOWS : 1;
 	p = j->end ? j->end : j->base;
 	for (w = 0; w < CHASE_WINDOWS; w++) {
-		t0 = now_ns();
+		t0 = tier_linux_now_ns();
 		p = chase(p, per);
-		dt = now_ns() - t0;
+		dt = tier_linux_now_ns() - t0;
 		if (dt < best)
 			best = dt;
 	}
@@ -410,7 +403,7 @@ static void *stream_thread(void *arg)
 	pthread_mutex_unlock(&j->sh->lock);
 	if (gate < 0)
 		return NULL;
-	j->t0 = now_ns();
+	j->t0 = tier_linux_now_ns();
 	while (left) {
 		size_t chunk = j->len - off;
 
@@ -423,7 +416,7 @@ static void *stream_thread(void *arg)
 		left -= chunk;
 		off = off + chunk == j->len ? 0 : off + chunk;
 	}
-	j->t1 = now_ns();
+	j->t1 = tier_linux_now_ns();
 	return NULL;
 }
 

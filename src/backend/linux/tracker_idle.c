@@ -295,7 +295,7 @@ static int idle_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct 
 	tier__batch_init(b, sink, ctx);
 	for (i = 0; i < t->targets.n; i++) {
 		struct tier__target *tg = &t->targets.v[i];
-		uint64_t now = tier__now_us(), span = now - tg->since_us;
+		uint64_t now = tier_linux_now_us(), span = now - tg->since_us;
 
 		ret = idle_walk_pid(t, tg->pid, true, span > UINT32_MAX ? UINT32_MAX :
 				    (uint32_t)span, b, err);

@@ -228,7 +228,7 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
 			return ret;
 		}
-		tg->t0_us = tier__now_us();
+		tg->t0_us = tier_linux_now_us();
 		tg->cleared = true;
 	}
 	return 0;
@@ -340,7 +340,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
 			return ret;
 		}
-		now = tier__now_us();
+		now = tier_linux_now_us();
 		queue_new(t, tg, now > tg->t0_us ? now - tg->t0_us : 1);
 		/* The scan becomes the target's dirty set. */
 		swap = tg->dirty;
@@ -395,7 +395,7 @@ static bool wait_until(struct sd_tracker *t, uint64_t at_us)
 	bool go;
 
 	pthread_mutex_lock(&t->lock);
-	while (!t->stop && tier__now_us() < at_us)
+	while (!t->stop && tier_linux_now_us() < at_us)
 		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
 	go = !t->stop;
 	pthread_mutex_unlock(&t->lock);
@@ -426,7 +426,7 @@ static void *sd_thread(void *arg)
 		ret = sync_targets(t);
 		if (!ret)
 			ret = round_clear(t, &err);
-		start = tier__now_us();
+		start = tier_linux_now_us();
 		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
@@ -441,7 +441,7 @@ static void *sd_thread(void *arg)
 			if (ret == -ENOMEM)
 				tier_err_set(&err, ret, "softdirty: out of memory");
 			report(t, ret, &err);
-			if (!wait_until(t, tier__now_us() + SD_MIN_US))
+			if (!wait_until(t, tier_linux_now_us() + SD_MIN_US))
 				return NULL;
 		}
 		t->cpu_last_us = thread_cpu_us() - cpu0;

@@ -48,14 +48,6 @@ int tier__read_line(const char *path, char *buf, size_t sz, struct tier_err *err
 	return 0;
 }
 
-uint64_t tier__now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 bool tier__pid_alive(const struct tier_linux_ctx *ctx, pid_t pid)
 {
 	char path[512];
@@ -296,7 +288,7 @@ int tier__targets_update(struct tier__targets *set, const struct tier_linux_ctx 
 			return ret;
 		}
 		v[nr].pid = pids[i];
-		v[nr].since_us = tier__now_us();
+		v[nr].since_us = tier_linux_now_us();
 		nr++;
 	}
 	free(set->v);

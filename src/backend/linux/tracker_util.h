@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend/linux/clock.h"
 #include "backend/linux/tracker.h"
 #include "core/err.h"
 
@@ -33,9 +34,6 @@ int tier__write_str(const char *path, const char *val, struct tier_err *err);
 /* Reads a one-line file into buf with the trailing newline removed.
  * Returns 0 or -errno. */
 int tier__read_line(const char *path, char *buf, size_t sz, struct tier_err *err);
-
-/* CLOCK_MONOTONIC in microseconds. */
-uint64_t tier__now_us(void);
 
 /* True when <procfs_root>/PID exists. */
 bool tier__pid_alive(const struct tier_linux_ctx *ctx, pid_t pid);

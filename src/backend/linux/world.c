@@ -49,19 +49,6 @@ void tier__lw_sync_kdamond(struct linux_backend *lb)
 
 /* --- clock ----------------------------------------------------------------- */
 
-static uint64_t linux_now_us(void *priv)
-{
-	struct timespec ts;
-
-	(void)priv;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static const struct tier_clock_ops linux_clock = {
-	.name = "monotonic",
-	.now_us = linux_now_us,
-};
 
 static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 			 struct tier_err *err)
@@ -304,7 +291,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->env.migrator_priv = lb;
 	lb->env.mem = &tier_linux_mem_ops;
 	lb->env.mem_priv = lb->space;
-	lb->env.clock = &linux_clock;
+	lb->env.clock = &tier_linux_clock_ops;
 	lb->env.clock_priv = lb;
 	lb->env.budget_bytes_per_s = cfg->budget_bytes_per_s;
 	/* A move_pages call of 256 pages holds the target's mmap lock for

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "backend/linux/cgroup.h"
+#include "backend/linux/clock.h"
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/procs.h"
 #include "backend/linux/space.h"
