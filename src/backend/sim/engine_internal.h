@@ -1,10 +1,12 @@
 /* engine_internal.h - what the engine's modules share: the simulator's
  * state (struct tier_sim), the model's costs with their sources, and the
- * internal calls between its parts:
+ * internal calls between the modules:
  *
  *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the memory model, the access replay, the migrator,
- *                     the trackers, the oracle and the timeline
+ *                     also the access replay, the migrator, the trackers, the
+ *                     oracle and the timeline
+ *   memory.c          the machine model: capacity, placement, first touch,
+ *                     bandwidth and loaded latency; the mem ops
  *
  * Not for use outside src/backend/sim/.
  */
@@ -104,7 +106,7 @@ struct tier__sim_damon_region {
 };
 
 struct tier_sim {
-	/* The machine. */
+	/* The machine (memory.c). */
 	struct tier_sim_machine machine;
 	struct tier_topology topo;
 	int node_rank[256];
@@ -231,7 +233,7 @@ static inline uint64_t tier__sim_unit_range(const struct tier_sim *s, uint64_t p
 	return s->nr_pages - b < THP_PAGES ? s->nr_pages - b : THP_PAGES;
 }
 
-/* --- memory model -------------------------------------------------------- */
+/* --- memory.c ------------------------------------------------------------ */
 
 extern const struct tier_mem_ops tier__sim_mem_ops;
 
