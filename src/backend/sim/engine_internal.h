@@ -3,10 +3,11 @@
  * internal calls between the modules:
  *
  *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the access replay, the migrator, the trackers, the
- *                     oracle and the timeline
+ *                     also the migrator, the trackers, the oracle and the
+ *                     timeline
  *   memory.c          the machine model: capacity, placement, first touch,
  *                     bandwidth and loaded latency; the mem ops
+ *   replay.c          a batch of accesses against the model
  *
  * Not for use outside src/backend/sim/.
  */
@@ -259,7 +260,7 @@ void tier__sim_account_traffic(struct tier_sim *s);
 /* Ends every latency-model quantum that application time has passed. */
 void tier__sim_quanta(struct tier_sim *s);
 
-/* --- access replay ------------------------------------------------------- */
+/* --- replay.c ------------------------------------------------------------ */
 
 /* Replays n accesses: first touch, latency, trackers' bits and faults.
  * Returns 0, -ERANGE (a page beyond the footprint) or -ENOMEM. */
