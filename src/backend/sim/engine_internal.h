@@ -3,11 +3,11 @@
  * internal calls between the modules:
  *
  *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the migrator, the trackers, the oracle and the
- *                     timeline
+ *                     also the trackers, the oracle and the timeline
  *   memory.c          the machine model: capacity, placement, first touch,
  *                     bandwidth and loaded latency; the mem ops
  *   replay.c          a batch of accesses against the model
+ *   migrator.c        moves and THP splits with their costs; the migrator ops
  *
  * Not for use outside src/backend/sim/.
  */
@@ -140,7 +140,7 @@ struct tier_sim {
 	uint64_t *tlb;			/* THP: [TLB_ENTRIES] page + 1 of 4 KiB entries */
 	uint64_t tlb_misses;
 
-	/* The migrator. */
+	/* The migrator (migrator.c). */
 	uint64_t splits;
 	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
 	uint32_t *unit_gen;		/* [units] call that last decided a unit */
@@ -266,7 +266,7 @@ void tier__sim_quanta(struct tier_sim *s);
  * Returns 0, -ERANGE (a page beyond the footprint) or -ENOMEM. */
 int tier__sim_replay(struct tier_sim *s, const struct tier_sim_access *a, size_t n);
 
-/* --- migrator ------------------------------------------------------------ */
+/* --- migrator.c ---------------------------------------------------------- */
 
 extern const struct tier_migrator_ops tier__sim_migrator_ops;
 
