@@ -3,11 +3,13 @@
  * internal calls between the modules:
  *
  *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the trackers, the oracle and the timeline
+ *                     also the oracle and the timeline
  *   memory.c          the machine model: capacity, placement, first touch,
  *                     bandwidth and loaded latency; the mem ops
  *   replay.c          a batch of accesses against the model
  *   migrator.c        moves and THP splits with their costs; the migrator ops
+ *   tracker.c         the simulated trackers and their ops
+ *   tracker_damon.c   DAMON-like adaptive regions
  *
  * Not for use outside src/backend/sim/.
  */
@@ -155,7 +157,7 @@ struct tier_sim {
 	uint64_t accesses, writes;
 	struct tier_rng rng;
 
-	/* The trackers. */
+	/* The trackers (tracker.c, tracker_damon.c). */
 	unsigned trackers;		/* TRK_* */
 	char tracker_names[64];
 	struct tier_obs *obs;		/* collected since the last collect() */
@@ -270,7 +272,7 @@ int tier__sim_replay(struct tier_sim *s, const struct tier_sim_access *a, size_t
 
 extern const struct tier_migrator_ops tier__sim_migrator_ops;
 
-/* --- trackers ------------------------------------------------------------ */
+/* --- tracker.c, tracker_damon.c ----------------------------------------- */
 
 extern const struct tier_tracker_ops tier__sim_tracker_ops;
 
