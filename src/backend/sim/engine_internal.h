@@ -3,13 +3,14 @@
  * internal calls between the modules:
  *
  *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the oracle and the timeline
+ *                     also the timeline
  *   memory.c          the machine model: capacity, placement, first touch,
  *                     bandwidth and loaded latency; the mem ops
  *   replay.c          a batch of accesses against the model
  *   migrator.c        moves and THP splits with their costs; the migrator ops
  *   tracker.c         the simulated trackers and their ops
  *   tracker_damon.c   DAMON-like adaptive regions
+ *   oracle.c          the lower bound: each epoch's hottest pages placed free
  *
  * Not for use outside src/backend/sim/.
  */
@@ -178,7 +179,7 @@ struct tier_sim {
 		double *chunk_unmap_ns;	/* [chunks] when the scan last unmapped it */
 	} hint;
 
-	/* The policy, or the oracle. */
+	/* The policy, or the oracle (oracle.c). */
 	const struct tier_policy_ops *pol;
 	void *pol_priv;
 	struct tier_env env;
@@ -298,7 +299,7 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write);
 int tier__sim_damon_init(struct tier_sim *s);
 int tier__sim_damon_tick(struct tier_sim *s);
 
-/* --- oracle -------------------------------------------------------------- */
+/* --- oracle.c ------------------------------------------------------------ */
 
 /* Allocates the oracle's per-page state. Returns 0 or -ENOMEM, err set. */
 int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err);
