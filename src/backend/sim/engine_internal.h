@@ -2,8 +2,7 @@
  * state (struct tier_sim), the model's costs with their sources, and the
  * internal calls between the modules:
  *
- *   engine.c          constructor, the run loop, results (engine.h); for now
- *                     also the timeline
+ *   engine.c          constructor, the run loop, results (engine.h)
  *   memory.c          the machine model: capacity, placement, first touch,
  *                     bandwidth and loaded latency; the mem ops
  *   replay.c          a batch of accesses against the model
@@ -11,6 +10,7 @@
  *   tracker.c         the simulated trackers and their ops
  *   tracker_damon.c   DAMON-like adaptive regions
  *   oracle.c          the lower bound: each epoch's hottest pages placed free
+ *   timeline.c        the per-epoch CSV and per-tenant page census
  *
  * Not for use outside src/backend/sim/.
  */
@@ -211,7 +211,7 @@ struct tier_sim {
 	double duration_ns;
 	double next_epoch, next_progress;
 	bool ended;
-	/* The current epoch: where it started. */
+	/* The current epoch (timeline.c): where it started. */
 	struct {
 		double start_ns;
 		uint64_t acc, fast;
@@ -312,7 +312,7 @@ int tier__sim_oracle_prepare(struct tier_sim *s, struct tier_err *err);
 int tier__sim_oracle_step(struct tier_sim *s, uint64_t now_us, struct tier_err *err);
 void tier__sim_oracle_release(struct tier_sim *s);
 
-/* --- timeline ------------------------------------------------------------ */
+/* --- timeline.c ---------------------------------------------------------- */
 
 void tier__sim_timeline_header(const struct tier_sim *s, FILE *f);
 /* Writes the epoch's row (f NULL: none) and starts the next epoch. */
