@@ -226,10 +226,11 @@ int tier__sim_oracle_prepare(struct tier_sim *s, struct tier_err *err)
 	if (!s->oracle.enabled || s->oracle.ready || s->wl->weights)
 		return 0;
 	ret = oracle_trace_counts(s, err);
-	if (!ret)
-		ret = oracle_epoch(s, s->oracle.weights);
 	if (ret)
 		return ret;
+	ret = oracle_epoch(s, s->oracle.weights);
+	if (ret)
+		return tier_err_set(err, ret, "out of memory");
 	s->oracle.ready = true;
 	return 0;
 }
