@@ -1,6 +1,6 @@
 /* yaml_err.h - one-line error messages for YAML files loaded with libcyaml:
  * "FILE:LINE:COL: field.path: reason". Shared by the configuration file
- * (config_yaml.c) and the simulator's machine files (machine_yaml.c).
+ * (config_yaml.c) and tiersim's machine files (src/tiersim/machine_file.c).
  */
 #ifndef TIER_COMMON_YAML_ERR_H
 #define TIER_COMMON_YAML_ERR_H

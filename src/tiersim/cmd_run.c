@@ -10,9 +10,9 @@
 
 #include "backend/sim/engine.h"
 #include "backend/sim/workload.h"
-#include "common/machine_yaml.h"
 #include "common/topology_out.h"
 #include "core/policy.h"
+#include "tiersim/machine_file.h"
 #include "tiersim/tiersim.h"
 
 struct progress {

@@ -10,8 +10,8 @@
 #include "backend/sim/machine.h"
 #include "backend/sim/workload.h"
 #include "core/policy.h"
+#include "tiersim/machine_file.h"
 #include "tiersim/tiersim.h"
-#include "common/machine_yaml.h"
 #include "common/topology_out.h"
 
 static void usage(FILE *out)

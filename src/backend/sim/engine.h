@@ -2,7 +2,7 @@
  * and drives a placement policy through the same ops the daemon uses.
  *
  * Machine model (all in simulated time):
- *  - Each simulated access stands for TIER_SIM_LINES_PER_ACCESS cache-line
+ *  - Each simulated access stands for LINES_PER_ACCESS cache-line
  *    misses issued by an application with as many misses in flight, so one
  *    access advances the application's time by the loaded latency of the
  *    node it hits. AMAT = application time / accesses, stalls included.
@@ -21,7 +21,7 @@
  *    through a modelled TLB and pay a page walk on a miss.
  *  - Trackers with their costs: DAMON-like adaptive regions, accessed-bit
  *    scans, soft-dirty scans, 1-in-N sampled accesses, NUMA hint faults.
- * Costs are the constants in engine.c, with their sources.
+ * Costs are the constants in engine_internal.h, with their sources.
  */
 #ifndef TIER_SIM_ENGINE_H
 #define TIER_SIM_ENGINE_H

@@ -59,7 +59,7 @@ int tier_sim_machine_init(struct tier_sim_machine *m, const char *name,
 			  struct tier_err *err);
 
 /* Same from a preset the caller holds (a machine file's, see
- * src/common/machine_yaml.h); m->preset points to it. A node with size_mb
+ * src/tiersim/machine_file.h); m->preset points to it. A node with size_mb
  * has that capacity unless ratio is given. */
 int tier_sim_machine_from_preset(struct tier_sim_machine *m,
 				 const struct tier_sim_preset *p, const char *ratio,

@@ -1,6 +1,6 @@
-/* machine_yaml.h - tiersim machine files (YAML, libcyaml, like tierd's
- * configuration file). docs/tiersim.md documents the format; an example is
- * tests/fixtures/machines/dram-cxl-pmem.yaml.
+/* machine_file.h - tiersim's machine files (--machine file:PATH; YAML,
+ * libcyaml, like tierd's configuration file). docs/tiersim.md documents
+ * the format; an example is tests/fixtures/machines/dram-cxl-pmem.yaml.
  *
  *   name: my-box                # optional
  *   description: DRAM + CXL     # optional
@@ -17,10 +17,12 @@
  * "FILE:LINE:COL: nodes[1].latency_ns: must be positive".
  *
  * The result is a struct tier_sim_preset the simulator takes as it takes a
- * built-in one, so the simulator itself does not depend on libcyaml.
+ * built-in one. The format is the front end's: the simulator backend
+ * depends neither on it nor on libcyaml, and the shared front-end helpers
+ * (src/common/) not on the simulator.
  */
-#ifndef TIER_COMMON_MACHINE_YAML_H
-#define TIER_COMMON_MACHINE_YAML_H
+#ifndef TIER_TIERSIM_MACHINE_FILE_H
+#define TIER_TIERSIM_MACHINE_FILE_H
 
 #include <stddef.h>
 

@@ -1,4 +1,4 @@
-/* test_machine_yaml.c - tiersim machine files: a good file becomes a
+/* test_machine_file.c - tiersim machine files: a good file becomes a
  * machine the topology code ranks; bad files give one line with the file,
  * line, column and field. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "backend/sim/engine.h"
-#include "common/machine_yaml.h"
+#include "tiersim/machine_file.h"
 
 #define NODE(kind, lat, extra)                                                       \
 	"  - kind: " kind "\n    latency_ns: " #lat "\n    read_bw_mbps: 20000\n"     \

@@ -1,5 +1,5 @@
-/* machine_yaml.c - load a tiersim machine file with libcyaml. */
-#include "common/machine_yaml.h"
+/* machine_file.c - load a tiersim machine file with libcyaml. */
+#include "tiersim/machine_file.h"
 
 #include <cyaml/cyaml.h>
 #include <errno.h>

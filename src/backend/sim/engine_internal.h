@@ -1,0 +1,326 @@
+/* engine_internal.h - what the engine's modules share: the simulator's
+ * state (struct tier_sim), the model's costs with their sources, and the
+ * internal calls between the modules:
+ *
+ *   engine.c          constructor, the run loop, results (engine.h)
+ *   memory.c          the machine model: capacity, placement, first touch,
+ *                     bandwidth and loaded latency; the mem ops
+ *   replay.c          a batch of accesses against the model
+ *   migrator.c        moves and THP splits with their costs; the migrator ops
+ *   tracker.c         the simulated trackers and their ops
+ *   tracker_damon.c   DAMON-like adaptive regions
+ *   oracle.c          the lower bound: each epoch's hottest pages placed free
+ *   timeline.c        the per-epoch CSV and per-tenant page census
+ *
+ * Not for use outside src/backend/sim/.
+ */
+#ifndef TIER_SIM_ENGINE_INTERNAL_H
+#define TIER_SIM_ENGINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "backend/sim/engine.h"
+#include "backend/sim/rng.h"
+#include "backend/sim/workload.h"
+#include "core/policy.h"
+#include "core/topology.h"
+
+/* --- Costs (nanoseconds) and model constants, with their sources. ------- */
+
+/* One simulated access = this many cache-line misses, with as many in
+ * flight: an access advances application time by one loaded latency. */
+#define LINES_PER_ACCESS 8
+#define LINE_BYTES 64
+#define PAGE_SHIFT 12
+#define PAGE_BYTES (1u << PAGE_SHIFT)
+/* Migration of a 4 KiB page: ~1-2 us of CPU (kernel migrate_pages);
+ * TLB shootdown ~4 us, once per batch in current kernels' batched
+ * migration, stalling the application. */
+#define MIGRATE_PAGE_CPU_NS 1500.0
+/* THP: a 2 MiB unit of 512 pages (x86-64 PMD). Its migration copies 2 MiB
+ * and costs 512 pages' mover CPU; one TLB shootdown per batch as above. */
+#define THP_SHIFT 9
+#define THP_PAGES (1u << THP_SHIFT)
+#define TLB_SHOOTDOWN_NS 4000.0
+/* Splitting a THP in place (split_huge_page: freeze, remap 512 PTEs):
+ * ~30 us of the splitting thread, plus a TLB shootdown stalling the
+ * application. */
+#define SPLIT_CPU_NS 30000.0
+/* What the huge mapping saves. With THP the second-level TLB (1536
+ * entries, x86 since Skylake, shared by 4 KiB and 2 MiB translations)
+ * reaches 3 GiB, taken here as every huge translation hitting. A split
+ * unit's pages are 4 KiB translations: they go through a 1536-entry TLB
+ * (direct-mapped here; the real one is 12-way, so conflicts are
+ * overstated a little) and a miss walks the page table: 20-40 cycles when
+ * the page-walk and data caches hold the entries, a memory access (~100
+ * ns) when they do not (Basu et al., ISCA 2013; Bhattacharjee, MICRO
+ * 2013); 30 ns is taken. 4 KiB runs leave the TLB out: there it costs every
+ * policy the same. */
+#define TLB_ENTRIES 1536
+#define PAGE_WALK_NS 30.0
+/* NUMA hint fault ~1.5 us in the faulting task; change_prot_numa() ~10 ns
+ * per page scanned, also in task context. */
+#define HINT_FAULT_NS 1500.0
+#define HINT_SCAN_PAGE_NS 10.0
+/* Accessed-bit scan through pagemap + idle bitmap: ~50 ns per page. */
+#define IDLE_SCAN_PAGE_NS 50.0
+/* Soft-dirty: clear_refs ~20 ns per page; the first write after a clear
+ * takes a write-protect fault, ~1 us. */
+#define SOFTDIRTY_CLEAR_PAGE_NS 20.0
+#define SOFTDIRTY_FAULT_NS 1000.0
+/* DAMON: one page-table check and mkold per region per sample, ~100 ns. */
+#define DAMON_CHECK_NS 100.0
+/* Sampled accesses: the PMU's assist plus reading the sample, ~200 ns of
+ * the collecting thread; by default one sample per 20000 misses
+ * (HeMem-like period), or the period the policy asks for. */
+#define SAMPLE_NS 200.0
+#define SAMPLE_PERIOD_LINES 20000
+/* A policy's own work: ~5 ns per page or observation it visits. */
+#define WORK_UNIT_NS 5.0
+
+/* Accesses the workload hands over per call. */
+#define BATCH 1024
+
+/* Per-page (per huge unit while it is one) bits. */
+enum {
+	F_ACCESSED = 1,
+	F_DIRTY = 2,
+	F_PROTNONE = 4,
+};
+
+/* The trackers, as bits of tier_sim.trackers, in tier_sim_trackers[]
+ * order. */
+enum {
+	TRK_DAMON = 1,
+	TRK_IDLE = 2,
+	TRK_SOFTDIRTY = 4,
+	TRK_SAMPLES = 8,
+	TRK_HINT = 16,
+};
+
+struct tier__sim_damon_region {
+	uint64_t start, end;
+	uint64_t sample;
+	uint32_t nr_accesses;
+	uint32_t last_nr_accesses;
+	uint32_t age;
+};
+
+struct tier_sim {
+	/* The machine (memory.c). */
+	struct tier_sim_machine machine;
+	struct tier_topology topo;
+	int node_rank[256];
+	size_t nr_nodes;		/* nodes are ids 0..nr_nodes-1 */
+	size_t nr_tiers;
+	uint64_t cap_pages[TIER_SIM_MAX_NODES];
+	uint64_t used_pages[TIER_SIM_MAX_NODES];
+	double idle_ns[TIER_SIM_MAX_NODES];
+	double lat_ns[TIER_SIM_MAX_NODES];
+	double rd_bw[TIER_SIM_MAX_NODES];	/* bytes per ns */
+	double wr_bw[TIER_SIM_MAX_NODES];
+	double q_rd[TIER_SIM_MAX_NODES];	/* bytes this quantum */
+	double q_wr[TIER_SIM_MAX_NODES];
+	double q_start_ns;
+	double next_quantum;
+	uint64_t acc_node[TIER_SIM_MAX_NODES];
+	uint64_t wr_node[TIER_SIM_MAX_NODES];
+	uint64_t last_acc[TIER_SIM_MAX_NODES], last_wr[TIER_SIM_MAX_NODES];
+	int fast_node;			/* a node of tier 0: antagonist's */
+	int alloc_order[TIER_SIM_MAX_NODES];
+	uint64_t antagonist_bps;
+
+	/* The pages. */
+	uint64_t nr_pages;
+	uint8_t *page_node;
+	uint8_t *page_owner;
+	uint8_t *flags;			/* THP: a huge unit's on its first page */
+	bool thp;
+	uint8_t *huge;			/* THP: [units] 1 while one huge page */
+	uint64_t *tlb;			/* THP: [TLB_ENTRIES] page + 1 of 4 KiB entries */
+	uint64_t tlb_misses;
+
+	/* The migrator (migrator.c). */
+	uint64_t splits;
+	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
+	uint32_t *unit_gen;		/* [units] call that last decided a unit */
+	int *unit_status;		/* [units] its status in that call */
+	uint32_t *last_move_ms;
+	uint8_t *prev_rank;
+
+	/* Time and work. */
+	double app_ns;
+	double policy_cpu_ns;
+	uint64_t work_units;
+	uint64_t accesses, writes;
+	struct tier_rng rng;
+
+	/* The trackers (tracker.c, tracker_damon.c). */
+	unsigned trackers;		/* TRK_* */
+	char tracker_names[64];
+	struct tier_obs *obs;		/* collected since the last collect() */
+	size_t nr_obs, cap_obs;
+	struct {
+		struct tier__sim_damon_region *regions;
+		size_t nr_regions;
+		double next_sample_ns, next_aggr_ns;
+	} damon;
+	struct {
+		uint64_t countdown;
+		uint64_t period;	/* simulated accesses per sample */
+	} sample;
+	struct {
+		double next_scan_ns;
+		double period_ns;
+		uint64_t pos;
+		double *chunk_unmap_ns;	/* [chunks] when the scan last unmapped it */
+	} hint;
+
+	/* The policy, or the oracle (oracle.c). */
+	const struct tier_policy_ops *pol;
+	void *pol_priv;
+	struct tier_env env;
+	struct {
+		bool enabled;
+		bool ready;		/* a trace's counts taken and placed */
+		double *weights, *prev_weights;
+		double wfrac;		/* store share the last placement assumed */
+		uint64_t *order;
+	} oracle;
+
+	/* The workload. */
+	const struct tier_sim_workload_ops *wl;
+	void *wl_priv;
+	struct tier_sim_access *buf;	/* [BATCH] */
+
+	/* Results. */
+	uint64_t moved[TIER_SIM_MAX_TIERS][TIER_SIM_MAX_TIERS];
+	uint64_t pingpong;
+	uint64_t fast_accesses;
+	size_t nr_tenants;
+	uint64_t tenant_acc[TIER_SIM_MAX_TENANTS];
+	double tenant_ns[TIER_SIM_MAX_TENANTS];
+	uint64_t tenant_peak[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS];
+	struct tier_groups groups;
+
+	/* Run state (engine.c). */
+	struct tier_sim_params p;
+	double duration_ns;
+	double next_epoch, next_progress;
+	bool ended;
+	/* The current epoch (timeline.c): where it started. */
+	struct {
+		double start_ns;
+		uint64_t acc, fast;
+		double app_ns;
+		uint64_t promoted, demoted;
+	} ep;
+};
+
+/* Index of page p's accessed/dirty/protnone flags: its unit's first page
+ * while the unit is one huge page (the bits sit in the PMD). */
+static inline uint64_t tier__sim_flag_idx(const struct tier_sim *s, uint64_t p)
+{
+	return s->thp && s->huge[p >> THP_SHIFT] ? p & ~(uint64_t)(THP_PAGES - 1) : p;
+}
+
+/* Pages of the 2 MiB unit holding page p: [*base, *base + return). */
+static inline uint64_t tier__sim_unit_range(const struct tier_sim *s, uint64_t p,
+					    uint64_t *base)
+{
+	uint64_t b = p & ~(uint64_t)(THP_PAGES - 1);
+
+	*base = b;
+	return s->nr_pages - b < THP_PAGES ? s->nr_pages - b : THP_PAGES;
+}
+
+/* --- memory.c ------------------------------------------------------------ */
+
+extern const struct tier_mem_ops tier__sim_mem_ops;
+
+/* Builds the machine of p (preset or machine file, ratio, unit) and its
+ * topology, and the model's per-node figures. Returns 0 or -errno, err set. */
+int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
+			    struct tier_err *err);
+/* Sizes the pages to the workload's footprint and first-touches them all
+ * in a random order (s->wl and s->thp set). Returns 0 or -errno, err set. */
+int tier__sim_pages_setup(struct tier_sim *s, struct tier_err *err);
+/* Capacity of tier rank, in pages. */
+uint64_t tier__sim_tier_cap(const struct tier_sim *s, size_t rank);
+/* Loaded latency of a node of idle latency idle_ns at utilisation util. */
+double tier__sim_loaded_latency(double idle_ns, double util);
+/* Puts page on node, keeping the nodes' counts; no costs. */
+void tier__sim_place_page(struct tier_sim *s, uint64_t page, int node);
+/* First touch of page p by tenant (with THP, of its unit). Returns 0 or
+ * -ENOMEM. */
+int tier__sim_first_touch(struct tier_sim *s, uint64_t p, uint8_t tenant);
+/* Adds the traffic of the accesses since the last call to the quantum's
+ * bandwidth and the fast-tier and store counts. */
+void tier__sim_account_traffic(struct tier_sim *s);
+/* Ends every latency-model quantum that application time has passed. */
+void tier__sim_quanta(struct tier_sim *s);
+
+/* --- replay.c ------------------------------------------------------------ */
+
+/* Replays n accesses: first touch, latency, trackers' bits and faults.
+ * Returns 0, -ERANGE (a page beyond the footprint) or -ENOMEM. */
+int tier__sim_replay(struct tier_sim *s, const struct tier_sim_access *a, size_t n);
+
+/* --- migrator.c ---------------------------------------------------------- */
+
+extern const struct tier_migrator_ops tier__sim_migrator_ops;
+
+/* --- tracker.c, tracker_damon.c ----------------------------------------- */
+
+extern const struct tier_tracker_ops tier__sim_tracker_ops;
+
+/* Sets s->trackers from a list of tier_sim_trackers names ("none": no
+ * tracker). Returns 0 or -EINVAL, err set. */
+int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_err *err);
+/* Readies the trackers s->trackers names. Returns 0 or -errno, err set. */
+int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err);
+/* Runs the trackers' timed work due at the current application time.
+ * Returns 0 or -errno, err set. */
+int tier__sim_trackers_tick(struct tier_sim *s, struct tier_err *err);
+/* Queues one observation for the next collect(). Returns 0 or -ENOMEM. */
+int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o);
+/* A hint fault on page p (flags at fp) by an access t_ns into the batch.
+ * Returns 0 or -ENOMEM. */
+int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write, double t_ns);
+/* A sampled access to page p; rearms the sample countdown. Returns 0 or
+ * -ENOMEM. */
+int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write);
+
+/* DAMON-like regions over all pages, and their sampling and aggregation
+ * due at the current application time. Return 0 or -ENOMEM. */
+int tier__sim_damon_init(struct tier_sim *s);
+int tier__sim_damon_tick(struct tier_sim *s);
+
+/* --- oracle.c ------------------------------------------------------------ */
+
+/* Allocates the oracle's per-page state. Returns 0 or -ENOMEM, err set. */
+int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err);
+/* Places pages for the run before the first access (workloads without
+ * weights: a trace's counts over the whole run). Returns 0 or -errno,
+ * err set. */
+int tier__sim_oracle_prepare(struct tier_sim *s, struct tier_err *err);
+/* At the start of an epoch, places pages for its access distribution.
+ * Returns 0 or -errno, err set. */
+int tier__sim_oracle_step(struct tier_sim *s, uint64_t now_us, struct tier_err *err);
+void tier__sim_oracle_release(struct tier_sim *s);
+
+/* --- timeline.c ---------------------------------------------------------- */
+
+void tier__sim_timeline_header(const struct tier_sim *s, FILE *f);
+/* Writes the epoch's row (f NULL: none) and starts the next epoch. */
+void tier__sim_timeline_row(struct tier_sim *s, FILE *f);
+/* Pages per tenant and tier now. */
+void tier__sim_tenant_pages(const struct tier_sim *s,
+			    uint64_t pages[TIER_SIM_MAX_TENANTS][TIER_SIM_MAX_TIERS]);
+/* Keeps each tenant's most pages per tier after the settling time. */
+void tier__sim_tenant_census(struct tier_sim *s);
+
+#endif

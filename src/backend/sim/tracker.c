@@ -1,0 +1,231 @@
+/* tracker.c - the simulated trackers and the tracker ops that deliver their
+ * observations: accessed-bit (idle) and soft-dirty scans, 1-in-N sampled
+ * accesses, NUMA hint faults from a scan that unmaps pages as the kernel's
+ * NUMA balancing does; DAMON's regions are in tracker_damon.c. Each charges
+ * the costs of engine_internal.h to the policy's CPU or the application.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/sim/engine_internal.h"
+
+/* Kernel NUMA balancing defaults (debugfs sched/numa_balancing). */
+#define HINT_SCAN_PERIOD_NS 1000000000.0		/* scan_period_min_ms 1000 */
+#define HINT_SCAN_PERIOD_MAX_NS 60000000000.0	/* scan_period_max_ms 60000 */
+#define HINT_SCAN_PAGES (256u << (20 - PAGE_SHIFT))	/* scan_size_mb 256 */
+#define HINT_CHUNK_SHIFT 9				/* unmap time per 2 MiB */
+
+const char *const tier_sim_trackers[] = {
+	"damon", "idle", "softdirty", "samples", "hintfault", NULL,
+};
+
+int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o)
+{
+	if (s->nr_obs == s->cap_obs) {
+		size_t cap = s->cap_obs ? s->cap_obs * 2 : 4096;
+		struct tier_obs *n = realloc(s->obs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->obs = n;
+		s->cap_obs = cap;
+	}
+	s->obs[s->nr_obs++] = *o;
+	return 0;
+}
+
+/* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs. */
+static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
+{
+	uint64_t p = 0;
+	int ret;
+
+	while (p < s->nr_pages) {
+		uint8_t v = s->flags[tier__sim_flag_idx(s, p)] & bit;
+		uint64_t q = p + 1;
+		struct tier_obs o;
+
+		while (q < s->nr_pages && (s->flags[tier__sim_flag_idx(s, q)] & bit) == v &&
+		       q - p < UINT32_MAX)
+			q++;
+		memset(&o, 0, sizeof(o));
+		o.page = p;
+		o.nr_pages = (uint32_t)(q - p);
+		o.kind = kind;
+		o.count = v ? 1 : 0;
+		o.max = 1;
+		o.interval_us = interval_us;
+		ret = tier__sim_obs_push(s, &o);
+		if (ret)
+			return ret;
+		p = q;
+	}
+	for (p = 0; p < s->nr_pages; p++)
+		s->flags[p] &= (uint8_t)~bit;
+	if (bit == F_ACCESSED) {
+		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
+	} else {
+		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
+		s->app_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
+	}
+	return 0;
+}
+
+/* The next HINT_SCAN_PAGES pages, round robin: those below the top tier
+ * are unmapped (protnone), so their next access faults. */
+static void hint_scan(struct tier_sim *s)
+{
+	uint64_t n = HINT_SCAN_PAGES < s->nr_pages ? HINT_SCAN_PAGES : s->nr_pages;
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t p = s->hint.pos;
+		uint8_t node = s->page_node[p];
+
+		/* Tiering mode skips pages already on the top tier. */
+		if (node != TIER_NODE_NONE && s->node_rank[node] > 0) {
+			s->flags[tier__sim_flag_idx(s, p)] |= F_PROTNONE;
+			s->hint.chunk_unmap_ns[p >> HINT_CHUNK_SHIFT] = s->app_ns;
+		}
+		s->hint.pos = (p + 1) % s->nr_pages;
+		if (s->hint.pos == 0 && s->hint.period_ns < HINT_SCAN_PERIOD_MAX_NS) {
+			/* A full pass done: the scan period backs off, as
+			 * task_numa_work's does when the task's faults give no
+			 * reason to scan faster (in tiering mode only faults
+			 * that promote count): measured in the test guest as
+			 * scans at about 1, 3, 7, 15, 31 s. */
+			s->hint.period_ns *= 2;
+			if (s->hint.period_ns > HINT_SCAN_PERIOD_MAX_NS)
+				s->hint.period_ns = HINT_SCAN_PERIOD_MAX_NS;
+		}
+	}
+	/* change_prot_numa() changes one PMD for a THP. */
+	s->app_ns += HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
+}
+
+int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write, double t_ns)
+{
+	struct tier_obs o;
+	uint64_t base;
+
+	memset(&o, 0, sizeof(o));
+	/* A THP faults as a whole (task_numa_fault of 512 pages). */
+	o.page = fp;
+	o.nr_pages = s->thp && s->huge[p >> THP_SHIFT] ? (uint32_t)tier__sim_unit_range(s, p, &base)
+						       : 1;
+	o.kind = TIER_OBS_HINT_FAULT;
+	o.write = write;
+	o.count = 1;
+	o.latency_us = (uint32_t)((s->app_ns + t_ns - s->hint.chunk_unmap_ns[p >> HINT_CHUNK_SHIFT]) /
+				  1000.0);
+	return tier__sim_obs_push(s, &o);
+}
+
+int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
+{
+	uint64_t period = s->sample.period;
+	struct tier_obs o;
+
+	memset(&o, 0, sizeof(o));
+	o.page = p;
+	o.nr_pages = 1;
+	o.kind = TIER_OBS_SAMPLE;
+	o.write = write;
+	o.count = (uint32_t)period;
+	if (tier__sim_obs_push(s, &o))
+		return -ENOMEM;
+	s->policy_cpu_ns += SAMPLE_NS;
+	/* Jitter of +-1/8 so periodic patterns do not alias. */
+	s->sample.countdown = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
+	return 0;
+}
+
+int tier__sim_trackers_tick(struct tier_sim *s, struct tier_err *err)
+{
+	int ret;
+
+	if (s->trackers & TRK_DAMON) {
+		ret = tier__sim_damon_tick(s);
+		if (ret)
+			return tier_err_set(err, ret, "out of memory");
+	}
+	if ((s->trackers & TRK_HINT) && s->app_ns >= s->hint.next_scan_ns) {
+		hint_scan(s);
+		s->hint.next_scan_ns += s->hint.period_ns;
+	}
+	return 0;
+}
+
+static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
+		       void *ctx, struct tier_err *err)
+{
+	struct tier_sim *s = priv;
+	uint32_t interval_us = (uint32_t)s->env.interval_us;
+	int ret = 0;
+
+	/* Scanning trackers look at the bits right before the policy runs. */
+	if (s->trackers & TRK_IDLE)
+		ret = bit_scan(s, F_ACCESSED, TIER_OBS_ACCESSED, interval_us);
+	if (!ret && (s->trackers & TRK_SOFTDIRTY))
+		ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, interval_us);
+	if (ret)
+		return tier_err_set(err, ret, "out of memory");
+	if (s->nr_obs)
+		sink(ctx, s->obs, s->nr_obs);
+	s->nr_obs = 0;
+	return 0;
+}
+
+const struct tier_tracker_ops tier__sim_tracker_ops = {
+	.name = "sim",
+	.kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE | TIER_OBS_HINT_FAULT,
+	.collect = sim_collect,
+};
+
+int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_err *err)
+{
+	char buf[64], *save = NULL, *tok;
+	size_t k;
+
+	if (strlen(list) >= sizeof(buf))
+		return tier_err_set(err, -EINVAL, "tracker list '%s' too long", list);
+	snprintf(buf, sizeof(buf), "%s", list);
+	snprintf(s->tracker_names, sizeof(s->tracker_names), "%s", list);
+	if (!strcmp(list, "none"))
+		return 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (k = 0; tier_sim_trackers[k]; k++)
+			if (!strcmp(tok, tier_sim_trackers[k]))
+				break;
+		if (!tier_sim_trackers[k])
+			return tier_err_set(err, -EINVAL,
+					    "unknown tracker '%s' (none, damon, idle, softdirty, samples, hintfault)",
+					    tok);
+		s->trackers |= 1u << k;
+	}
+	if (!s->trackers)
+		return tier_err_set(err, -EINVAL, "no tracker named in '%s'", list);
+	return 0;
+}
+
+int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err)
+{
+	if ((s->trackers & TRK_DAMON) && tier__sim_damon_init(s))
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	if (s->trackers & TRK_HINT) {
+		s->hint.chunk_unmap_ns = calloc((s->nr_pages >> HINT_CHUNK_SHIFT) + 1,
+						sizeof(*s->hint.chunk_unmap_ns));
+		if (!s->hint.chunk_unmap_ns)
+			return tier_err_set(err, -ENOMEM, "out of memory");
+	}
+	s->sample.period = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
+								  : SAMPLE_PERIOD_LINES) /
+			   LINES_PER_ACCESS;
+	if (!s->sample.period)
+		s->sample.period = 1;
+	s->sample.countdown = s->sample.period;
+	s->hint.next_scan_ns = HINT_SCAN_PERIOD_NS;
+	s->hint.period_ns = HINT_SCAN_PERIOD_NS;
+	return 0;
+}
