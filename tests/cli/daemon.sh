@@ -192,4 +192,18 @@ run "$B/tierd" --machine sim:dram-cxl --config "$CONF" --socket "$SOCK" --foregr
 is "$rc" 1 "unknown policy: tierd exits 1"
 like "$err" "unknown policy 'nope'" "and names it"
 
+# The tier override of the configuration is the one the daemon runs with,
+# on a simulated machine too (its order here is the reverse of the
+# preset's): --check prints it, status shows it.
+printf 'topology:\n  tiers:\n    - nodes: [1]\n    - nodes: [0]\n' >"$CONF"
+run "$B/tierd" --machine sim:dram-cxl --config "$CONF" --check
+like "$out" "tier 0: node 1" "--check ranks as the override says"
+start_sim_tierd
+until_ok 20 "$B/tierctl" status --socket "$SOCK" >/dev/null 2>&1
+st=$("$B/tierctl" status --socket "$SOCK" --json)
+like "$st" '"tiers":[{"rank":0,"nodes":[1]' "the simulated daemon runs with the override's tiers"
+kill -TERM "$PID"
+wait "$PID"
+PID=
+
 done_testing

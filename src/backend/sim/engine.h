@@ -53,6 +53,10 @@ struct tier_sim_params {
 	/* Control groups over the workload's tenants (owner id = tenant),
 	 * copied at tier_sim_new(); NULL: none. */
 	const struct tier_groups *groups;
+	/* How to rank the machine's nodes into tiers (an operator's
+	 * override, as tierd's configuration gives it); NULL: as the
+	 * machine's figures say. Used only while tier_sim_new() runs. */
+	const struct tier_topology_spec *topology;
 	FILE *timeline;			/* per-epoch CSV, or NULL */
 	/* Progress callback (fraction done), or NULL. */
 	void (*progress)(void *ctx, double done);

@@ -217,7 +217,8 @@ int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
 			: tier_sim_machine_init(&s->machine, p->machine, p->ratio, unit, err);
 	if (ret)
 		return ret;
-	ret = tier_topology_discover(&tier_sim_topology_ops, &s->machine, NULL, 0, &s->topo, err);
+	ret = tier_topology_build(&tier_sim_topology_ops, &s->machine, s->p.topology, &s->topo,
+				  err);
 	if (ret)
 		return ret;
 	if (s->topo.nr_tiers > TIER_SIM_MAX_TIERS)

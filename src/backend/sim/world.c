@@ -130,6 +130,7 @@ int tier_sim_world_new(const struct tier_world_params *wp, struct tier_world **o
 	/* A daemon runs until stopped: a long simulated day. */
 	p.duration_us = UINT64_C(86400) * 1000000;
 	p.budget_bytes_per_s = cfg->budget_bytes_per_s;
+	p.topology = wp->topology;
 	ret = tier_sim_new(&p, &sb->sim, err);
 	if (ret)
 		goto out_free;
