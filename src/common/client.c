@@ -56,12 +56,34 @@ int tier_client_connect(const char *socket_path, int *fd, struct tier_err *err)
 	return 0;
 }
 
+/* What a send() or recv() that returned n means: 0 done (n bytes), 1 try
+ * again (interrupted, or the socket became ready in time), or -errno: with
+ * *waiting set, waiting for the socket failed (-ETIMEDOUT: the deadline
+ * passed), else the call failed and err says so. */
+static int io_result(ssize_t n, int fd, short events, long deadline, const char *what,
+		     bool *waiting, struct tier_err *err)
+{
+	int ret;
+
+	*waiting = false;
+	if (n >= 0)
+		return 0;
+	if (errno == EINTR)
+		return 1;
+	if (errno != EAGAIN)
+		return tier_err_set(err, -errno, "tierd: %s: %s", what, strerror(errno));
+	ret = wait_fd(fd, events, deadline);
+	*waiting = ret != 0;
+	return ret ? ret : 1;
+}
+
 int tier_client_exchange(int fd, enum tier_cmd cmd, struct json_object *args, int timeout_ms,
 			 struct json_object **result, bool *answered, struct tier_err *err)
 {
 	long deadline = now_ms() + timeout_ms;
 	char *req = NULL, *buf = NULL;
 	size_t len = 0, cap = 0, off = 0, rlen;
+	bool waiting;
 	int ret;
 
 	*result = NULL;
@@ -73,19 +95,13 @@ int tier_client_exchange(int fd, enum tier_cmd cmd, struct json_object *args, in
 	while (off < rlen) {
 		ssize_t n = send(fd, req + off, rlen - off, MSG_NOSIGNAL);
 
-		if (n < 0 && errno == EAGAIN) {
-			ret = wait_fd(fd, POLLOUT, deadline);
-			if (ret)
-				goto out_timeout;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = tier_err_set(err, -errno, "tierd: send: %s", strerror(errno));
+		ret = io_result(n, fd, POLLOUT, deadline, "send", &waiting, err);
+		if (waiting)
+			goto out_timeout;
+		if (ret < 0)
 			goto out;
-		}
-		off += (size_t)n;
+		if (!ret)
+			off += (size_t)n;
 	}
 	for (;;) {
 		ssize_t n;
@@ -106,18 +122,13 @@ int tier_client_exchange(int fd, enum tier_cmd cmd, struct json_object *args, in
 			buf = nb;
 		}
 		n = recv(fd, buf + len, cap - len - 1, 0);
-		if (n < 0 && errno == EAGAIN) {
-			ret = wait_fd(fd, POLLIN, deadline);
-			if (ret)
-				goto out_timeout;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = tier_err_set(err, -errno, "tierd: recv: %s", strerror(errno));
+		ret = io_result(n, fd, POLLIN, deadline, "recv", &waiting, err);
+		if (waiting)
+			goto out_timeout;
+		if (ret < 0)
 			goto out;
-		}
+		if (ret)
+			continue;
 		if (n == 0) {
 			ret = tier_err_set(err, -EPROTO, "tierd closed the connection without answering");
 			goto out;

@@ -342,13 +342,7 @@ static int load(const char *yaml, size_t len, const char *name,
 		struct tier_config *cfg, struct tier_err *err)
 {
 	struct tier_yaml_log lc = { 0 };
-	cyaml_config_t cc = {
-		.log_fn = tier_yaml_log_fn,
-		.log_ctx = &lc,
-		.mem_fn = cyaml_mem,
-		.log_level = CYAML_LOG_ERROR,
-		.flags = CYAML_CFG_DEFAULT,
-	};
+	cyaml_config_t cc = tier_yaml_cyaml_config(&lc);
 	struct yaml_config *y = NULL;
 	cyaml_err_t cerr;
 	int ret;

@@ -117,3 +117,16 @@ int tier_yaml_load_error(struct tier_yaml_log *lc, const char *yaml, size_t len,
 				    lc->line, lc->column, reason);
 	return tier_err_set(err, -EINVAL, "%s: %s", name, reason);
 }
+
+cyaml_config_t tier_yaml_cyaml_config(struct tier_yaml_log *lc)
+{
+	cyaml_config_t cc = {
+		.log_fn = tier_yaml_log_fn,
+		.log_ctx = lc,
+		.mem_fn = cyaml_mem,
+		.log_level = CYAML_LOG_ERROR,
+		.flags = CYAML_CFG_DEFAULT,
+	};
+
+	return cc;
+}

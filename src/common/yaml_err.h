@@ -25,6 +25,11 @@ struct tier_yaml_log {
 /* A cyaml_config_t log_fn; ctx is a zeroed struct tier_yaml_log. */
 void tier_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args);
 
+/* The libcyaml configuration of the project's loaders: libcyaml's own
+ * allocator, errors captured into lc (a zeroed struct tier_yaml_log) for
+ * tier_yaml_load_error(). */
+cyaml_config_t tier_yaml_cyaml_config(struct tier_yaml_log *lc);
+
 /* Sets err from a failed cyaml_load_data() on document yaml (named name in
  * the message) and the captured log. Returns -EINVAL. */
 int tier_yaml_load_error(struct tier_yaml_log *lc, const char *yaml, size_t len,
