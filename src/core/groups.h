@@ -26,10 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/topology.h"
+
 #include "core/err.h"
 
 #define TIER_GROUPS_MAX 64		/* groups, the catch-all group 0 included */
-#define TIER_GROUP_RANKS 8		/* tier ranks a rule may name */
+#define TIER_GROUP_RANKS TIER_MAX_TIERS	/* tier ranks a rule may name */
 #define TIER_GROUP_DEFAULT_WEIGHT 100	/* of a group without a weight */
 #define TIER_GROUP_MAX_WEIGHT 10000
 

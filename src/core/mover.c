@@ -18,7 +18,7 @@ int tier_mover_init(struct tier_mover *m, const struct tier_env *env,
 	m->ranks = calloc(m->cap, sizeof(*m->ranks));
 	m->from_ranks = calloc(m->cap, sizeof(*m->from_ranks));
 	m->status = calloc(m->cap, sizeof(*m->status));
-	m->node_free = calloc(256, sizeof(*m->node_free));
+	m->node_free = calloc(TIER_MAX_NODES, sizeof(*m->node_free));
 	if (!m->pages || !m->nodes || !m->ranks || !m->from_ranks || !m->status || !m->node_free) {
 		tier_mover_release(m);
 		return -ENOMEM;
@@ -57,7 +57,7 @@ static int roomiest(const struct tier_mover *m, int rank)
 	for (i = 0; i < t->nr_nodes; i++) {
 		int n = t->nodes[i];
 
-		if (n < 0 || n >= 256)
+		if (n < 0 || n >= TIER_MAX_NODES)
 			continue;
 		if (best < 0 || m->node_free[n] > m->node_free[best])
 			best = n;
@@ -75,7 +75,7 @@ int64_t tier_mover_tier_free(const struct tier_mover *m, int rank)
 		return 0;
 	t = &m->env->topo->tiers[rank];
 	for (i = 0; i < t->nr_nodes; i++)
-		if (t->nodes[i] >= 0 && t->nodes[i] < 256)
+		if (t->nodes[i] >= 0 && t->nodes[i] < TIER_MAX_NODES)
 			sum += m->node_free[t->nodes[i]];
 	return sum;
 }
@@ -160,7 +160,7 @@ int tier_mover_flush(struct tier_mover *m)
 			int cur = now == TIER_NODE_NONE ? -1 : m->node_rank[now];
 
 			if (st >= 0) {
-				int got = st < 256 ? m->node_rank[st] : -1;
+				int got = st < TIER_MAX_NODES ? m->node_rank[st] : -1;
 
 				m->stats.moved_pages++;
 				if (got != m->ranks[i])

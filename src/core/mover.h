@@ -30,7 +30,7 @@ struct tier_mover_stats {
 struct tier_mover {
 	const struct tier_env *env;
 	struct tier_budget *budget;	/* NULL = no budget */
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	uint64_t *pages;
 	int *nodes;
 	int *ranks;			/* asked rank per queued page */

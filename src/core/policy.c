@@ -34,18 +34,18 @@ const struct tier_policy_ops *tier_policy_find(const char *name)
 	return NULL;
 }
 
-void tier_node_rank_map(const struct tier_topology *topo, int map[256])
+void tier_node_rank_map(const struct tier_topology *topo, int map[TIER_MAX_NODES])
 {
 	size_t i;
 
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < TIER_MAX_NODES; i++)
 		map[i] = -1;
 	for (i = 0; i < topo->nr_nodes; i++)
-		if (topo->nodes[i].id >= 0 && topo->nodes[i].id < 256)
+		if (topo->nodes[i].id >= 0 && topo->nodes[i].id < TIER_MAX_NODES)
 			map[topo->nodes[i].id] = topo->nodes[i].rank;
 }
 
-void tier_node_free_pages(const struct tier_env *env, int64_t free[256])
+void tier_node_free_pages(const struct tier_env *env, int64_t free[TIER_MAX_NODES])
 {
 	const struct tier_topology *topo = env->topo;
 	size_t i;
@@ -54,7 +54,7 @@ void tier_node_free_pages(const struct tier_env *env, int64_t free[256])
 		uint64_t t, f;
 		int id = topo->nodes[i].id;
 
-		if (id < 0 || id >= 256)
+		if (id < 0 || id >= TIER_MAX_NODES)
 			continue;
 		if (env->mem->node_pages(env->mem_priv, id, &t, &f))
 			f = 0;

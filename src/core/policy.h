@@ -147,12 +147,12 @@ static inline int tier_page_rank(const struct tier_env *env, const int *node_ran
 	return n == TIER_NODE_NONE ? -1 : node_rank[n];
 }
 
-/* Fills map[256] with the rank of each node id (-1 for none). */
-void tier_node_rank_map(const struct tier_topology *topo, int map[256]);
+/* Fills map[TIER_MAX_NODES] with the rank of each node id (-1 for none). */
+void tier_node_rank_map(const struct tier_topology *topo, int map[TIER_MAX_NODES]);
 
 /* Free pages of each node of the topology into free[node id] (0 for a node
  * whose figures cannot be read); other entries are left alone. */
-void tier_node_free_pages(const struct tier_env *env, int64_t free[256]);
+void tier_node_free_pages(const struct tier_env *env, int64_t free[TIER_MAX_NODES]);
 
 /* Free and total pages of a whole tier (all its nodes). */
 int tier_tier_pages(const struct tier_env *env, int rank, uint64_t *total,

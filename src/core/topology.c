@@ -440,6 +440,11 @@ int tier_topology_discover(const struct tier_topology_ops *ops, void *priv,
 			tier_err_prefix(err, "tier override");
 		goto out_release;
 	}
+	if (topo->nr_tiers > TIER_MAX_TIERS) {
+		ret = tier_err_set(err, -E2BIG, "%s: %zu tiers, at most %d (merge some with "
+				   "topology.tiers)", ops->name, topo->nr_tiers, TIER_MAX_TIERS);
+		goto out_release;
+	}
 	return 0;
 out_release:
 	tier_topology_release(topo);

@@ -60,6 +60,12 @@ enum tier_rank_source {
 	TIER_RANK_MEASURED,		/* the figures tierctl probe measured */
 };
 
+/* Node ids are below TIER_MAX_NODES (a page's node is kept in a byte,
+ * 0xff meaning absent: core/policy.h's TIER_NODE_NONE). A machine ranks
+ * into at most TIER_MAX_TIERS tiers; discovery refuses more. */
+#define TIER_MAX_NODES 256
+#define TIER_MAX_TIERS 8
+
 struct tier_topology {
 	struct tier_node *nodes;	/* sorted by id */
 	size_t nr_nodes;

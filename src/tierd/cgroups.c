@@ -239,7 +239,7 @@ struct json_object *tierd_explain_json(struct tier_world *be, const struct tier_
 	const struct tier_env *env = be->env;
 	struct json_object *res, *arr;
 	uint64_t a, first = addr & ~UINT64_C(4095), end, now;
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 
 	if (!be->page_of) {
 		*ret = tier_err_set(err, -EOPNOTSUPP, "explain: %s has no processes", be->name);

@@ -36,7 +36,7 @@ static struct json_object *status_json(struct tierd *d)
 	const struct tier_topology *topo = d->be->topo;
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
 	struct tier_world_stats st;
-	uint64_t per_node[256] = { 0 }, i;
+	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
 	size_t r, k;
 	size_t meta = 0;
 
@@ -51,7 +51,7 @@ static struct json_object *status_json(struct tierd *d)
 			int n = topo->tiers[r].nodes[k];
 
 			json_object_array_add(nodes, json_object_new_int(n));
-			if (n >= 0 && n < 256)
+			if (n >= 0 && n < TIER_MAX_NODES)
 				bytes += per_node[n] << env->page_shift;
 		}
 		json_object_object_add(t, "rank", json_object_new_int((int)r));

@@ -274,7 +274,7 @@ static struct json_object *bins_json(struct tierd_heat *h, const struct tierd_he
 	const struct tier_env *env = h->be->env;
 	struct json_object *bins = json_object_new_array();
 	struct bin_tiers tc = { env, p->hm, v, NULL, NULL, 1, 0 };
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	size_t b, k;
 
 	tier_node_rank_map(env->topo, node_rank);

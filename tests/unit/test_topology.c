@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/ops.h"
 #include "core/topology.h"
 
 struct spec {
@@ -256,6 +257,42 @@ static void test_no_memory_anywhere(void **state)
 	tier_topology_release(&t);
 }
 
+/* More tiers than the policies' tables hold: discovery refuses them, with
+ * the way out; as many as they hold pass. */
+static const struct spec *many_spec;
+static size_t many_n;
+
+static int read_many(void *priv, struct tier_topology *t, struct tier_err *err)
+{
+	(void)priv;
+	(void)err;
+	tier_topology_release(t);
+	build(t, many_spec, many_n);
+	return 0;
+}
+
+static void test_too_many_tiers(void **state)
+{
+	static const struct tier_topology_ops ops = { .name = "test", .read = read_many };
+	struct spec s[TIER_MAX_TIERS + 1];
+	struct tier_topology t;
+	struct tier_err err = { "" };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i <= TIER_MAX_TIERS; i++)
+		s[i] = (struct spec){ (int)i, i ? 0 : 1, 1, (int)i, 0, 0 };
+	many_spec = s;
+	many_n = TIER_MAX_TIERS;
+	assert_int_equal(tier_topology_build(&ops, NULL, NULL, &t, &err), 0);
+	assert_int_equal(t.nr_tiers, TIER_MAX_TIERS);
+	tier_topology_release(&t);
+	many_n = TIER_MAX_TIERS + 1;
+	assert_int_equal(tier_topology_build(&ops, NULL, NULL, &t, &err), -E2BIG);
+	assert_string_equal(err.msg, "test: 9 tiers, at most 8 (merge some with topology.tiers)");
+	assert_int_equal(t.nr_tiers, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_override_errors),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_no_memory_anywhere),
+		cmocka_unit_test(test_too_many_tiers),
 	};
 
 	return cmocka_run_group_tests_name("topology", tests, NULL, NULL);

@@ -38,7 +38,7 @@ static void read_reserves(struct tier_linux_space *s)
 		int n;
 
 		if (sscanf(line, "Node %d, zone", &n) == 1)
-			node = n >= 0 && n < 256 ? n : -1;
+			node = n >= 0 && n < TIER_MAX_NODES ? n : -1;
 		else if (node >= 0 && sscanf(line, " high %llu", &v) == 1)
 			s->reserve_4k[node] += v;
 	}
@@ -61,7 +61,7 @@ static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_
 	 * a node at its watermark fails (ENOMEM) or waits for reclaim. */
 	if (s->reserve_calls++ % RESERVE_REREAD == 0)
 		read_reserves(s);
-	if (node < 256) {
+	if (node < TIER_MAX_NODES) {
 		uint64_t r = (s->reserve_4k[node] << 12) >> s->page_shift;
 
 		*free_pages = *free_pages > r ? *free_pages - r : 0;

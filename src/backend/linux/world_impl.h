@@ -38,7 +38,7 @@ struct linux_backend {
 	void *say_arg;
 	int log_level;
 	struct tier_loop *loop;		/* for forget() during an update */
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	/* selection */
 	pid_t *sel_pids;
 	size_t nr_sel_pids;

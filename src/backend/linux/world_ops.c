@@ -97,7 +97,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 					lb->nomem_moves++;
 				continue;
 			}
-			if (from[i] < 0 || st >= 256)
+			if (from[i] < 0 || st >= TIER_MAX_NODES)
 				continue;
 			if (lb->node_rank[st] < from[i])
 				lb->promoted_pages++;

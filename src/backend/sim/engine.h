@@ -35,7 +35,7 @@
 #include "core/err.h"
 #include "core/groups.h"
 
-enum { TIER_SIM_MAX_TIERS = 8, TIER_SIM_MAX_TENANTS = 8 };
+enum { TIER_SIM_MAX_TIERS = TIER_MAX_TIERS, TIER_SIM_MAX_TENANTS = 8 };
 
 struct tier_sim_params {
 	const char *machine;		/* preset name, or a label for preset */

@@ -113,7 +113,7 @@ struct tier_sim {
 	/* The machine (memory.c). */
 	struct tier_sim_machine machine;
 	struct tier_topology topo;
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	size_t nr_nodes;		/* nodes are ids 0..nr_nodes-1 */
 	size_t nr_tiers;
 	uint64_t cap_pages[TIER_SIM_MAX_NODES];

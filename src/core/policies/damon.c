@@ -137,7 +137,7 @@ struct damon {
 	const struct tier_env *env;
 	struct damon_config cfg;
 	uint64_t nr_pages;		/* size of the per-page arrays */
-	struct tier__lmm_wmarks wm[256];
+	struct tier__lmm_wmarks wm[TIER_MAX_NODES];
 	uint8_t *young;			/* per page: accessed bit seen */
 	uint8_t *last_nr;		/* per page: region nr_accesses last aggregation */
 	uint16_t *age;			/* per page: aggregations at that frequency */

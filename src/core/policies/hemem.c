@@ -103,8 +103,8 @@ struct hm_ring {
 
 struct hemem {
 	const struct tier_env *env;
-	int node_rank[256];
-	int64_t node_free[256];
+	int node_rank[TIER_MAX_NODES];
+	int64_t node_free[TIER_MAX_NODES];
 	uint64_t region_pages;
 	uint64_t nr_regions;
 	struct hm_region *regions;
@@ -304,7 +304,7 @@ static int64_t tier_free(const struct hemem *h, int rank)
 	size_t i;
 
 	for (i = 0; i < t->nr_nodes; i++)
-		if (t->nodes[i] >= 0 && t->nodes[i] < 256 && h->node_free[t->nodes[i]] > 0)
+		if (t->nodes[i] >= 0 && t->nodes[i] < TIER_MAX_NODES && h->node_free[t->nodes[i]] > 0)
 			sum += h->node_free[t->nodes[i]];
 	return sum;
 }
@@ -323,7 +323,7 @@ static int room_node(const struct hemem *h, int rank, bool allow_lower)
 		for (i = 0; i < t->nr_nodes; i++) {
 			int n = t->nodes[i];
 
-			if (n < 0 || n >= 256 || h->node_free[n] <= 0)
+			if (n < 0 || n >= TIER_MAX_NODES || h->node_free[n] <= 0)
 				continue;
 			if (best < 0 || h->node_free[n] > h->node_free[best])
 				best = n;

@@ -193,13 +193,13 @@ static int alloc_arrays(struct knb *k)
 
 /* Each node of the topology: its watermarks wm[id], its demotion target,
  * kswapd's marks and the NUMA-balancing windows starting at now_ms. */
-static void init_nodes(struct knb *k, const struct tier__lmm_wmarks wm[256], uint64_t now_ms)
+static void init_nodes(struct knb *k, const struct tier__lmm_wmarks wm[TIER_MAX_NODES], uint64_t now_ms)
 {
 	const struct tier_env *env = k->env;
 	const struct tier_topology *topo = env->topo;
 	size_t i;
 
-	for (i = 0; i < 256; i++) {
+	for (i = 0; i < TIER_MAX_NODES; i++) {
 		k->node[i].lru[0].head = k->node[i].lru[0].tail = KNB_NIL;
 		k->node[i].lru[1].head = k->node[i].lru[1].tail = KNB_NIL;
 		k->node[i].demote_to = -1;
@@ -209,7 +209,7 @@ static void init_nodes(struct knb *k, const struct tier__lmm_wmarks wm[256], uin
 		struct knb_node *n;
 		uint64_t total, free;
 
-		if (id < 0 || id >= 256 || k->node_rank[id] < 0)
+		if (id < 0 || id >= TIER_MAX_NODES || k->node_rank[id] < 0)
 			continue;
 		n = &k->node[id];
 		n->present = true;
@@ -233,7 +233,7 @@ static void init_nodes(struct knb *k, const struct tier__lmm_wmarks wm[256], uin
 
 static int knb_create(const struct tier_env *env, void **priv, struct tier_err *err)
 {
-	struct tier__lmm_wmarks wm[256];
+	struct tier__lmm_wmarks wm[TIER_MAX_NODES];
 	struct knb *k;
 	size_t i;
 	int ret;
@@ -260,7 +260,7 @@ static int knb_create(const struct tier_env *env, void **priv, struct tier_err *
 	init_nodes(k, wm, env->clock->now_us(env->clock_priv) / 1000);
 	k->nr_pages = env->nr_pages;
 	init_pages(k, 0, env->nr_pages);
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < TIER_MAX_NODES; i++)
 		if (k->node[i].present)
 			tier__knb_kswapd_refill(k, &k->node[i]);
 	*priv = k;

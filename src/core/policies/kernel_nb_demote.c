@@ -51,7 +51,7 @@ static uint64_t shrink_active(struct knb *k, int node, unsigned nr)
  * watermark (alloc_demote_folio(), __GFP_THISNODE first), else any node
  * of a slower tier above its min (the allowed demotion targets). room[]
  * holds free-page estimates. */
-static int demote_dest(const struct knb *k, int node, int64_t room[256])
+static int demote_dest(const struct knb *k, int node, int64_t room[TIER_MAX_NODES])
 {
 	const struct tier_topology *topo = k->env->topo;
 	int pref = k->node[node].demote_to;
@@ -108,13 +108,13 @@ static size_t isolate_inactive(struct knb *k, int node, unsigned nr, uint64_t *s
 static void pick_demote_dests(struct knb *k, int node, size_t n)
 {
 	const struct tier_topology *topo = k->env->topo;
-	int64_t room[256];
+	int64_t room[TIER_MAX_NODES];
 	size_t i;
 
 	for (i = 0; i < topo->nr_nodes; i++) {
 		int id = topo->nodes[i].id;
 
-		if (id >= 0 && id < 256)
+		if (id >= 0 && id < TIER_MAX_NODES)
 			room[id] = (int64_t)knb_node_free(k, id);
 	}
 	for (i = 0; i < n; i++) {
@@ -302,7 +302,7 @@ void tier__knb_kswapd_tick(struct knb *k)
 		for (i = 0; i < topo->tiers[r].nr_nodes; i++) {
 			int node = topo->tiers[r].nodes[i];
 
-			if (node < 0 || node >= 256 || !k->node[node].present)
+			if (node < 0 || node >= TIER_MAX_NODES || !k->node[node].present)
 				continue;
 			kswapd_node_tick(k, node);
 		}

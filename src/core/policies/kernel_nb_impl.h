@@ -95,7 +95,7 @@ struct knb {
 	const struct tier_env *env;
 	struct knb_config cfg;
 	uint64_t nr_pages;		/* size of the per-page arrays */
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	int cpu_node;
 	int top_rank;			/* ranks <= this are "toptier" */
 	uint8_t *flags;
@@ -105,7 +105,7 @@ struct knb {
 	int *batch_nodes;
 	int *batch_status;
 	size_t batch_cap;
-	struct knb_node node[256];
+	struct knb_node node[TIER_MAX_NODES];
 	struct knb_stats stats;
 };
 

@@ -31,19 +31,19 @@ void tier__lmm_node_pages(const struct tier_env *env, int node, uint64_t *total,
 }
 
 int tier__lmm_wmarks_init(const struct tier_env *env, unsigned wsf,
-			  struct tier__lmm_wmarks wm[256])
+			  struct tier__lmm_wmarks wm[TIER_MAX_NODES])
 {
 	const struct tier_topology *topo = env->topo;
 	const unsigned kb_per_page = (1u << env->page_shift) >> 10;
 	uint64_t lowmem_pages = 0, min_free_kbytes, pages_min;
 	size_t i;
 
-	memset(wm, 0, 256 * sizeof(*wm));
+	memset(wm, 0, TIER_MAX_NODES * sizeof(*wm));
 	for (i = 0; i < topo->nr_nodes; i++) {
 		uint64_t total, free;
 		int ret;
 
-		if (topo->nodes[i].id < 0 || topo->nodes[i].id >= 256)
+		if (topo->nodes[i].id < 0 || topo->nodes[i].id >= TIER_MAX_NODES)
 			continue;
 		ret = env->mem->node_pages(env->mem_priv, topo->nodes[i].id, &total, &free);
 		if (ret)
@@ -64,7 +64,7 @@ int tier__lmm_wmarks_init(const struct tier_env *env, unsigned wsf,
 		uint64_t managed, free, tmp, scale;
 		int id = topo->nodes[i].id;
 
-		if (id < 0 || id >= 256)
+		if (id < 0 || id >= TIER_MAX_NODES)
 			continue;
 		tier__lmm_node_pages(env, id, &managed, &free);
 		tmp = pages_min * managed / lowmem_pages;

@@ -33,7 +33,7 @@ struct tier__lmm_wmarks {
  * count, which we do not model). wsf is vm.watermark_scale_factor.
  * Returns 0 or -errno from env->mem. */
 int tier__lmm_wmarks_init(const struct tier_env *env, unsigned wsf,
-			  struct tier__lmm_wmarks wm[256]);
+			  struct tier__lmm_wmarks wm[TIER_MAX_NODES]);
 
 /* The node whose CPUs run the workload: the first node with CPUs in rank
  * order (numa_node_id() of the faulting task), else a node of tier 0. */

@@ -105,8 +105,8 @@ struct mtd {
 	uint64_t nr_ranges;
 	struct mtd_range *ranges;
 	bool fill_fast_free;
-	int64_t numa_size[256];
-	int64_t numa_used[256];
+	int64_t numa_size[TIER_MAX_NODES];
+	int64_t numa_used[TIER_MAX_NODES];
 	uint8_t *belief;		/* addrDatas: node per page as recorded */
 	int64_t last_round_us;
 	int64_t last_tick_us;
@@ -171,7 +171,7 @@ void tier__memtierd_heat_defaults(const struct tier_env *env,
 	cfg->heat_max = 1.0;
 	cfg->heat_retention = 0.9513;
 	cfg->heat_classes = 10;
-	for (i = 0; i < 256; i++)
+	for (i = 0; i < TIER_MAX_NODES; i++)
 		cfg->numa_size_pages[i] = -1;
 	cfg->seed_numa_size_from_heat_numas = false;
 	cfg->mover_interval_ms = 10;
@@ -612,7 +612,7 @@ int tier__memtierd_heat_create(const struct tier_env *env,
 	for (r = 0; r < d->nr_ranges; r++)
 		d->ranges[r].created_us = -1;
 	/* SetConfig(): the numaSize map, and with it the path. */
-	for (k = 0; k < 256; k++)
+	for (k = 0; k < TIER_MAX_NODES; k++)
 		d->numa_size[k] = NUMA_SIZE_ABSENT;
 	if (cfg->seed_numa_size_from_heat_numas)
 		for (c = 0; c < TIER_MTD_MAX_CLASSES; c++)
@@ -620,7 +620,7 @@ int tier__memtierd_heat_create(const struct tier_env *env,
 				d->numa_size[cfg->heat_numas[c][k]] = NUMA_SIZE_UNLIMITED;
 				d->fill_fast_free = true;
 			}
-	for (k = 0; k < 256; k++)
+	for (k = 0; k < TIER_MAX_NODES; k++)
 		if (cfg->numa_size_pages[k] >= 0) {
 			d->numa_size[k] = cfg->numa_size_pages[k];
 			d->fill_fast_free = true;

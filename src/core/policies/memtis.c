@@ -88,8 +88,8 @@ struct mt_page {
 
 struct memtis {
 	const struct tier_env *env;
-	int node_rank[256];
-	int64_t node_free[256];
+	int node_rank[TIER_MAX_NODES];
+	int64_t node_free[TIER_MAX_NODES];
 	size_t nr_tiers;
 	struct mt_page *pages;
 	uint64_t hg[NR_BINS];		/* memcg->hotness_hg */
@@ -339,7 +339,7 @@ static int room_node(const struct memtis *m, int rank)
 	for (i = 0; i < t->nr_nodes; i++) {
 		int n = t->nodes[i];
 
-		if (n < 0 || n >= 256 || m->node_free[n] <= 0)
+		if (n < 0 || n >= TIER_MAX_NODES || m->node_free[n] <= 0)
 			continue;
 		if (best < 0 || m->node_free[n] > m->node_free[best])
 			best = n;
@@ -467,7 +467,7 @@ static void promotion(struct memtis *m, int t)
 
 		nr_to_promote = 0;
 		for (i = 0; i < tt->nr_nodes; i++)
-			if (tt->nodes[i] >= 0 && tt->nodes[i] < 256 && m->node_free[tt->nodes[i]] > 0)
+			if (tt->nodes[i] >= 0 && tt->nodes[i] < TIER_MAX_NODES && m->node_free[tt->nodes[i]] > 0)
 				nr_to_promote += (uint64_t)m->node_free[tt->nodes[i]];
 	}
 	if (nr_to_promote > m->nr_active[t])

@@ -59,7 +59,7 @@ struct tier_memtierd_heat_config {
 	int heat_numas[TIER_MTD_MAX_CLASSES][TIER_MTD_MAX_NODES];
 	size_t nr_heat_numas[TIER_MTD_MAX_CLASSES];
 	/* NumaSize: a cap in pages per node id; < 0 = not configured. */
-	int64_t numa_size_pages[256];
+	int64_t numa_size_pages[TIER_MAX_NODES];
 	/* Later upstream versions also enter every HeatNumas node into
 	 * numaSize as unlimited, which selects the FillFastFree path whenever
 	 * HeatNumas is set. false = the selection the guest measurements

@@ -25,7 +25,7 @@ void tier__tierd_groups_update(struct tier__tierd *t)
 {
 	const struct tier_groups *gr = t->env->groups;
 	struct tier__tierd_groups *gs = t->gs;
-	uint64_t cap[8], i;
+	uint64_t cap[TIER_MAX_TIERS], i;
 	size_t g, r;
 
 	gs->active = false;

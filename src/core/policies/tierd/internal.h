@@ -57,10 +57,10 @@ struct tier__tierd_groups {
 	bool active;			/* any rule applies */
 	bool shares;			/* some group set a weight */
 	size_t nr;
-	uint64_t use[TIER_GROUPS_MAX][8];	/* present pages per tier */
-	uint64_t max[TIER_GROUPS_MAX][8];	/* UINT64_MAX: none */
-	uint64_t min[TIER_GROUPS_MAX][8];	/* 0: none */
-	uint64_t share[TIER_GROUPS_MAX][8];	/* fair share; UINT64_MAX: no weights */
+	uint64_t use[TIER_GROUPS_MAX][TIER_MAX_TIERS];	/* present pages per tier */
+	uint64_t max[TIER_GROUPS_MAX][TIER_MAX_TIERS];	/* UINT64_MAX: none */
+	uint64_t min[TIER_GROUPS_MAX][TIER_MAX_TIERS];	/* 0: none */
+	uint64_t share[TIER_GROUPS_MAX][TIER_MAX_TIERS];	/* fair share; UINT64_MAX: no weights */
 	uint64_t demand[TIER_GROUPS_MAX];	/* pages in use */
 };
 
@@ -79,17 +79,17 @@ struct tier__tierd {
 	uint64_t nr_pages;		/* size of pages[] and cand[] */
 	struct tier_budget budget;
 	struct tier_mover mover;
-	int node_rank[256];
+	int node_rank[TIER_MAX_NODES];
 	size_t nr_tiers;
-	double tier_lat_ns[8];		/* idle latency per tier (HMAT) */
-	double loaded_ns[8];		/* measured loaded latency per tier, smoothed; 0 = none */
-	double fill[8];			/* share of tier r's capacity to fill, (0, 1] */
+	double tier_lat_ns[TIER_MAX_TIERS];		/* idle latency per tier (HMAT) */
+	double loaded_ns[TIER_MAX_TIERS];		/* measured loaded latency per tier, smoothed; 0 = none */
+	double fill[TIER_MAX_TIERS];			/* share of tier r's capacity to fill, (0, 1] */
 	uint64_t last_us;
 	uint64_t last_tick_us;		/* the last tick, 0 before the first */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
 	uint32_t *hist;
-	int thr_bin[8];			/* score bin threshold per tier */
+	int thr_bin[TIER_MAX_TIERS];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
 	float *reg_mean;		/* per region: mean sampled rate */
 	float *reg_shrink;		/* per region: weight of a page's own samples */

@@ -121,7 +121,7 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	}
 	tier_node_rank_map(env->topo, t->node_rank);
 	tier__tierd_bins_init(t);
-	for (r = 0; r < 8; r++)
+	for (r = 0; r < TIER_MAX_TIERS; r++)
 		t->fill[r] = 1.0;
 	t->pinned_bin = tier__tierd_score_bin(t, TIERD_PINNED_SCORE);
 	for (r = 0; r < t->nr_tiers; r++) {

@@ -96,7 +96,7 @@ void tier__tierd_balance_loaded(struct tier__tierd *t)
 /* Fits one score threshold per tier to the capacities. */
 void tier__tierd_fit_thresholds(struct tier__tierd *t)
 {
-	uint64_t cap[8], i, acc = 0;
+	uint64_t cap[TIER_MAX_TIERS], i, acc = 0;
 	size_t r;
 	int b;
 
