@@ -48,3 +48,22 @@ void tier_err_clear(struct tier_err *err)
 	if (err)
 		err->msg[0] = '\0';
 }
+
+void tier_vsayf(tier_say_fn fn, void *arg, int level, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	if (!fn)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fn(arg, level, msg);
+}
+
+void tier_sayf(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tier_vsayf(fn, arg, level, fmt, ap);
+	va_end(ap);
+}

@@ -7,6 +7,7 @@
 #ifndef TIER_CORE_ERR_H
 #define TIER_CORE_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct tier_err {
@@ -29,5 +30,11 @@ void tier_err_clear(struct tier_err *err);
  * decisions, for the daemon's log): one line, no newline, at a syslog
  * level (3 error .. 7 debug). */
 typedef void (*tier_say_fn)(void *arg, int level, const char *msg);
+
+/* Formats one line and hands it to fn (nothing when fn is NULL). */
+void tier_sayf(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void tier_vsayf(tier_say_fn fn, void *arg, int level, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 #endif

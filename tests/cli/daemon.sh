@@ -206,4 +206,23 @@ kill -TERM "$PID"
 wait "$PID"
 PID=
 
+# tierd --restore: what a dead tierd left in the state file, and bad input.
+run "$B/tierd" --restore --check
+is "$rc" 2 "--restore with --check is a usage error"
+like "$err" "--restore acts on this host alone" "and says why"
+printf 'daemon:\n  state_file: %s/state\n' "$TMP" >"$TMP/restore.yaml"
+run "$B/tierd" --config "$TMP/restore.yaml" --restore
+is "$rc" 0 "--restore without a state file exits 0"
+like "$err" "nothing to put back" "and says there was nothing"
+printf 'pid 1\nnuma 2\n' >"$TMP/state"
+run "$B/tierd" --config "$TMP/restore.yaml" --restore
+is "$rc" 1 "--restore refuses a damaged state file"
+like "$err" "state:2: unknown key 'numa'" "naming the file, the line and the key"
+check "and keeps it for a look" test -s "$TMP/state"
+printf '# a tierd that died having changed nothing yet\npid 1\n' >"$TMP/state"
+run "$B/tierd" --config "$TMP/restore.yaml" --restore
+is "$rc" 0 "--restore of a state that changed nothing exits 0"
+like "$err" "did not exit cleanly; put back what it left changed: nothing was still changed" "and says so"
+check "and removes the state file" test ! -e "$TMP/state"
+
 done_testing

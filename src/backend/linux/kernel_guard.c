@@ -3,7 +3,6 @@
 #include "backend/linux/kernel_guard.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -13,22 +12,6 @@
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker_util.h"
-
-static void say(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void say(tier_say_fn fn, void *arg, int level, const char *fmt, ...)
-{
-	char msg[768];
-	va_list ap;
-
-	if (!fn)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fn(arg, level, msg);
-}
 
 /* True when pid is a live process named tierd other than this one. */
 static bool other_tierd(const struct tier_linux_ctx *ctx, pid_t pid)
@@ -67,7 +50,7 @@ static int leftovers(const struct tier_linux_ctx *ctx, const char *path, tier_sa
 				"changed (%s)", (int)st.pid, path);
 		return ret;
 	}
-	say(fn, arg, LOG_NOTICE,
+	tier_sayf(fn, arg, LOG_NOTICE,
 	    "a tierd (pid %d) did not exit cleanly; put back what it left changed: %s",
 	    (int)st.pid, done[0] ? done : "nothing was still changed");
 	return tier_linux_kernel_state_remove(path, err);
@@ -140,13 +123,13 @@ int tier_linux_guard_damon_stat(struct tier_linux_guard *g, bool disable, struct
 			g->st.damon_stat = false;
 			return ret;
 		}
-		say(g->say, g->say_arg, LOG_INFO,
+		tier_sayf(g->say, g->say_arg, LOG_INFO,
 		    "damon_stat switched off while tierd runs, so that DAMON can track the "
 		    "managed processes (it is switched on again when tierd exits; "
 		    "daemon.damon_stat: keep leaves it on)");
 	} else if (present && enabled) {
 		describe_loss(loss, sizeof(loss), "damon_stat");
-		say(g->say, g->say_arg, LOG_WARNING, "damon_stat kept on (daemon.damon_stat: keep): %s",
+		tier_sayf(g->say, g->say_arg, LOG_WARNING, "damon_stat kept on (daemon.damon_stat: keep): %s",
 		    loss);
 	}
 	for (i = 0; tier_linux_damon_exclusive[i]; i++) {
@@ -156,7 +139,7 @@ int tier_linux_guard_damon_stat(struct tier_linux_guard *g, bool disable, struct
 		    tier_linux_damon_module_read(&g->ctx, m, &present, &enabled, NULL) || !enabled)
 			continue;
 		describe_loss(loss, sizeof(loss), m);
-		say(g->say, g->say_arg, LOG_WARNING,
+		tier_sayf(g->say, g->say_arg, LOG_WARNING,
 		    "%s is enabled (the operator's memory policy; tierd leaves it): %s", m, loss);
 	}
 	return 0;
@@ -171,7 +154,7 @@ int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 
 	ret = tier_linux_kernel_tiering_read(&g->ctx, &kt, err);
 	if (ret) {
-		say(g->say, g->say_arg, LOG_WARNING, "cannot read the kernel's tiering settings: %s",
+		tier_sayf(g->say, g->say_arg, LOG_WARNING, "cannot read the kernel's tiering settings: %s",
 		    err ? err->msg : "");
 		return 0;
 	}
@@ -179,7 +162,7 @@ int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 		return 0;
 	tier_linux_kernel_tiering_describe(&kt, desc, sizeof(desc));
 	if (!disable) {
-		say(g->say, g->say_arg, LOG_WARNING,
+		tier_sayf(g->say, g->say_arg, LOG_WARNING,
 		    "the kernel's own tiering is on (%s) and will move pages tierd places; set "
 		    "daemon.kernel_tiering: disable", desc);
 		return 0;
@@ -192,7 +175,7 @@ int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 		memset(&g->st.tiering, 0, sizeof(g->st.tiering));
 		return ret;
 	}
-	say(g->say, g->say_arg, LOG_INFO, "kernel tiering switched off while tierd runs (was %s)",
+	tier_sayf(g->say, g->say_arg, LOG_INFO, "kernel tiering switched off while tierd runs (was %s)",
 	    desc);
 	return 0;
 }
@@ -222,7 +205,7 @@ int tier_linux_guard_close(struct tier_linux_guard *g, struct tier_err *err)
 	if (ret)
 		return ret;
 	if (done[0])
-		say(g->say, g->say_arg, LOG_INFO, "put back: %s", done);
+		tier_sayf(g->say, g->say_arg, LOG_INFO, "put back: %s", done);
 	memset(&g->st.tiering, 0, sizeof(g->st.tiering));
 	g->st.damon_stat = g->st.has_kdamond = false;
 	g->saved = false;

@@ -351,7 +351,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		t->scan = swap;
 		t->capscan = cap;
 		t->nscan = 0;
-		for (k = 0; k < tg->nr; k++)
+		for (k = 0; last && k < tg->nr; k++)
 			dirty_pages += (tg->dirty[k].end - tg->dirty[k].start) >> 12;
 	}
 	if (last) {

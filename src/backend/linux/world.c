@@ -17,15 +17,13 @@
 
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
-	if (!lb->say_fn || level > lb->log_level)
+	if (level > lb->log_level)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	tier_vsayf(lb->say_fn, lb->say_arg, level, fmt, ap);
 	va_end(ap);
-	lb->say_fn(lb->say_arg, level, msg);
 }
 
 /* Whether the tracker wanted may be DAMON (auto picks it first). */
