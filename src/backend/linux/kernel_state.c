@@ -39,9 +39,12 @@ static bool parse_num(const char *s, unsigned long max, unsigned long *out)
 static int parse_line(char *line, struct tier_linux_kernel_state *st, const char *path,
 		      unsigned lineno, struct tier_err *err)
 {
+	static const char *const keys[] = {
+		"pid", "numa_balancing", "demotion_enabled", "damon_stat", "kdamond", NULL,
+	};
 	char *words[4], *save = NULL, *w;
 	unsigned long a, b;
-	size_t n = 0;
+	size_t n = 0, k;
 
 	for (w = strtok_r(line, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		if (n == 4)
@@ -50,6 +53,11 @@ static int parse_line(char *line, struct tier_linux_kernel_state *st, const char
 	}
 	if (!n)
 		return 0;
+	for (k = 0; keys[k] && strcmp(words[0], keys[k]); k++)
+		;
+	if (!keys[k])
+		return tier_err_set(err, -EINVAL, "%s:%u: unknown key '%.64s'", path, lineno,
+				    words[0]);
 	if (!strcmp(words[0], "pid") && n == 2 && parse_num(words[1], INT_MAX, &a) && a) {
 		st->pid = (pid_t)a;
 	} else if (!strcmp(words[0], "numa_balancing") && n == 2 &&
@@ -67,13 +75,8 @@ static int parse_line(char *line, struct tier_linux_kernel_state *st, const char
 		st->has_kdamond = true;
 		st->kdamond = (unsigned)a;
 		st->kdamond_pid = (pid_t)b;
-	} else if (!strcmp(words[0], "pid") || !strcmp(words[0], "numa_balancing") ||
-		   !strcmp(words[0], "demotion_enabled") || !strcmp(words[0], "damon_stat") ||
-		   !strcmp(words[0], "kdamond")) {
-		return tier_err_set(err, -EINVAL, "%s:%u: bad value for '%s'", path, lineno,
-				    words[0]);
 	} else {
-		return tier_err_set(err, -EINVAL, "%s:%u: unknown key '%.64s'", path, lineno,
+		return tier_err_set(err, -EINVAL, "%s:%u: bad value for '%s'", path, lineno,
 				    words[0]);
 	}
 	return 0;
