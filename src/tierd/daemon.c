@@ -1,8 +1,8 @@
 /* daemon.c - tierd's lifecycle: the backend, the policy loop, the control
- * socket and the signals set up; then one event loop where a timer drives
- * the policy steps (step.c), the control socket answers tierctl
- * (control.c) and signals stop or reload (reload.c); then everything put
- * back. One thread; every wait is epoll. */
+ * socket and the signals set up; then the step thread runs the policy
+ * steps (step.c) while the control thread's event loop answers the control
+ * socket (control.c) and signals stop or reload (reload.c); then
+ * everything put back. */
 #include "tierd/daemon.h"
 
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cap-ng.h>
@@ -29,19 +29,16 @@ int tierd_epoll_add(struct tierd *d, int fd, uint64_t tag)
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* The step timer at d->cfg.interval_ms. Returns 0 or -errno. */
-static int arm_timer(struct tierd *d)
+void tierd_stop(struct tierd *d)
 {
-	struct itimerspec its;
-	uint64_t ns = d->cfg.interval_ms * 1000000;
+	uint64_t one = 1;
 
-	its.it_interval.tv_sec = (time_t)(ns / 1000000000);
-	its.it_interval.tv_nsec = (long)(ns % 1000000000);
-	its.it_value = its.it_interval;
-	if (timerfd_settime(d->tfd, 0, &its, NULL))
-		return -errno;
-	d->tfd_interval_ms = d->cfg.interval_ms;
-	return 0;
+	pthread_mutex_lock(&d->jobs_lock);
+	atomic_store(&d->stop, true);
+	pthread_cond_broadcast(&d->jobs_cond);
+	pthread_mutex_unlock(&d->jobs_lock);
+	if (d->done_fd >= 0 && write(d->done_fd, &one, sizeof(one)) < 0)
+		tierd_log(&d->log, LOG_DEBUG, "eventfd: %s", strerror(errno));
 }
 
 /* --- privileges ------------------------------------------------------------ */
@@ -67,20 +64,43 @@ static void drop_capabilities(const struct tierd_log *log)
 		tierd_log(log, LOG_DEBUG, "capabilities kept: sys_nice sys_ptrace sys_admin dac_override dac_read_search");
 }
 
+/* A reload of SIGHUP: at once, or by the step thread when a step holds
+ * the world. */
+static void reload_signal(struct tierd *d)
+{
+	struct tierd_job *j = calloc(1, sizeof(*j));
+	struct tier_err err = { "" };
+
+	if (!j || !(j->req.args = json_object_new_object())) {
+		free(j);
+		tierd_log(&d->log, LOG_ERR, "reload: out of memory");
+		return;
+	}
+	j->req.cmd = TIER_CMD_RELOAD;
+	j->slot = -1;
+	if (pthread_mutex_trylock(&d->world_lock) == 0) {
+		sd_notify(0, "RELOADING=1");
+		tierd_reload(d, &err);
+		tierd_publish(d);
+		pthread_mutex_unlock(&d->world_lock);
+		sd_notify(0, "READY=1");
+		tierd_job_free(j);
+		return;
+	}
+	tierd_jobs_push(d, j);
+}
+
 /* SIGHUP reloads, SIGTERM and SIGINT stop. */
 static void signals(struct tierd *d)
 {
 	struct signalfd_siginfo si;
-	struct tier_err err = { "" };
 
 	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			sd_notify(0, "RELOADING=1");
-			tierd_reload(d, &err);
-			sd_notify(0, "READY=1");
+			reload_signal(d);
 		} else {
 			tierd_log(&d->log, LOG_INFO, "signal %u: stopping", si.ssi_signo);
-			d->stop = true;
+			tierd_stop(d);
 		}
 	}
 }
@@ -111,6 +131,105 @@ int tierd_world_new(struct tierd *d, struct tier_err *err)
 	return ret;
 }
 
+/* The condition variable is timed on CLOCK_MONOTONIC, the clock of
+ * tier_linux_now_us. */
+int tierd_threads_init(struct tierd *d)
+{
+	pthread_condattr_t ca;
+	int ret = pthread_condattr_init(&ca);
+
+	if (!ret)
+		ret = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (!ret)
+		ret = pthread_cond_init(&d->jobs_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ret)
+		return ret;
+	pthread_mutex_init(&d->world_lock, NULL);
+	pthread_mutex_init(&d->jobs_lock, NULL);
+	pthread_mutex_init(&d->pub.lock, NULL);
+	return 0;
+}
+
+void tierd_threads_release(struct tierd *d)
+{
+	pthread_cond_destroy(&d->jobs_cond);
+	pthread_mutex_destroy(&d->world_lock);
+	pthread_mutex_destroy(&d->jobs_lock);
+	pthread_mutex_destroy(&d->pub.lock);
+}
+
+int tierd_events_open(struct tierd *d, struct tier_err *err)
+{
+	int ret;
+
+	d->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->done_fd < 0 || d->epfd < 0)
+		return tier_err_set(err, -errno, "event setup: %s", strerror(errno));
+	ret = tierd_epoll_add(d, d->done_fd, TIERD_TAG_DONE);
+	if (ret)
+		return tier_err_set(err, ret, "event setup: %s", strerror(-ret));
+	ret = tierd_control_open(d, err);
+	if (ret)
+		return tier_err_set(err, ret, "control socket: %s", err->msg);
+	return 0;
+}
+
+void tierd_events_close(struct tierd *d)
+{
+	struct tierd_job *j, *next;
+
+	/* Answers the step thread gave as it stopped. */
+	for (j = d->done; j; j = next) {
+		next = j->next;
+		tierd_job_free(j);
+	}
+	d->done = NULL;
+	tierd_control_close(d);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->done_fd >= 0)
+		close(d->done_fd);
+	d->epfd = d->done_fd = -1;
+}
+
+int tierd_serve(struct tierd *d)
+{
+	int ret;
+
+	/* Figures for status before the first step ends. */
+	tierd_publish(d);
+	ret = pthread_create(&d->step_thread, NULL, tierd_step_main, d);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "step thread: %s", strerror(ret));
+		return -ret;
+	}
+	while (!atomic_load(&d->stop)) {
+		struct epoll_event evs[16];
+		int n = epoll_wait(d->epfd, evs, 16, -1), k;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			tierd_log(&d->log, LOG_ERR, "epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (k = 0; k < n && !atomic_load(&d->stop); k++) {
+			uint64_t tag = evs[k].data.u64;
+
+			if (tag == TIERD_TAG_SIGNAL)
+				signals(d);
+			else
+				tierd_control_event(d, tag, evs[k].events);
+		}
+	}
+	tierd_stop(d);
+	pthread_join(d->step_thread, NULL);
+	return ret;
+}
+
 int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 {
 	/* On the heap: the client buffers are TIERD_MAX_CLIENTS x 64 KiB. */
@@ -129,7 +248,13 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	d->args = args;
 	d->cfg = *cfg;		/* takes ownership */
 	memset(cfg, 0, sizeof(*cfg));
-	d->epfd = d->tfd = d->sfd = d->ctl.lfd = -1;
+	d->epfd = d->sfd = d->done_fd = d->ctl.lfd = -1;
+	if (tierd_threads_init(d)) {
+		fprintf(stderr, "tierd: cannot set up its threads' locks\n");
+		tier_config_release(&d->cfg);
+		free(d);
+		return 1;
+	}
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
 		d->ctl.clients[i].fd = -1;
 	d->exit_status = 1;
@@ -159,6 +284,8 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		goto out;
 	}
 	d->loop_ready = true;
+	d->hint_supported = d->be->hint != NULL;
+	snprintf(d->machine_name, sizeof(d->machine_name), "%s", d->be->name);
 	tierd_heat_init(&d->heat, d->be);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
@@ -170,80 +297,38 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sfd < 0 || d->tfd < 0 || d->epfd < 0) {
+	if (d->sfd < 0) {
 		tierd_log(&d->log, LOG_ERR, "event setup: %s", strerror(errno));
 		goto out;
 	}
-	ret = tierd_control_open(d, &err);
+	ret = tierd_events_open(d, &err);
+	if (!ret && (ret = tierd_epoll_add(d, d->sfd, TIERD_TAG_SIGNAL)))
+		tier_err_set(&err, ret, "event setup: %s", strerror(-ret));
 	if (ret) {
-		tierd_log(&d->log, LOG_ERR, "control socket: %s", err.msg);
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
 	drop_capabilities(&d->log);
-	ret = tierd_epoll_add(d, d->sfd, TIERD_TAG_SIGNAL);
-	if (!ret)
-		ret = tierd_epoll_add(d, d->tfd, TIERD_TAG_TIMER);
-	if (!ret)
-		ret = arm_timer(d);
-	if (ret) {
-		tierd_log(&d->log, LOG_ERR, "event setup: %s", strerror(-ret));
-		goto out;
-	}
 	tierd_log(&d->log, LOG_INFO, "managing %s: %zu tiers, policy %s, tracker %s, every %llu ms, socket %s",
 		  d->be->name, d->be->topo->nr_tiers, pol->name, d->be->tracker_name,
 		  (unsigned long long)d->cfg.interval_ms, d->cfg.socket_path);
 	sd_notifyf(0, "READY=1\nSTATUS=managing %s with policy %s", d->be->name, pol->name);
-
-	while (!d->stop) {
-		struct epoll_event evs[16];
-		int n = epoll_wait(d->epfd, evs, 16, -1), k;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			tierd_log(&d->log, LOG_ERR, "epoll_wait: %s", strerror(errno));
-			goto out;
-		}
-		for (k = 0; k < n && !d->stop; k++) {
-			uint64_t tag = evs[k].data.u64;
-
-			if (tag == TIERD_TAG_TIMER) {
-				uint64_t expirations;
-
-				if (read(d->tfd, &expirations, sizeof(expirations)) > 0)
-					tierd_step(d);
-			} else if (tag == TIERD_TAG_SIGNAL) {
-				signals(d);
-			} else {
-				tierd_control_event(d, tag);
-			}
-		}
-		/* A reload (a signal or a request above) changed the interval. */
-		if (d->cfg.interval_ms != d->tfd_interval_ms) {
-			ret = arm_timer(d);
-			if (ret) {
-				tierd_log(&d->log, LOG_ERR, "timer: %s", strerror(-ret));
-				goto out;
-			}
-		}
+	/* After the capabilities are dropped: they are per thread. */
+	if (tierd_serve(d) == 0) {
+		sd_notify(0, "STOPPING=1");
+		d->exit_status = 0;
 	}
-	sd_notify(0, "STOPPING=1");
-	d->exit_status = 0;
 out:
-	tierd_control_close(d);
+	tierd_events_close(d);
 	if (d->loop_ready)
 		tier_loop_release(&d->loop);
 	tierd_heat_release(&d->heat);
 	if (d->be)
 		d->be->destroy(d->be);	/* restores kernel tiering */
-	if (d->epfd >= 0)
-		close(d->epfd);
-	if (d->tfd >= 0)
-		close(d->tfd);
 	if (d->sfd >= 0)
 		close(d->sfd);
+	tierd_publish_release(d);
+	tierd_threads_release(d);
 	tier_config_release(&d->cfg);
 	tierd_rules_release(&d->rules);
 	tierd_rules_release(&d->rt_rules);

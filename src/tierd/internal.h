@@ -1,17 +1,27 @@
 /* internal.h - the daemon's state and the calls between its modules; not
  * for the front end (main.c calls tierd_run of daemon.h only).
  *
- *   daemon.c   lifecycle: setup, the event loop, signals, teardown
- *   step.c     one policy step and tierd's CPU share
+ *   daemon.c   lifecycle: setup, the control thread's event loop,
+ *              signals, teardown
+ *   step.c     the step thread: policy steps, tierd's CPU share, and
+ *              the requests that wait for the world
  *   reload.c   a configuration put in force (start, reload) and the
  *              control groups' rules in force
  *   control.c  the control socket: clients, requests, responses
+ *   requests.c what each request does; the published figures
  *
- * One thread: every function here runs from the event loop.
+ * Two threads. The control thread (the main one) runs the event loop:
+ * signals and the control socket. The step thread runs the policy steps.
+ * The world (the backend, the policy loop, the heatmaps, the
+ * configuration and the rules in force) belongs to whichever thread holds
+ * world_lock; the control thread only ever tries it, so it never waits
+ * for a step. The other fields say which thread owns them.
  */
 #ifndef TIERD_INTERNAL_H
 #define TIERD_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,7 +44,7 @@
 
 /* What an epoll event is about (its data.u64). */
 enum {
-	TIERD_TAG_TIMER = 1,
+	TIERD_TAG_DONE = 1,		/* the step thread answered, or stopped */
 	TIERD_TAG_SIGNAL,
 	TIERD_TAG_LISTEN,
 	TIERD_TAG_CLIENT = 100,		/* + the client's slot */
@@ -44,6 +54,8 @@ enum {
 struct tierd_client {
 	int fd;				/* -1: a free slot */
 	uid_t uid;			/* the peer's, from SO_PEERCRED */
+	uint64_t gen;			/* counts the slot's connections */
+	bool waiting;			/* a request waits for the world */
 	char buf[TIER_PROTO_MAX_LINE + 2];	/* a request line read so far */
 	size_t len;
 };
@@ -51,34 +63,70 @@ struct tierd_client {
 /* The control socket (control.c). */
 struct tierd_control {
 	int lfd;			/* listening socket, -1 when not open */
+	char path[108];			/* its path */
 	struct tierd_client clients[TIERD_MAX_CLIENTS];
 	/* Refusals logged in the current minute, and those left out. */
 	uint64_t refusal_window_us;
 	unsigned refusals_logged, refusals_dropped;
 };
 
+/* A request that needs the world, on its way between the threads. */
+struct tierd_job {
+	struct tierd_job *next;
+	struct tier_request req;	/* owned */
+	uid_t uid;			/* the asking peer's */
+	int slot;			/* its client, -1: nobody waits (answered) */
+	uint64_t gen;			/* the client slot's generation then */
+	/* the arguments, checked on the control thread */
+	uint64_t pid, addr, len;
+	int advice;
+	struct tierd_heat_query heat;
+	char *response;			/* the answer line, once run */
+};
+
+/* The figures of the last step, for the control thread (JSON texts). */
+struct tierd_published {
+	pthread_mutex_t lock;
+	char *status, *cgroups;
+	uint64_t status_us;		/* when rendered */
+};
+
 /* The daemon: owned by tierd_run, on the heap (the client buffers are
  * TIERD_MAX_CLIENTS x 64 KiB). */
 struct tierd {
 	const struct tierd_args *args;
+	struct tierd_log log;		/* level changed under world_lock */
+	/* The world: under world_lock once the step thread runs. */
+	pthread_mutex_t world_lock;
 	struct tier_config cfg;		/* the configuration in force */
-	struct tierd_log log;
 	struct tier_world *be;
 	struct tier_loop loop;
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
-	int epfd, tfd, sfd;
-	uint64_t tfd_interval_ms;	/* the interval the timer is armed at */
-	struct tierd_control ctl;
-	uint64_t start_us;
 	uint64_t steps;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
-	bool stop;
-	int exit_status;
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;
+	/* Set at start, read-only after. */
+	uint64_t start_us;
+	bool hint_supported;		/* the world has processes to advise */
+	char machine_name[64];
+	/* The control thread's. */
+	int epfd, sfd;
+	struct tierd_control ctl;
+	int exit_status;
+	/* Between the threads: under jobs_lock. */
+	pthread_mutex_t jobs_lock;
+	pthread_cond_t jobs_cond;	/* signalled for a job, and to stop */
+	struct tierd_job *jobs;		/* waiting for the world, oldest first */
+	struct tierd_job *done;		/* answered, for the control thread */
+	int done_fd;			/* eventfd: done has jobs, or stop is set */
+	atomic_bool stop;
+	atomic_uint_fast64_t step_started_us;	/* 0 between steps */
+	pthread_t step_thread;
+	struct tierd_published pub;
 };
 
 /* daemon.c */
@@ -90,20 +138,77 @@ int tierd_world_new(struct tierd *d, struct tier_err *err);
 /* Watches fd for input, its events tagged with tag. Returns 0 or -errno. */
 int tierd_epoll_add(struct tierd *d, int fd, uint64_t tag);
 
+/* The locks and the condition variable between the threads. Returns 0
+ * or an error number. */
+int tierd_threads_init(struct tierd *d);
+void tierd_threads_release(struct tierd *d);
+
+/* The control thread's events: the step thread's eventfd and the control
+ * socket (d->epfd). Returns 0 or -errno with err set; close them with
+ * tierd_events_close, also after a failure. */
+int tierd_events_open(struct tierd *d, struct tier_err *err);
+void tierd_events_close(struct tierd *d);
+
+/* Starts the step thread and runs the control thread's event loop on the
+ * calling thread until d->stop; then stops the step thread. Returns 0, or
+ * -errno when the loop failed (logged). */
+int tierd_serve(struct tierd *d);
+
+/* Sets stop and wakes both threads. */
+void tierd_stop(struct tierd *d);
+
 /* step.c */
 
-/* A timer tick: one policy step unless tierd's CPU share asks for a pause.
- * Errors are logged, never fatal; the end of a finite simulated run sets
- * d->stop. */
-void tierd_step(struct tierd *d);
+/* One policy step now (world lock held), its figures published. Returns
+ * when the next is due (tier_linux_now_us): interval_ms on, or later when
+ * tierd's CPU share asks for a pause. */
+uint64_t tierd_step(struct tierd *d);
+
+/* The step thread: a policy step every interval_ms unless tierd's CPU
+ * share asks for a pause (the first at once), each under the world lock;
+ * between steps, the jobs that wait for the world. Errors are logged,
+ * never fatal; the end of a finite simulated run stops the daemon. Runs
+ * until d->stop. */
+void *tierd_step_main(void *arg);
+
+/* A job for the step thread (the control thread's). */
+void tierd_jobs_push(struct tierd *d, struct tierd_job *j);
+
+/* The answered jobs, oldest first, taken off the done list (the control
+ * thread's, on TIERD_TAG_DONE). */
+struct tierd_job *tierd_jobs_done(struct tierd *d);
+
+/* requests.c */
+
+/* Renders status's and cgroups's figures from the world (world lock
+ * held) and publishes them for the control thread. */
+void tierd_publish(struct tierd *d);
+void tierd_publish_release(struct tierd *d);
+
+/* The results of status (the published figures and what is read now:
+ * uptime, CPU, the figures' age, the running step) and of cgroups. NULL
+ * when out of memory. */
+struct json_object *tierd_status_json(struct tierd *d);
+struct json_object *tierd_cgroups_published(struct tierd *d);
+
+/* Checks a request's arguments and whether j->uid may ask it, on the
+ * control thread, without the world. Returns 0 or -errno with err set
+ * (-EPERM for a refusal). */
+int tierd_job_check(struct tierd *d, struct tierd_job *j, struct tier_err *err);
+
+/* Runs a checked request (world lock held): the answer into j->response
+ * when someone waits for it. */
+void tierd_job_run(struct tierd *d, struct tierd_job *j);
+
+void tierd_job_free(struct tierd_job *j);
 
 /* reload.c */
 
 /* Loads the configuration file again and puts it in force, all of it or
  * (a bad file, a policy or control groups that cannot be set up) none:
- * the running configuration is then kept. A new interval_ms is left to
- * the event loop, which re-arms the timer. Returns 0 or -errno with err
- * set (and logged). */
+ * the running configuration is then kept. A new interval_ms counts from
+ * the next step. World lock held. Returns 0 or -errno with err set (and
+ * logged). */
 int tierd_reload(struct tierd *d, struct tier_err *err);
 
 /* The control groups' rules of cfg and those set at run time to the
@@ -120,9 +225,9 @@ int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool str
  * it. Returns 0 or -errno with err set. */
 int tierd_control_open(struct tierd *d, struct tier_err *err);
 
-/* An event of the control socket: a tag of TIERD_TAG_LISTEN or
- * TIERD_TAG_CLIENT + i. */
-void tierd_control_event(struct tierd *d, uint64_t tag);
+/* An event of the control socket: a tag of TIERD_TAG_LISTEN,
+ * TIERD_TAG_DONE or TIERD_TAG_CLIENT + i, with its epoll events. */
+void tierd_control_event(struct tierd *d, uint64_t tag, uint32_t events);
 
 /* Closes every connection and the socket, and removes it. */
 void tierd_control_close(struct tierd *d);

@@ -27,7 +27,8 @@ void tierd_log(const struct tierd_log *log, int level, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
-	if (level > log->level)
+	/* The level changes on reload, on the step thread. */
+	if (level > __atomic_load_n(&log->level, __ATOMIC_RELAXED))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);

@@ -112,7 +112,7 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 	}
 	cgroups_commit(d, &merged);
 	d->be->env->budget_bytes_per_s = fresh.budget_bytes_per_s;
-	d->log.level = fresh.log_level;
+	__atomic_store_n(&d->log.level, fresh.log_level, __ATOMIC_RELAXED);
 	if (d->be->reconfigure)
 		d->be->reconfigure(d->be, &fresh);
 	{
@@ -123,7 +123,7 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 		d->cfg.socket_path = sock;
 	}
 	tier_config_release(&d->cfg);
-	/* The event loop re-arms the timer when the interval changed. */
+	/* The step thread takes a new interval from the next step on. */
 	d->cfg = fresh;
 	tierd_log(&d->log, LOG_INFO, "configuration reloaded from %s", d->args->config);
 	return 0;

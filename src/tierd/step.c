@@ -1,9 +1,15 @@
-/* step.c - one step of the shared policy loop over the backend: the
- * machine brought up to date, the tracker's observations to the policy and
- * the heatmaps, the policy's moves; and tierd's CPU share between steps. */
+/* step.c - the step thread: one step of the shared policy loop over the
+ * backend (the machine brought up to date, the tracker's observations to
+ * the policy and the heatmaps, the policy's moves) every interval, with
+ * tierd's CPU share between steps; and, between steps, the requests that
+ * wait for the world. */
 #include "tierd/internal.h"
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t cpu_us(void)
 {
@@ -26,7 +32,7 @@ static void step_once(struct tierd *d)
 	ret = d->be->prepare(d->be, &d->loop, tier_linux_now_us(), &err);
 	if (ret == 1) {
 		tierd_log(&d->log, LOG_INFO, "the machine's run is over; stopping");
-		d->stop = true;
+		tierd_stop(d);
 		return;
 	}
 	if (!ret && tierd_heat_sync(&d->heat, env_now_us(d)))
@@ -48,20 +54,125 @@ static void step_once(struct tierd *d)
 	d->steps++;
 }
 
-void tierd_step(struct tierd *d)
+uint64_t tierd_step(struct tierd *d)
 {
-	uint64_t now = tier_linux_now_us(), cpu0;
+	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
 
+	atomic_store(&d->step_started_us, now);
+	step_once(d);
+	tierd_publish(d);
+	atomic_store(&d->step_started_us, 0);
+	next = now + d->cfg.interval_ms * 1000;
 	/* The CPU share: a step that cost c microseconds of CPU is followed
 	 * by a pause of c * 100 / max_cpu_percent before the next one, so
 	 * tierd never takes more than its share of a core, however large the
-	 * managed memory (the policy then reacts more slowly, never harder). */
-	if (now < d->next_step_us)
-		return;
-	cpu0 = cpu_us();
-	step_once(d);
-	/* On a simulated machine tierd's CPU is mostly the simulated
+	 * managed memory (the policy then reacts more slowly, never harder).
+	 * On a simulated machine tierd's CPU is mostly the simulated
 	 * application's: no share to keep. */
 	if (!d->args->machine)
 		d->next_step_us = now + (cpu_us() - cpu0) * 100 / d->cfg.max_cpu_percent;
+	return next > d->next_step_us ? next : d->next_step_us;
+}
+
+void tierd_jobs_push(struct tierd *d, struct tierd_job *j)
+{
+	struct tierd_job **p;
+
+	j->next = NULL;
+	pthread_mutex_lock(&d->jobs_lock);
+	for (p = &d->jobs; *p; p = &(*p)->next)
+		;
+	*p = j;
+	pthread_cond_signal(&d->jobs_cond);
+	pthread_mutex_unlock(&d->jobs_lock);
+}
+
+struct tierd_job *tierd_jobs_done(struct tierd *d)
+{
+	struct tierd_job *j;
+	uint64_t n;
+
+	if (read(d->done_fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		tierd_log(&d->log, LOG_DEBUG, "eventfd: %s", strerror(errno));
+	pthread_mutex_lock(&d->jobs_lock);
+	j = d->done;
+	d->done = NULL;
+	pthread_mutex_unlock(&d->jobs_lock);
+	return j;
+}
+
+/* Runs the jobs taken off the queue (world lock held) and hands those
+ * with an answer to the control thread. */
+static void run_jobs(struct tierd *d, struct tierd_job *jobs)
+{
+	struct tierd_job *j, *next, *answered = NULL, **tail = &answered;
+	uint64_t one = 1;
+
+	for (j = jobs; j; j = next) {
+		next = j->next;
+		tierd_job_run(d, j);
+		if (j->slot < 0) {
+			tierd_job_free(j);
+			continue;
+		}
+		j->next = NULL;
+		*tail = j;
+		tail = &j->next;
+	}
+	if (!answered)
+		return;
+	pthread_mutex_lock(&d->jobs_lock);
+	for (tail = &d->done; *tail; tail = &(*tail)->next)
+		;
+	*tail = answered;
+	pthread_mutex_unlock(&d->jobs_lock);
+	if (write(d->done_fd, &one, sizeof(one)) < 0)
+		tierd_log(&d->log, LOG_DEBUG, "eventfd: %s", strerror(errno));
+}
+
+static struct timespec abs_monotonic(uint64_t us)
+{
+	return (struct timespec){ .tv_sec = (time_t)(us / 1000000),
+				  .tv_nsec = (long)(us % 1000000) * 1000 };
+}
+
+void *tierd_step_main(void *arg)
+{
+	struct tierd *d = arg;
+	uint64_t next = tier_linux_now_us();	/* the first step at once */
+
+	pthread_mutex_lock(&d->jobs_lock);
+	for (;;) {
+		struct tierd_job *jobs;
+		bool due;
+
+		while (!atomic_load(&d->stop) && !d->jobs && tier_linux_now_us() < next) {
+			struct timespec ts = abs_monotonic(next);
+
+			pthread_cond_timedwait(&d->jobs_cond, &d->jobs_lock, &ts);
+		}
+		if (atomic_load(&d->stop))
+			break;
+		jobs = d->jobs;
+		d->jobs = NULL;
+		pthread_mutex_unlock(&d->jobs_lock);
+
+		pthread_mutex_lock(&d->world_lock);
+		if (jobs)
+			run_jobs(d, jobs);
+		due = tier_linux_now_us() >= next;
+		if (due && !atomic_load(&d->stop))
+			next = tierd_step(d);
+		pthread_mutex_unlock(&d->world_lock);
+		pthread_mutex_lock(&d->jobs_lock);
+	}
+	/* Jobs left at the stop are dropped with their clients. */
+	while (d->jobs) {
+		struct tierd_job *j = d->jobs;
+
+		d->jobs = j->next;
+		tierd_job_free(j);
+	}
+	pthread_mutex_unlock(&d->jobs_lock);
+	return NULL;
 }

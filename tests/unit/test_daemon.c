@@ -1,15 +1,21 @@
-/* test_daemon.c - the daemon's reload and step (src/tierd/reload.c,
- * src/tierd/step.c) on a simulated machine, without its sockets: a reload
- * puts a configuration in force whole or not at all and leaves the backend
- * nothing freed, and a new run of step errors is logged again after a good
- * step. The backend's hooks are replaced where a failure is needed. */
+/* test_daemon.c - the daemon's reload, step and threads (src/tierd/
+ * reload.c, step.c, control.c) on a simulated machine: a reload puts a
+ * configuration in force whole or not at all and leaves the backend
+ * nothing freed, a new run of step errors is logged again after a good
+ * step, and the control socket answers while a step runs. The backend's
+ * hooks are replaced where a failure or a long step is needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +34,9 @@ struct fixture {
 			   struct tier_err *err);
 	int set_groups_ret, prepare_ret;
 	unsigned set_groups_calls;
+	/* A step that waits in prepare until the test lets it go. */
+	sem_t step_entered, step_release;
+	bool step_blocks;
 };
 
 /* The hooks reach the fixture here: they have the backend's priv only. */
@@ -53,6 +62,18 @@ static int fake_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t n
 	return hooks_fx->sim_prepare(b, loop, now_us, err);
 }
 
+/* The first step waits for the test; the later ones do not. */
+static int blocking_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			    struct tier_err *err)
+{
+	if (hooks_fx->step_blocks) {
+		hooks_fx->step_blocks = false;
+		sem_post(&hooks_fx->step_entered);
+		sem_wait(&hooks_fx->step_release);
+	}
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -70,7 +91,8 @@ static int setup(void **state)
 	d = f->d = calloc(1, sizeof(*d));
 	assert_non_null(d);
 	d->args = &f->args;
-	d->epfd = d->tfd = d->sfd = d->ctl.lfd = -1;
+	d->epfd = d->sfd = d->done_fd = d->ctl.lfd = -1;
+	assert_int_equal(tierd_threads_init(d), 0);
 	assert_int_equal(tier_config_init(&d->cfg), 0);
 	/* A tracker named in the config, as the simulated world takes it. */
 	assert_int_equal(tier_config_set_string(&d->cfg.tracker, "damon"), 0);
@@ -102,6 +124,8 @@ static int teardown(void **state)
 	tierd_heat_release(&d->heat);
 	d->be->destroy(d->be);
 	tier_config_release(&d->cfg);
+	tierd_publish_release(d);
+	tierd_threads_release(d);
 	tierd_rules_release(&d->rules);
 	tierd_rules_release(&d->rt_rules);
 	fclose(d->log.out);
@@ -252,6 +276,116 @@ static void test_step_errors_logged_per_run(void **state)
 	assert_int_equal(logged(f, "tierd: debug: step: refused by the test"), 1);
 }
 
+static void *serve_thread(void *arg)
+{
+	return (void *)(intptr_t)tierd_serve(arg);
+}
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* The response line to a request sent on fd, or "" when none came within
+ * timeout_ms. */
+static void ask(int fd, const char *req, int timeout_ms, char *buf, size_t size)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t len = 0;
+
+	if (req)
+		assert_int_equal(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	buf[0] = '\0';
+	while (len < size - 1 && !memchr(buf, '\n', len) && poll(&p, 1, timeout_ms) == 1) {
+		ssize_t n = recv(fd, buf + len, size - 1 - len, 0);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+}
+
+static void wait_sem(sem_t *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 30;
+	assert_int_equal(sem_timedwait(s, &ts), 0);
+}
+
+/* While a step runs (held in prepare here), status is answered from the
+ * figures published before it, with the running step's age; a request
+ * that needs the world waits for the step's end, alone: another client's
+ * status is answered meanwhile. */
+static void test_socket_answers_during_step(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	struct tier_err err = { "" };
+	char sock[128], buf[8192], req[256];
+	pthread_t t;
+	void *ret;
+	size_t i;
+	int a, b;
+
+	snprintf(sock, sizeof(sock), "%s/sock", f->dir);
+	assert_int_equal(tier_config_set_string(&d->cfg.socket_path, sock), 0);
+	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
+		d->ctl.clients[i].fd = -1;
+	d->start_us = tier_linux_now_us();
+	assert_int_equal(sem_init(&f->step_entered, 0, 0), 0);
+	assert_int_equal(sem_init(&f->step_release, 0, 0), 0);
+	f->step_blocks = true;
+	d->be->prepare = blocking_prepare;
+	if (tierd_events_open(d, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(pthread_create(&t, NULL, serve_thread, d), 0);
+	wait_sem(&f->step_entered);
+	usleep(20000);
+
+	a = connect_to(sock);
+	ask(a, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"ok\":true"));
+	assert_non_null(strstr(buf, "\"steps\":0"));
+	assert_null(strstr(buf, "\"step_running_ms\":0,"));
+	assert_non_null(strstr(buf, "\"step_running_ms\":"));
+
+	/* explain needs the world: no answer while the step holds it. */
+	snprintf(req, sizeof(req),
+		 "{\"v\":1,\"cmd\":\"explain\",\"args\":{\"pid\":%d,\"addr\":4096}}\n",
+		 (int)getpid());
+	ask(a, req, 300, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	b = connect_to(sock);
+	ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"ok\":true"));
+
+	/* The step ends: explain is answered, and the next status counts it. */
+	sem_post(&f->step_release);
+	ask(a, NULL, 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"v\":1"));
+	ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"steps\":1"));
+	assert_non_null(strstr(buf, "\"step_running_ms\":0"));
+
+	close(a);
+	close(b);
+	tierd_stop(d);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_int_equal((intptr_t)ret, 0);
+	tierd_events_close(d);
+	sem_destroy(&f->step_entered);
+	sem_destroy(&f->step_release);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +394,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
