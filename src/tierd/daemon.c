@@ -268,6 +268,9 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "policy.name: unknown policy '%s'", d->cfg.policy);
 		goto out;
 	}
+	/* Before any thread starts (a tracker's, the step thread):
+	 * capabilities are per thread. */
+	drop_capabilities(&d->log);
 	ret = tierd_world_new(d, &err);
 	if (ret) {
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
@@ -308,12 +311,10 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
-	drop_capabilities(&d->log);
 	tierd_log(&d->log, LOG_INFO, "managing %s: %zu tiers, policy %s, tracker %s, every %llu ms, socket %s",
 		  d->be->name, d->be->topo->nr_tiers, pol->name, d->be->tracker_name,
 		  (unsigned long long)d->cfg.interval_ms, d->cfg.socket_path);
 	sd_notifyf(0, "READY=1\nSTATUS=managing %s with policy %s", d->be->name, pol->name);
-	/* After the capabilities are dropped: they are per thread. */
 	if (tierd_serve(d) == 0) {
 		sd_notify(0, "STOPPING=1");
 		d->exit_status = 0;
