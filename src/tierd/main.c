@@ -157,7 +157,8 @@ static void restore_say(void *arg, int level, const char *msg)
 /* --restore: what a tierd that died left changed in the kernel goes back. */
 static int restore(const struct tier_config *cfg)
 {
-	struct tier_linux_ctx ctx = { cfg->sysfs_root, "/proc", "/sys/kernel/debug" };
+	struct tier_linux_ctx ctx = { .sysfs_root = cfg->sysfs_root, .procfs_root = "/proc",
+				      .debugfs_root = "/sys/kernel/debug" };
 	struct tier_err err = { "" };
 	bool found;
 

@@ -64,13 +64,22 @@ uint64_t tierd_step(struct tierd *d)
 	atomic_store(&d->step_started_us, 0);
 	next = now + d->cfg.interval_ms * 1000;
 	/* The CPU share: a step that cost c microseconds of CPU is followed
-	 * by a pause of c * 100 / max_cpu_percent before the next one, so
-	 * tierd never takes more than its share of a core, however large the
-	 * managed memory (the policy then reacts more slowly, never harder).
-	 * On a simulated machine tierd's CPU is mostly the simulated
-	 * application's: no share to keep. */
-	if (!d->args->machine)
-		d->next_step_us = now + (cpu_us() - cpu0) * 100 / d->cfg.max_cpu_percent;
+	 * by a pause of c * 100 / share before the next one, so tierd never
+	 * takes more than its share of a core, however large the managed
+	 * memory (the policy then reacts more slowly, never harder). The
+	 * share is max_cpu_percent, or half of it when the tracker runs
+	 * kernel threads (a kdamond), which keep the other half (the Linux
+	 * world's DAMON tracker). On a simulated machine tierd's CPU is
+	 * mostly the simulated application's: no share to keep. */
+	if (!d->args->machine) {
+		struct tier_world_stats st;
+		uint64_t share = d->cfg.max_cpu_percent * 2;	/* in half percents */
+
+		d->be->stats(d->be, &st);
+		if (st.has_kthread_cpu)
+			share /= 2;
+		d->next_step_us = now + (cpu_us() - cpu0) * 200 / (share ? share : 1);
+	}
 	return next > d->next_step_us ? next : d->next_step_us;
 }
 

@@ -33,6 +33,13 @@ struct tier__damon_tracker {
 	size_t nr_pids;
 	uint64_t empty_snapshots;	/* empty tried_regions, asked again */
 	pid_t kdamond_pid;		/* its kernel thread, 0 when unknown */
+	/* Its CPU share (damon_kdamond.c): the window being measured. */
+	uint64_t base_aggr_us;		/* the aggregation picked for collect */
+	pid_t share_pid;
+	uint64_t share_since_us;
+	double share_cpu_s;		/* its CPU seconds at share_since_us */
+	double share_percent;		/* of the last window, -1: none yet */
+	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */
 };
 
@@ -55,6 +62,13 @@ void tier__damon_kdamond_give_back(struct tier__damon_tracker *t);
  * (-EOPNOTSUPP: no vaddr operations). */
 int tier__damon_kdamond_setup(struct tier__damon_tracker *t, uint64_t interval_us,
 			      struct tier_err *err);
+
+/* Measures the kdamond's CPU share over windows of a few seconds and,
+ * when it strays from ctx.kthread_cpu_percent, commits a longer (or, back
+ * towards DAMON's 5 ms, shorter) sample interval online: the kdamond's
+ * cost is one page-table check per region per sample. Failures leave the
+ * intervals as they were. Called after each collect. */
+void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t);
 
 /* Writes t->pids as the context's targets and, unless t->tracepoint,
  * the "stat" schemes that report their regions: one per target with a

@@ -9,7 +9,10 @@
  *   contexts/nr_contexts = 1, contexts/0/operations = vaddr
  *   monitoring_attrs/intervals     sample 5 ms; aggregation a tenth of the
  *                                  collect interval within [100 ms, 1 s];
- *                                  update max(1 s, aggregation)
+ *                                  update max(1 s, aggregation); the sample
+ *                                  interval then grows (up to 100 ms) and
+ *                                  shrinks back to keep the kdamond within
+ *                                  its CPU share, committed online
  *   monitoring_attrs/nr_regions    min 200, max 2000
  *   targets/N/pid_target           one target per process
  *   schemes/N                      action "stat" with access_pattern maxima
@@ -29,12 +32,20 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend/linux/clock.h"
 #include "backend/linux/damon_impl.h"
+#include "backend/linux/procs.h"
 
 #define DAMON_SAMPLE_US		5000u
 #define DAMON_AGGR_MIN_US	100000u
 #define DAMON_AGGR_MAX_US	1000000u
 #define DAMON_UPDATE_MIN_US	1000000u
+/* The longest sample interval the CPU share may ask for, the samples an
+ * aggregation keeps at least (so that nr_accesses still tells a rate), and
+ * the window the share is measured over. */
+#define DAMON_SAMPLE_MAX_US	100000u
+#define DAMON_MIN_SAMPLES	10u
+#define DAMON_SHARE_WINDOW_US	3000000u
 /* At least 200 regions: DAMON checks one page per region per sample, and
  * merges neighbours whose counts agree. Over a few big regions a hot set
  * of pages each touched tens of times a second (random updates over 100
@@ -95,6 +106,22 @@ void tier__damon_kdamond_give_back(struct tier__damon_tracker *t)
 
 /* ---- its context -------------------------------------------------------- */
 
+/* The intervals for a sample interval: the aggregation the collect
+ * interval asked for, or longer to keep DAMON_MIN_SAMPLES in it (up to
+ * DAMON_AGGR_MAX_US), a whole number of samples. */
+static void set_intervals(struct tier__damon_tracker *t, uint64_t sample_us)
+{
+	uint64_t aggr = t->base_aggr_us;
+
+	if (aggr < sample_us * DAMON_MIN_SAMPLES)
+		aggr = sample_us * DAMON_MIN_SAMPLES;
+	if (aggr > DAMON_AGGR_MAX_US)
+		aggr = DAMON_AGGR_MAX_US;
+	t->sample_us = sample_us;
+	t->aggr_us = aggr / sample_us * sample_us;
+	t->update_us = t->aggr_us > DAMON_UPDATE_MIN_US ? t->aggr_us : DAMON_UPDATE_MIN_US;
+}
+
 static void pick_intervals(struct tier__damon_tracker *t, uint64_t interval_us)
 {
 	uint64_t aggr = interval_us / 10;
@@ -109,9 +136,9 @@ static void pick_intervals(struct tier__damon_tracker *t, uint64_t interval_us)
 		aggr = DAMON_AGGR_MIN_US;
 	if (aggr > DAMON_AGGR_MAX_US)
 		aggr = DAMON_AGGR_MAX_US;
-	t->sample_us = DAMON_SAMPLE_US;
-	t->aggr_us = aggr / DAMON_SAMPLE_US * DAMON_SAMPLE_US;
-	t->update_us = t->aggr_us > DAMON_UPDATE_MIN_US ? t->aggr_us : DAMON_UPDATE_MIN_US;
+	t->base_aggr_us = aggr;
+	t->share_percent = -1;
+	set_intervals(t, DAMON_SAMPLE_US);
 }
 
 /* One context, of vaddr operations. */
@@ -318,4 +345,74 @@ int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err
 		ret = tier__damon_sysfs_command(&t->fs, "off", err);
 	t->running = false;
 	return ret;
+}
+
+/* ---- its CPU share ------------------------------------------------------ */
+
+static int write_intervals(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	const struct {
+		const char *file;
+		uint64_t val;
+	} attrs[] = {
+		{ "sample_us", t->sample_us },
+		{ "aggr_us", t->aggr_us },
+		{ "update_us", t->update_us },
+	};
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < sizeof(attrs) / sizeof(attrs[0]); i++)
+		ret = tier__damon_sysfs_write_u64(&t->fs, attrs[i].val, err,
+						  "kdamonds/%u/contexts/0/monitoring_attrs/intervals/%s",
+						  t->fs.kdamond, attrs[i].file);
+	return ret;
+}
+
+void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
+{
+	double want = t->roots.ctx.kthread_cpu_percent, cpu, pct;
+	uint64_t now = tier_linux_now_us(), sample, old_sample = t->sample_us;
+	struct tier_err err = { "" };
+
+	if (want <= 0 || !t->running || t->kdamond_pid <= 0 ||
+	    tier_linux_cpu_seconds(&t->roots.ctx, t->kdamond_pid, &cpu))
+		return;
+	/* A new kdamond (restarted for new targets) starts a new window. */
+	if (t->share_pid != t->kdamond_pid || !t->share_since_us || cpu < t->share_cpu_s) {
+		t->share_pid = t->kdamond_pid;
+		t->share_since_us = now;
+		t->share_cpu_s = cpu;
+		return;
+	}
+	if (now - t->share_since_us < DAMON_SHARE_WINDOW_US)
+		return;
+	pct = (cpu - t->share_cpu_s) * 1e8 / (double)(now - t->share_since_us);
+	t->share_percent = pct;
+	t->share_since_us = now;
+	t->share_cpu_s = cpu;
+	/* The cost is inversely proportional to the sample interval. A
+	 * dead band against noise: longer beyond 1.25 times the share (at
+	 * most 8 times at once), shorter by half below half of it. */
+	if (pct > want * 1.25)
+		sample = (uint64_t)((double)t->sample_us * (pct / want > 8 ? 8 : pct / want));
+	else if (pct < want / 2 && t->sample_us > DAMON_SAMPLE_US)
+		sample = t->sample_us / 2;
+	else
+		return;
+	sample = (sample + 500) / 1000 * 1000;
+	if (sample < DAMON_SAMPLE_US)
+		sample = DAMON_SAMPLE_US;
+	if (sample > DAMON_SAMPLE_MAX_US)
+		sample = DAMON_SAMPLE_MAX_US;
+	if (sample == t->sample_us)
+		return;
+	set_intervals(t, sample);
+	if (write_intervals(t, &err) || tier__damon_sysfs_command(&t->fs, "commit", &err)) {
+		/* The running kdamond keeps its intervals; so do the files. */
+		set_intervals(t, old_sample);
+		write_intervals(t, NULL);
+		return;
+	}
+	t->interval_changes++;
 }

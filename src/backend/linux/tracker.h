@@ -26,6 +26,9 @@ struct tier_linux_ctx {
 	const char *sysfs_root;		/* "/sys" */
 	const char *procfs_root;	/* "/proc" */
 	const char *debugfs_root;	/* "/sys/kernel/debug" (tracefs events) */
+	/* The share of one core, in percent, the tracker's kernel threads
+	 * (DAMON's kdamond) may take; 0: no bound. */
+	double kthread_cpu_percent;
 };
 
 /* What a tracker saw in [start, end) of process pid. Fields as in struct

@@ -169,6 +169,8 @@ void tier__damon_info(void *priv, struct tier__damon_info *out)
 	out->aggr_us = t->aggr_us;
 	out->update_us = t->update_us;
 	out->empty_snapshots = t->empty_snapshots;
+	out->kdamond_cpu_percent = t->share_percent;
+	out->interval_changes = t->interval_changes;
 }
 
 /* ---- targets ------------------------------------------------------------ */
@@ -243,6 +245,8 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	}
 	tier__batch_flush(b);
 	free(b);
+	if (!ret)
+		tier__damon_kdamond_keep_share(t);
 	return ret;
 }
 

@@ -317,6 +317,7 @@ int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx)
 	r->ctx.sysfs_root = r->sysfs_root;
 	r->ctx.procfs_root = r->procfs_root;
 	r->ctx.debugfs_root = r->debugfs_root;
+	r->ctx.kthread_cpu_percent = ctx->kthread_cpu_percent;
 	return 0;
 }
 

@@ -198,6 +198,8 @@ struct tier__damon_info {
 	bool per_target_schemes;	/* a target filter per scheme */
 	uint64_t sample_us, aggr_us, update_us;
 	uint64_t empty_snapshots;	/* empty tried_regions, asked again */
+	double kdamond_cpu_percent;	/* measured over the last window, -1: not yet */
+	unsigned interval_changes;	/* sample intervals committed to keep the share */
 };
 void tier__damon_info(void *priv, struct tier__damon_info *out);
 

@@ -224,6 +224,9 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->ctx.sysfs_root = cfg->sysfs_root;
 	lb->ctx.procfs_root = "/proc";
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
+	/* tierd's CPU budget is for all it causes: half for the kernel
+	 * threads of its tracker, half for its own steps (tierd/step.c). */
+	lb->ctx.kthread_cpu_percent = (double)cfg->max_cpu_percent / 2;
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)
 		goto out_free;
