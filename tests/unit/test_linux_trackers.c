@@ -326,6 +326,148 @@ static void test_damon_setup_and_collect(void **state)
 	tmp_release(&t);
 }
 
+/* The kdamond's CPU share: measured over 3 s windows from its
+ * /proc/PID/stat, kept near ctx.kthread_cpu_percent by the sample interval,
+ * committed online. */
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+static void kdamond_ticks(const struct tmp *t, unsigned long long ticks)
+{
+	char stat[256];
+
+	/* utime and stime are the 14th and 15th fields, in clock ticks. */
+	snprintf(stat, sizeof(stat), "4242 (kdamond.1) S 2 0 0 0 -1 2129984 0 0 0 0 %llu 0 0 0 "
+		 "20 0 1 0 100 0 0\n", ticks);
+	put(t, "proc/4242/stat", stat);
+}
+
+/* The journal's first write of a sample interval from *at on. */
+static void skip_to_intervals(const struct journal *j, size_t *at)
+{
+	while (*at < j->n && !strstr(j->line[*at], "intervals/sample_us"))
+		(*at)++;
+}
+
+static void share_window(struct tmp *t, void *priv, unsigned long long ticks)
+{
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+
+	fake_now += 3000000;
+	kdamond_ticks(t, ticks);
+	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+}
+
+static void test_damon_keeps_cpu_share(void **state)
+{
+	static const char *const slower_writes[] = {
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=40000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=400000",
+		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/state=commit",
+		NULL,
+	};
+	static const char *const faster_writes[] = {
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=20000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=200000",
+		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/state=commit",
+		NULL,
+	};
+	const pid_t pids[] = { 100 };
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long ticks = 1000;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t at;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	t.ctx.kthread_cpu_percent = 2.5;
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/pid", "4242\n");
+	mkdir(t.proc, 0755);
+	{
+		char dir[600];
+
+		snprintf(dir, sizeof(dir), "%s/4242", t.proc);
+		mkdir(dir, 0755);
+	}
+	kdamond_ticks(&t, ticks);
+	fake_now = 1000000;
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* The first collect starts the window. */
+	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_true(info.kdamond_cpu_percent < 0);
+	assert_int_equal(info.sample_us, 5000);
+
+	/* 45% of a core (DAMON under TCG with 2000 regions): eight times
+	 * the sample interval at most, the aggregation ten samples. */
+	at = j->n;
+	ticks += (unsigned long long)(0.45 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_true(info.kdamond_cpu_percent > 44 && info.kdamond_cpu_percent < 46);
+	assert_int_equal(info.sample_us, 40000);
+	assert_int_equal(info.aggr_us, 400000);
+	assert_int_equal(info.interval_changes, 1);
+	skip_to_intervals(j, &at);
+	expect_writes(j, &at, 1, slower_writes);
+
+	/* Within the band (2.5% * 1.25): nothing changes. */
+	at = j->n;
+	ticks += (unsigned long long)(0.03 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 40000);
+	assert_int_equal(info.interval_changes, 1);
+	skip_to_intervals(j, &at);
+	assert_int_equal(at, j->n);
+
+	/* Below half of it: back down by half. */
+	at = j->n;
+	ticks += (unsigned long long)(0.01 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 20000);
+	assert_int_equal(info.aggr_us, 200000);
+	skip_to_intervals(j, &at);
+	expect_writes(j, &at, 1, faster_writes);
+
+	/* The commit refused: the intervals stay as they were. */
+	j->busy_val = "commit";
+	j->busy_left = -1;
+	j->busy_errno = EINVAL;
+	ticks += (unsigned long long)(0.45 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 20000);
+	assert_int_equal(info.aggr_us, 200000);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
+				"monitoring_attrs/intervals/sample_us"), "20000");
+	j->busy_val = NULL;
+
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
 static void test_damon_reuses_off_kdamond(void **state)
 {
 	struct journal *j = calloc(1, sizeof(*j));
@@ -1633,6 +1775,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_damon_setup_and_collect),
+		cmocka_unit_test(test_damon_keeps_cpu_share),
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),
 		cmocka_unit_test(test_damon_busy_retry),

@@ -372,7 +372,8 @@ static int write_intervals(struct tier__damon_tracker *t, struct tier_err *err)
 void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 {
 	double want = t->roots.ctx.kthread_cpu_percent, cpu, pct;
-	uint64_t now = tier_linux_now_us(), sample, old_sample = t->sample_us;
+	uint64_t now = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) : tier_linux_now_us();
+	uint64_t sample, old_sample = t->sample_us;
 	struct tier_err err = { "" };
 
 	if (want <= 0 || !t->running || t->kdamond_pid <= 0 ||

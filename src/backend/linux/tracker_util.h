@@ -184,6 +184,8 @@ struct tier__damon_hooks {
 	int (*on_write)(void *ctx, const char *rel, const char *val);
 	void *ctx;
 	unsigned busy_retry_us;		/* pause between EBUSY retries; 0 = default */
+	uint64_t (*now_us)(void *ctx);	/* the kdamond's CPU share's clock; NULL:
+					 * tier_linux_now_us */
 };
 
 int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
