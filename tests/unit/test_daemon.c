@@ -345,6 +345,8 @@ static void test_socket_answers_during_step(void **state)
 	assert_int_equal(sem_init(&f->step_release, 0, 0), 0);
 	f->step_blocks = true;
 	d->be->prepare = blocking_prepare;
+	/* One step in the test: the next is a minute away. */
+	d->cfg.interval_ms = 60000;
 	if (tierd_events_open(d, &err))
 		fail_msg("%s", err.msg);
 	assert_int_equal(pthread_create(&t, NULL, serve_thread, d), 0);
