@@ -106,6 +106,10 @@ struct tier_world {
 			 uint64_t *run);
 	/* Optional. A new configuration (process selection, budget). */
 	void (*reconfigure)(struct tier_world *b, const struct tier_config *cfg);
+	/* Upkeep that must not wait for a step, about every second, also
+	 * while tierd's CPU share pauses the steps: the tracker's cost
+	 * bounds (a kdamond runs whether or not tierd steps). Optional. */
+	void (*maintain)(struct tier_world *b);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a
 	 * kdamond) and frees it. */
 	void (*destroy)(struct tier_world *b);

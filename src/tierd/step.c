@@ -145,18 +145,23 @@ static struct timespec abs_monotonic(uint64_t us)
 				  .tv_nsec = (long)(us % 1000000) * 1000 };
 }
 
+/* The world's upkeep between steps. */
+#define MAINTAIN_EVERY_US 1000000
+
 void *tierd_step_main(void *arg)
 {
 	struct tierd *d = arg;
 	uint64_t next = tier_linux_now_us();	/* the first step at once */
+	uint64_t next_maintain = next + MAINTAIN_EVERY_US;
 
 	pthread_mutex_lock(&d->jobs_lock);
 	for (;;) {
 		struct tierd_job *jobs;
 		bool due;
 
-		while (!atomic_load(&d->stop) && !d->jobs && tier_linux_now_us() < next) {
-			struct timespec ts = abs_monotonic(next);
+		while (!atomic_load(&d->stop) && !d->jobs && tier_linux_now_us() < next &&
+		       tier_linux_now_us() < next_maintain) {
+			struct timespec ts = abs_monotonic(next < next_maintain ? next : next_maintain);
 
 			pthread_cond_timedwait(&d->jobs_cond, &d->jobs_lock, &ts);
 		}
@@ -172,6 +177,11 @@ void *tierd_step_main(void *arg)
 		due = tier_linux_now_us() >= next;
 		if (due && !atomic_load(&d->stop))
 			next = tierd_step(d);
+		if (tier_linux_now_us() >= next_maintain) {
+			if (d->be->maintain)
+				d->be->maintain(d->be);
+			next_maintain = tier_linux_now_us() + MAINTAIN_EVERY_US;
+		}
 		pthread_mutex_unlock(&d->world_lock);
 		pthread_mutex_lock(&d->jobs_lock);
 	}

@@ -356,13 +356,9 @@ static void skip_to_intervals(const struct journal *j, size_t *at)
 
 static void share_window(struct tmp *t, void *priv, unsigned long long ticks)
 {
-	struct tier_err err = { "" };
-	struct got g = { .n = 0 };
-
 	fake_now += 3000000;
 	kdamond_ticks(t, ticks);
-	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
-		fail_msg("collect: %s", err.msg);
+	tier__linux_tracker_damon.maintain(priv);
 }
 
 static void test_damon_keeps_cpu_share(void **state)
@@ -388,7 +384,6 @@ static void test_damon_keeps_cpu_share(void **state)
 	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock };
 	struct tier__damon_info info;
 	struct tier_err err = { "" };
-	struct got g = { .n = 0 };
 	struct tmp t;
 	size_t at;
 	void *priv;
@@ -410,9 +405,8 @@ static void test_damon_keeps_cpu_share(void **state)
 		fail_msg("create: %s", err.msg);
 	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
 		fail_msg("set_targets: %s", err.msg);
-	/* The first collect starts the window. */
-	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
-		fail_msg("collect: %s", err.msg);
+	/* The first upkeep starts the window. */
+	tier__linux_tracker_damon.maintain(priv);
 	tier__damon_info(priv, &info);
 	assert_true(info.kdamond_cpu_percent < 0);
 	assert_int_equal(info.sample_us, 5000);

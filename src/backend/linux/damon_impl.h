@@ -67,7 +67,7 @@ int tier__damon_kdamond_setup(struct tier__damon_tracker *t, uint64_t interval_u
  * when it strays from ctx.kthread_cpu_percent, commits a longer (or, back
  * towards DAMON's 5 ms, shorter) sample interval online: the kdamond's
  * cost is one page-table check per region per sample. Failures leave the
- * intervals as they were. Called after each collect. */
+ * intervals as they were. The tracker's maintain op. */
 void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t);
 
 /* Writes t->pids as the context's targets and, unless t->tracepoint,

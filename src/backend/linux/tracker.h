@@ -77,6 +77,10 @@ struct tier_linux_tracker_ops {
 	/* Required. Hands what was seen since the last call to sink, in
 	 * batches. Processes that exited since are skipped without error. */
 	int (*collect)(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err);
+	/* Keeps the tracker's running cost within its bounds (the kdamond's
+	 * CPU share, tier_linux_ctx.kthread_cpu_percent): called about every
+	 * second, also while collects pause. Optional. */
+	void (*maintain)(void *priv);
 	/* Optional. The kdamond the tracker runs now: true with its index
 	 * under kdamonds/ and its kernel thread's pid (for the state file
 	 * that lets a later start stop it, and for its CPU time). */

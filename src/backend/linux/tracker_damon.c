@@ -245,9 +245,12 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	}
 	tier__batch_flush(b);
 	free(b);
-	if (!ret)
-		tier__damon_kdamond_keep_share(t);
 	return ret;
+}
+
+static void damon_maintain(void *priv)
+{
+	tier__damon_kdamond_keep_share(priv);
 }
 
 const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
@@ -258,5 +261,6 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.destroy = damon_destroy,
 	.set_targets = damon_set_targets,
 	.collect = damon_collect,
+	.maintain = damon_maintain,
 	.kdamond = damon_kdamond,
 };

@@ -100,6 +100,14 @@ static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
 	st->kthread_cpu_seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
 }
 
+static void linux_maintain(struct tier_world *b)
+{
+	struct linux_backend *lb = b->priv;
+
+	if (lb->trk->maintain)
+		lb->trk->maintain(lb->trk_priv);
+}
+
 static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct linux_backend *lb = b->priv;
@@ -310,6 +318,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->b.prepare = linux_prepare;
 	lb->b.stats = linux_stats;
 	lb->b.reconfigure = linux_reconfigure;
+	lb->b.maintain = linux_maintain;
 	lb->b.hint = tier__lw_hint;
 	lb->b.set_groups = tier__lw_set_groups;
 	lb->b.group_stat = tier__lw_group_stat;
