@@ -2,7 +2,8 @@
  * socket and the signals set up; then one event loop where a timer drives
  * the policy steps (step.c), the control socket answers tierctl
  * (control.c) and signals stop or reload (reload.c); then everything put
- * back. One thread; every wait is epoll. */
+ * back. One thread; every wait is epoll (the metrics endpoint's HTTP
+ * server has its own, metrics.h). */
 #include "tierd/daemon.h"
 
 #include <errno.h>
@@ -181,7 +182,17 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "control socket: %s", err.msg);
 		goto out;
 	}
+	ret = tierd_metrics_open(d, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
+		goto out;
+	}
 	drop_capabilities(&d->log);
+	ret = tierd_metrics_start(d, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
+		goto out;
+	}
 	ret = tierd_epoll_add(d, d->sfd, TIERD_TAG_SIGNAL);
 	if (!ret)
 		ret = tierd_epoll_add(d, d->tfd, TIERD_TAG_TIMER);
@@ -232,6 +243,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	sd_notify(0, "STOPPING=1");
 	d->exit_status = 0;
 out:
+	tierd_metrics_close(d);
 	tierd_control_close(d);
 	if (d->loop_ready)
 		tier_loop_release(&d->loop);

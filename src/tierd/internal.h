@@ -6,8 +6,10 @@
  *   reload.c   a configuration put in force (start, reload) and the
  *              control groups' rules in force
  *   control.c  the control socket: clients, requests, responses
+ *   metrics.c  the Prometheus endpoint (metrics.h)
  *
- * One thread: every function here runs from the event loop.
+ * One thread: every function here runs from the event loop (the metrics
+ * endpoint's HTTP thread reads only the text the loop hands it).
  */
 #ifndef TIERD_INTERNAL_H
 #define TIERD_INTERNAL_H
@@ -27,6 +29,7 @@
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
 #include "tierd/log.h"
+#include "tierd/metrics.h"
 
 /* Connections at once: tierctl calls are short, but every application that
  * holds a libtier handle keeps one open. */
@@ -70,6 +73,7 @@ struct tierd {
 	int epfd, tfd, sfd;
 	uint64_t tfd_interval_ms;	/* the interval the timer is armed at */
 	struct tierd_control ctl;
+	struct tierd_metrics *metrics;	/* NULL: no metrics endpoint */
 	uint64_t start_us;
 	uint64_t steps;
 	uint64_t step_errors;		/* failed steps since the last good one */

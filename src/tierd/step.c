@@ -60,6 +60,8 @@ void tierd_step(struct tierd *d)
 		return;
 	cpu0 = cpu_us();
 	step_once(d);
+	/* Within the CPU share: rendering the metrics is tierd's work too. */
+	tierd_metrics_step(d, tier_linux_now_us() - now);
 	/* On a simulated machine tierd's CPU is mostly the simulated
 	 * application's: no share to keep. */
 	if (!d->args->machine)
