@@ -199,6 +199,7 @@ int main(int argc, char **argv)
 	ret = tierd_config_load(&args, &cfg, &err);
 	if (ret) {
 		fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		tier_config_release(&cfg);	/* the defaults it holds on error */
 		return 1;
 	}
 	if (args.restore) {
