@@ -1,5 +1,6 @@
 /* config_yaml.c - load tierd's YAML configuration file with libcyaml. */
 #include "common/config_yaml.h"
+#include "common/listen_addr.h"
 #include "common/yaml_err.h"
 
 #include <cyaml/cyaml.h>
@@ -33,6 +34,7 @@ struct yaml_daemon {
 	enum tier_config_damon_stat *damon_stat;
 	char *state_file;
 	uint64_t *max_cpu_percent;
+	char *metrics;
 };
 
 struct yaml_policy {
@@ -131,6 +133,7 @@ static const cyaml_schema_field_t daemon_fields[] = {
 	CYAML_FIELD_ENUM_PTR("damon_stat", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
 			 damon_stat, damon_stat_strings, CYAML_ARRAY_LEN(damon_stat_strings)),
 	CYAML_FIELD_STRING_PTR("state_file", OPT_PTR, struct yaml_daemon, state_file, 2, 4095),
+	CYAML_FIELD_STRING_PTR("metrics", OPT_PTR, struct yaml_daemon, metrics, 1, 255),
 	CYAML_FIELD_END
 };
 
@@ -218,6 +221,14 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 			goto out_nomem;
 		if (d->max_cpu_percent)
 			cfg->max_cpu_percent = *d->max_cpu_percent;
+		if (d->metrics) {
+			if (tier_listen_addr_parse(d->metrics, NULL, NULL, err)) {
+				tier_err_prefix(err, "daemon.metrics");
+				return -EINVAL;
+			}
+			if (tier_config_set_string(&cfg->metrics_addr, d->metrics))
+				goto out_nomem;
+		}
 	}
 	if (p) {
 		if (p->name && tier_config_set_string(&cfg->policy, p->name))

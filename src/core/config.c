@@ -68,6 +68,7 @@ void tier_config_release(struct tier_config *cfg)
 	free(cfg->probe_file);
 	free(cfg->socket_path);
 	free(cfg->state_file);
+	free(cfg->metrics_addr);
 	free(cfg->policy);
 	free(cfg->tracker);
 	free(cfg->exe_pattern);

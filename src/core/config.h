@@ -94,6 +94,10 @@ struct tier_config {
 	 * absolute path, default /run/tierd/state. */
 	char *state_file;
 	uint64_t max_cpu_percent;	/* tierd's own CPU, % of one core; default 5, 1..100 */
+	/* The Prometheus metrics endpoint's "ADDR:PORT" (127.0.0.1:9464,
+	 * [::1]:9464; common/listen_addr.h checks it); NULL = none, the
+	 * default (docs/metrics.md). */
+	char *metrics_addr;
 
 	/* policy: */
 	char *policy;			/* placement policy; default "tierd" */

@@ -5,6 +5,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum tier_move_fail tier_move_fail_of(int status)
+{
+	switch (status) {
+	case -ENOMEM:
+		return TIER_MOVE_FAIL_NOMEM;
+	case -EBUSY:
+	case -EAGAIN:
+		return TIER_MOVE_FAIL_BUSY;
+	case -ENOENT:
+	case -EFAULT:
+		return TIER_MOVE_FAIL_GONE;
+	case -EACCES:
+	case -EPERM:
+		return TIER_MOVE_FAIL_SHARED;
+	default:
+		return TIER_MOVE_FAIL_OTHER;
+	}
+}
+
+const char *tier_move_fail_name(enum tier_move_fail f)
+{
+	static const char *const names[TIER_MOVE_FAIL__COUNT] = {
+		[TIER_MOVE_FAIL_NOMEM] = "nomem", [TIER_MOVE_FAIL_BUSY] = "busy",
+		[TIER_MOVE_FAIL_GONE] = "gone", [TIER_MOVE_FAIL_SHARED] = "shared",
+		[TIER_MOVE_FAIL_OTHER] = "other",
+	};
+
+	return (unsigned)f < TIER_MOVE_FAIL__COUNT ? names[f] : "other";
+}
+
 int tier_mover_init(struct tier_mover *m, const struct tier_env *env,
 		    struct tier_budget *budget)
 {

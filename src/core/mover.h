@@ -15,6 +15,24 @@
 #include "core/budget.h"
 #include "core/policy.h"
 
+/* Why a page did not move: move_pages(2)'s per-page status (and the
+ * simulator's, which mimics it) in the classes the mover and the metrics
+ * count. */
+enum tier_move_fail {
+	TIER_MOVE_FAIL_NOMEM = 0,	/* -ENOMEM: the target node was full */
+	TIER_MOVE_FAIL_BUSY,		/* -EBUSY, -EAGAIN: in use, retried later */
+	TIER_MOVE_FAIL_GONE,		/* -ENOENT, -EFAULT: unmapped, not present */
+	TIER_MOVE_FAIL_SHARED,		/* -EACCES, -EPERM: mapped by other processes */
+	TIER_MOVE_FAIL_OTHER,
+	TIER_MOVE_FAIL__COUNT,
+};
+
+/* The class of a failed move's status (a -errno). */
+enum tier_move_fail tier_move_fail_of(int status);
+
+/* Its name: "nomem", "busy", "gone", "shared", "other". */
+const char *tier_move_fail_name(enum tier_move_fail f);
+
 struct tier_mover_stats {
 	uint64_t moved_pages;		/* pages now on their (possibly spilled) target */
 	uint64_t promoted_pages;	/* moved to a faster tier */

@@ -15,12 +15,20 @@
 
 #include "core/config.h"
 #include "core/loop.h"
+#include "core/mover.h"
 #include "core/policy.h"
 
 struct tier_world_stats {
 	uint64_t promoted_bytes;
 	uint64_t demoted_bytes;
 	uint64_t failed_moves;
+	/* The same moves by tier rank before and after: moved_pages[from][to]
+	 * (promotions have to < from); has_moves_by_tier when the world
+	 * keeps them. */
+	bool has_moves_by_tier;
+	uint64_t moved_pages[TIER_MAX_TIERS][TIER_MAX_TIERS];
+	/* failed_moves by class (enum tier_move_fail); they sum to it. */
+	uint64_t failed_by_reason[TIER_MOVE_FAIL__COUNT];
 	uint64_t processes;
 	uint64_t metadata_bytes;	/* the backend's own */
 	uint64_t huge_pages;		/* managed transparent huge pages now */
@@ -28,6 +36,10 @@ struct tier_world_stats {
 	/* The kernel threads tierd runs (its kdamond): CPU seconds so far. */
 	bool has_kthread_cpu;
 	double kthread_cpu_seconds;
+	/* tierd's own CPU in its tracker (collecting observations), when
+	 * the world measures it. */
+	bool has_tracker_cpu;
+	double tracker_cpu_seconds;
 	/* Faults tracking made the managed processes take (soft-dirty's
 	 * write-protect faults), and the tracker's round period. */
 	uint64_t tracker_faults;

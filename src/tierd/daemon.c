@@ -2,7 +2,8 @@
  * socket and the signals set up; then the step thread runs the policy
  * steps (step.c) while the control thread's event loop answers the control
  * socket (control.c) and signals stop or reload (reload.c); then
- * everything put back. */
+ * everything put back. The metrics endpoint's HTTP server has a thread of
+ * its own (metrics.h). */
 #include "tierd/daemon.h"
 
 #include <errno.h>
@@ -311,6 +312,13 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
+	ret = tierd_metrics_open(d, &err);
+	if (!ret)
+		ret = tierd_metrics_start(d, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
+		goto out;
+	}
 	tierd_log(&d->log, LOG_INFO, "managing %s: %zu tiers, policy %s, tracker %s, every %llu ms, socket %s",
 		  d->be->name, d->be->topo->nr_tiers, pol->name, d->be->tracker_name,
 		  (unsigned long long)d->cfg.interval_ms, d->cfg.socket_path);
@@ -320,6 +328,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 		d->exit_status = 0;
 	}
 out:
+	tierd_metrics_close(d);
 	tierd_events_close(d);
 	if (d->loop_ready)
 		tier_loop_release(&d->loop);

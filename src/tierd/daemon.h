@@ -14,6 +14,7 @@ struct tierd_args {
 	const char *config;
 	bool config_given;
 	const char *socket;		/* overrides daemon.socket */
+	const char *metrics;		/* overrides daemon.metrics (ADDR:PORT) */
 	const char *machine;		/* NULL = this host; "sim:PRESET" */
 	const char *workload;		/* for sim: the built-in workload */
 	bool foreground;
@@ -23,7 +24,7 @@ struct tierd_args {
 
 /* Loads the configuration of args into cfg (release it): a missing
  * default file means the built-in defaults, a missing file named with
- * --config is an error. Returns 0 or -errno with err set; cfg holds the
+ * --config is an error; --metrics overrides the file's daemon.metrics. Returns 0 or -errno with err set; cfg holds the
  * defaults on error. */
 int tierd_config_load(const struct tierd_args *args, struct tier_config *cfg,
 		      struct tier_err *err);

@@ -9,13 +9,15 @@
  *              control groups' rules in force
  *   control.c  the control socket: clients, requests, responses
  *   requests.c what each request does; the published figures
+ *   metrics.c  the Prometheus endpoint (metrics.h)
  *
  * Two threads. The control thread (the main one) runs the event loop:
  * signals and the control socket. The step thread runs the policy steps.
  * The world (the backend, the policy loop, the heatmaps, the
  * configuration and the rules in force) belongs to whichever thread holds
  * world_lock; the control thread only ever tries it, so it never waits
- * for a step. The other fields say which thread owns them.
+ * for a step. The other fields say which thread owns them. The metrics
+ * endpoint's HTTP thread reads only the text the step thread hands it.
  */
 #ifndef TIERD_INTERNAL_H
 #define TIERD_INTERNAL_H
@@ -37,6 +39,7 @@
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
 #include "tierd/log.h"
+#include "tierd/metrics.h"
 
 /* Connections at once: tierctl calls are short, but every application that
  * holds a libtier handle keeps one open. */
@@ -103,6 +106,7 @@ struct tierd {
 	struct tier_loop loop;
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
+	struct tierd_metrics *metrics;	/* NULL: no metrics endpoint */
 	uint64_t steps;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */

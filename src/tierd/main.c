@@ -10,6 +10,7 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
+#include "common/listen_addr.h"
 #include "common/topology_config.h"
 #include "common/topology_out.h"
 #include "tierd/daemon.h"
@@ -18,7 +19,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tierd [--config FILE] [--foreground] [--socket PATH] [--machine sim:PRESET]\n"
-		"             [--workload W] [--check] [--restore]\n"
+		"             [--workload W] [--metrics ADDR:PORT] [--check] [--restore]\n"
 		"  --config FILE         configuration (default " TIERD_DEFAULT_CONFIG
 		"; none: built-in defaults)\n"
 		"  --foreground          stay in the foreground, log to stderr\n"
@@ -26,6 +27,8 @@ static void usage(FILE *out)
 		TIER_CONFIG_DEFAULT_SOCKET ")\n"
 		"  --machine sim:PRESET  run against a simulated machine (see tiersim list)\n"
 		"  --workload W          the simulated machine's workload (default gups-hotset)\n"
+		"  --metrics ADDR:PORT   serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+		"                        (default: daemon.metrics, none), e.g. 127.0.0.1:9464\n"
 		"  --check               load the configuration, discover the tiers, print\n"
 		"                        them and exit (0 when both are valid)\n"
 		"  --restore             put back the kernel settings a tierd that did not\n"
@@ -44,6 +47,7 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		{ "check", no_argument, NULL, 'k' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "restore", no_argument, NULL, 'r' },
+		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,6 +85,16 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		case 'r':
 			a->restore = true;
 			break;
+		case 'M': {
+			struct tier_err err = { "" };
+
+			if (tier_listen_addr_parse(optarg, NULL, NULL, &err)) {
+				fprintf(stderr, "tierd: --metrics %s\n", err.msg);
+				return 2;
+			}
+			a->metrics = optarg;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -186,6 +200,7 @@ int main(int argc, char **argv)
 	ret = tierd_config_load(&args, &cfg, &err);
 	if (ret) {
 		fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));
+		tier_config_release(&cfg);	/* the defaults it holds on error */
 		return 1;
 	}
 	if (args.restore) {

@@ -13,12 +13,20 @@
 int tierd_config_load(const struct tierd_args *args, struct tier_config *cfg,
 		      struct tier_err *err)
 {
-	if (!args->config_given && access(args->config, F_OK) && errno == ENOENT) {
-		if (tier_config_init(cfg))
-			return tier_err_set(err, -ENOMEM, "out of memory");
-		return 0;
-	}
-	return tier_config_load_file(args->config, cfg, err);
+	int ret;
+
+	if (!args->config_given && access(args->config, F_OK) && errno == ENOENT)
+		ret = tier_config_init(cfg) ? tier_err_set(err, -ENOMEM, "out of memory") : 0;
+	else
+		ret = tier_config_load_file(args->config, cfg, err);
+	if (!ret && args->metrics && tier_config_set_string(&cfg->metrics_addr, args->metrics))
+		ret = tier_err_set(err, -ENOMEM, "out of memory");
+	return ret;
+}
+
+static bool same_string(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
 }
 
 /* The first half of tierd_cgroups_apply: the rules to the backend, and
@@ -66,10 +74,11 @@ int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool str
 
 /* Loads the configuration again and puts it in force at this safe point
  * between steps: interval, budget, log level, process selection, control
- * groups; the policy is re-created only when its name changed; topology and
- * socket changes need a restart. All or nothing: what can fail (the file,
- * the new policy, the backend's control groups) comes first, with the
- * running configuration untouched; what follows cannot fail. */
+ * groups; the policy is re-created only when its name changed; topology,
+ * socket and metrics endpoint changes need a restart. All or nothing: what
+ * can fail (the file, the new policy, the backend's control groups) comes
+ * first, with the running configuration untouched; what follows cannot
+ * fail. */
 int tierd_reload(struct tierd *d, struct tier_err *err)
 {
 	const struct tier_policy_ops *pol = NULL;
@@ -93,6 +102,12 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 	    strcmp(fresh.sysfs_root, d->cfg.sysfs_root))
 		tierd_log(&d->log, LOG_WARNING,
 			  "reload: socket and topology changes take effect at restart");
+	if (!same_string(fresh.metrics_addr, d->cfg.metrics_addr))
+		tierd_log(&d->log, LOG_WARNING,
+			  "reload: daemon.metrics changes take effect at restart (until then: %s%s%s)",
+			  d->cfg.metrics_addr ? "http://" : "no endpoint",
+			  d->cfg.metrics_addr ? d->cfg.metrics_addr : "",
+			  d->cfg.metrics_addr ? "/metrics" : "");
 	if (pol) {
 		ret = tier_loop_init(&nl, d->be->env, pol, d->be->tracker, d->be->tracker_priv, err);
 		if (ret)
@@ -116,11 +131,13 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 	if (d->be->reconfigure)
 		d->be->reconfigure(d->be, &fresh);
 	{
-		/* The socket in use stays until a restart. */
-		char *sock = fresh.socket_path;
+		/* The socket and the metrics endpoint in use stay until a restart. */
+		char *sock = fresh.socket_path, *metrics = fresh.metrics_addr;
 
 		fresh.socket_path = d->cfg.socket_path;
 		d->cfg.socket_path = sock;
+		fresh.metrics_addr = d->cfg.metrics_addr;
+		d->cfg.metrics_addr = metrics;
 	}
 	tier_config_release(&d->cfg);
 	/* The step thread takes a new interval from the next step on. */

@@ -61,6 +61,8 @@ uint64_t tierd_step(struct tierd *d)
 	atomic_store(&d->step_started_us, now);
 	step_once(d);
 	tierd_publish(d);
+	/* Within the CPU share: rendering the metrics is tierd's work too. */
+	tierd_metrics_step(d, tier_linux_now_us() - now);
 	atomic_store(&d->step_started_us, 0);
 	next = now + d->cfg.interval_ms * 1000;
 	/* The CPU share: a step that cost c microseconds of CPU is followed

@@ -11,7 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "common/config_yaml.h"
+#include "common/listen_addr.h"
 
 static int load(const char *yaml, struct tier_config *cfg, struct tier_err *err)
 {
@@ -126,6 +130,7 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_DISABLE);
 	assert_string_equal(cfg.state_file, "/run/tierd/state");
 	assert_int_equal(cfg.max_cpu_percent, 5);
+	assert_null(cfg.metrics_addr);
 	tier_config_release(&cfg);
 
 	assert_int_equal(load("daemon:\n"
@@ -136,6 +141,7 @@ static void test_daemon_sections(void **state)
 			      "  kernel_tiering: warn\n"
 			      "  damon_stat: keep\n"
 			      "  state_file: /var/run/t.state\n"
+			      "  metrics: \"[::1]:9464\"\n"
 			      "policy:\n"
 			      "  name: hemem\n"
 			      "  tracker: softdirty\n"
@@ -152,6 +158,7 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.kernel_tiering, TIER_CONFIG_KT_WARN);
 	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_KEEP);
 	assert_string_equal(cfg.state_file, "/var/run/t.state");
+	assert_string_equal(cfg.metrics_addr, "[::1]:9464");
 	assert_string_equal(cfg.policy, "hemem");
 	assert_string_equal(cfg.tracker, "softdirty");
 	assert_int_equal(cfg.budget_bytes_per_s, 64u << 20);
@@ -179,12 +186,53 @@ static void test_daemon_sections(void **state)
 		     "tierd.yaml: daemon.state_file: 'tierd.state' is not an absolute file path");
 	expect_error("daemon:\n  socket: run/x.sock\n",
 		     "tierd.yaml: daemon.socket: 'run/x.sock' is not an absolute path");
+	expect_error("daemon:\n  metrics: localhost:9464\n",
+		     "tierd.yaml: daemon.metrics: 'localhost:9464': 'localhost' is not a numeric IPv4 address (IPv6 goes in brackets)");
+	expect_error("daemon:\n  metrics: 127.0.0.1:0\n",
+		     "tierd.yaml: daemon.metrics: '127.0.0.1:0': the port must be a number in 1..65535");
 	expect_error("policy:\n  budget_mb_per_s: 0\n",
 		     "tierd.yaml: policy.budget_mb_per_s: must be positive");
 	expect_error("processes:\n  pids: [1, -3]\n",
 		     "tierd.yaml: processes.pids[1]: -3 is not a process id");
 	expect_error("processes:\n  min_rss_mb: lots\n",
 		     "tierd.yaml:2:15: processes.min_rss_mb: invalid uint64_t value: 'lots'");
+}
+
+/* "ADDR:PORT" of the metrics endpoint: what bind(2) gets, and what is
+ * refused. */
+static void test_listen_addr(void **state)
+{
+	static const char *const bad[] = {
+		"", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+		"127.0.0.1:94x", "127.0.0.1:-1", "127.0.0.1: 80", "256.0.0.1:80", "::1:9464",
+		"[::1]", "[::1]9464", "[::1:9464", "[127.0.0.1]:80", "host.example:80",
+	};
+	struct sockaddr_storage ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	struct tier_err err = { "" };
+	socklen_t len = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(tier_listen_addr_parse("127.0.0.1:9464", &ss, &len, &err), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(len, sizeof(*a4));
+	assert_int_equal(ntohs(a4->sin_port), 9464);
+	assert_int_equal(ntohl(a4->sin_addr.s_addr), INADDR_LOOPBACK);
+	assert_int_equal(tier_listen_addr_parse("[::1]:65535", &ss, &len, &err), 0);
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(len, sizeof(*a6));
+	assert_int_equal(ntohs(a6->sin6_port), 65535);
+	assert_true(IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr));
+	assert_int_equal(tier_listen_addr_parse("0.0.0.0:1", NULL, NULL, &err), 0);
+	assert_int_equal(tier_listen_addr_parse("[::]:9464", NULL, NULL, &err), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err.msg[0] = '\0';
+		if (tier_listen_addr_parse(bad[i], NULL, NULL, &err) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_non_null(strstr(err.msg, bad[i]));
+	}
 }
 
 static void test_syntax_error(void **state)
@@ -231,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_daemon_sections),
+		cmocka_unit_test(test_listen_addr),
 		cmocka_unit_test(test_syntax_error),
 		cmocka_unit_test(test_file),
 	};

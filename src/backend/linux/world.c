@@ -117,6 +117,11 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	st->promoted_bytes = lb->promoted_pages * page;
 	st->demoted_bytes = lb->demoted_pages * page;
 	st->failed_moves = lb->failed_moves;
+	st->has_moves_by_tier = true;
+	memcpy(st->moved_pages, lb->moved_pages, sizeof(st->moved_pages));
+	memcpy(st->failed_by_reason, lb->failed_by_reason, sizeof(st->failed_by_reason));
+	st->has_tracker_cpu = true;
+	st->tracker_cpu_seconds = (double)lb->tracker_cpu_ns / 1e9;
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;

@@ -52,6 +52,9 @@ struct linux_backend {
 	/* accounting */
 	uint64_t work_units;
 	uint64_t promoted_pages, demoted_pages, failed_moves;
+	uint64_t moved_pages[TIER_MAX_TIERS][TIER_MAX_TIERS];	/* [from rank][to rank] */
+	uint64_t failed_by_reason[TIER_MOVE_FAIL__COUNT];
+	uint64_t tracker_cpu_ns;		/* this thread's CPU in the tracker's collect */
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;
 	uint64_t splits;			/* huge pages split */

@@ -43,12 +43,26 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
+/* The calling thread's CPU time (the tracker's cost inside tierd; a
+ * kdamond's is its own thread's, world.c). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
 int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
 			   void *ctx, struct tier_err *err)
 {
 	struct linux_backend *lb = priv;
 	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
+	uint64_t cpu0 = thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
+
+	lb->tracker_cpu_ns += thread_cpu_ns() - cpu0;
 
 	if (lb->log_level >= LOG_DEBUG) {
 		char line[256] = "";
@@ -93,12 +107,16 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 
 			if (st < 0) {
 				lb->failed_moves++;
+				lb->failed_by_reason[tier_move_fail_of(st)]++;
 				if (st == -ENOMEM)
 					lb->nomem_moves++;
 				continue;
 			}
 			if (from[i] < 0 || st >= TIER_MAX_NODES)
 				continue;
+			if (from[i] < TIER_MAX_TIERS && lb->node_rank[st] >= 0 &&
+			    lb->node_rank[st] < TIER_MAX_TIERS)
+				lb->moved_pages[from[i]][lb->node_rank[st]]++;
 			if (lb->node_rank[st] < from[i])
 				lb->promoted_pages++;
 			else if (lb->node_rank[st] > from[i])

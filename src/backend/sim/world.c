@@ -47,11 +47,16 @@ static void sim_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct sim_backend *sb = b->priv;
 	struct tier_sim_result r;
+	size_t i, j;
 
 	tier_sim_result(sb->sim, 0, &r);
 	memset(st, 0, sizeof(*st));
 	st->promoted_bytes = r.promoted_bytes;
 	st->demoted_bytes = r.demoted_bytes;
+	st->has_moves_by_tier = true;
+	for (i = 0; i < r.nr_tiers && i < TIER_MAX_TIERS; i++)
+		for (j = 0; j < r.nr_tiers && j < TIER_MAX_TIERS; j++)
+			st->moved_pages[i][j] = r.moved_bytes[i][j] >> b->env->page_shift;
 	st->processes = 1;
 	st->metadata_bytes = r.metadata_bytes;
 	st->has_sim_figures = true;
