@@ -33,6 +33,9 @@ struct tier_world_stats {
 	uint64_t metadata_bytes;	/* the backend's own */
 	uint64_t huge_pages;		/* managed transparent huge pages now */
 	uint64_t split_huge_pages;	/* huge pages the policy had split */
+	/* Pages whose node was found to differ from the kernel's (moved by
+	 * someone else) and queried again; 0 where nothing else moves pages. */
+	uint64_t rechecked_pages;
 	/* The kernel threads tierd runs (its kdamond): CPU seconds so far. */
 	bool has_kthread_cpu;
 	double kthread_cpu_seconds;

@@ -70,6 +70,7 @@ static struct json_object *status_figures(struct tierd *d)
 	json_object_object_add(o, "processes", json_object_new_uint64(st.processes));
 	json_object_object_add(o, "huge_pages", json_object_new_uint64(st.huge_pages));
 	json_object_object_add(o, "split_huge_pages", json_object_new_uint64(st.split_huge_pages));
+	json_object_object_add(o, "rechecked_pages", json_object_new_uint64(st.rechecked_pages));
 	json_object_object_add(o, "tracker", json_object_new_string(d->be->tracker_name));
 	json_object_object_add(o, "policy", json_object_new_string(d->cfg.policy));
 	if (st.has_kthread_cpu)

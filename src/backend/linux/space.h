@@ -80,6 +80,15 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err);
 
+/* Checks the picture of where pages are against the kernel's: for each
+ * managed process, the pages per node of each mapping in
+ * <procfs>/PID/numa_maps against page_node over the extents in it. The
+ * extents of a mapping that differs are queued to be queried first by the
+ * next tier_linux_space_query, up to max_pages in all (the first mapping
+ * found whatever its size). Returns the pages queued or -ENOMEM. A process
+ * whose numa_maps cannot be read is left to the query. */
+long long tier_linux_space_verify(struct tier_linux_space *s, uint64_t max_pages);
+
 /* Pages that came with the updates and were never queried. */
 uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
 

@@ -60,6 +60,15 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 			return ret;
 		lb->next_refresh_us = now_us + lb->refresh_us;
 	}
+	/* Pages moved by someone else: where numa_maps disagrees with the
+	 * picture, queried first. */
+	if (now_us >= lb->next_verify_us) {
+		long long q = tier_linux_space_verify(lb->space, VERIFY_MAX_PAGES);
+
+		if (q > 0)
+			lb->verify_queued += (uint64_t)q;
+		lb->next_verify_us = now_us + VERIFY_EVERY_US;
+	}
 	/* New pages all at once (the policy cannot place a page whose node
 	 * it does not know), then a round-robin share of the rest. */
 	ret = tier_linux_space_query(lb->space,
@@ -122,6 +131,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	memcpy(st->failed_by_reason, lb->failed_by_reason, sizeof(st->failed_by_reason));
 	st->has_tracker_cpu = true;
 	st->tracker_cpu_seconds = (double)lb->tracker_cpu_ns / 1e9;
+	st->rechecked_pages = lb->verify_queued;
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;

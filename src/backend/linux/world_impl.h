@@ -24,6 +24,10 @@
  * walks the page tables page by page; 16384 a step keeps it a small part
  * of the step. */
 #define QUERY_PAGES_PER_STEP 16384
+/* The picture checked against numa_maps at most this often, and the pages
+ * a check may queue for a query. */
+#define VERIFY_EVERY_US 500000
+#define VERIFY_MAX_PAGES 262144
 
 struct linux_backend {
 	struct tier_world b;
@@ -48,6 +52,8 @@ struct linux_backend {
 	uint64_t min_rss_bytes;
 	uint64_t refresh_us;
 	uint64_t next_refresh_us;
+	uint64_t next_verify_us;
+	uint64_t verify_queued;		/* pages numa_maps sent to be queried again */
 	size_t nr_procs;
 	/* accounting */
 	uint64_t work_units;

@@ -9,7 +9,10 @@
  *       memhog pid=P hot=0xA-0xB cold=0xC-0xD
  *       ready
  *     and then writes one byte per hot page every 10 ms for S seconds
- *     (default 300) or until killed.
+ *     (default 300) or until killed. With --move-cold-after T --move-to Z
+ *     it moves the cold part to node Z itself, T seconds in (mbind
+ *     MPOL_BIND with MPOL_MF_MOVE: pages moved behind a tiering daemon's
+ *     back), and prints "moved" when done.
  *
  *   memhog --fill-node Z [--leave-mib L] [--seconds S]
  *     fills node Z until about L MiB (default 8) of it are free: maps
@@ -95,8 +98,8 @@ static int fill(int node, unsigned long leave_mib, double seconds)
 int main(int argc, char **argv)
 {
 	unsigned long mib = 64, hot_mib = 0, leave_mib = 8;
-	int hot_node = -1, cold_node = -1, fill_node = -1, i;
-	double seconds = 300;
+	int hot_node = -1, cold_node = -1, fill_node = -1, move_to = -1, i;
+	double seconds = 300, move_after = -1;
 	size_t len, hot_len, off;
 	bool thp = false;
 	char *p;
@@ -127,6 +130,10 @@ int main(int argc, char **argv)
 			leave_mib = strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--seconds"))
 			seconds = atof(v);
+		else if (!strcmp(a, "--move-cold-after"))
+			move_after = atof(v);
+		else if (!strcmp(a, "--move-to"))
+			move_to = atoi(v);
 		else {
 			fprintf(stderr, "memhog: unknown option %s\n", a);
 			return 2;
@@ -167,9 +174,26 @@ int main(int argc, char **argv)
 	       (unsigned long)(uintptr_t)p, (unsigned long)(uintptr_t)(p + hot_len),
 	       (unsigned long)(uintptr_t)(p + hot_len), (unsigned long)(uintptr_t)(p + len));
 	fflush(stdout);
-	for (double end = now_s() + seconds; now_s() < end;) {
+	if ((move_after >= 0) != (move_to >= 0) || (move_to >= 0 && len == hot_len)) {
+		fprintf(stderr, "memhog: --move-cold-after and --move-to go together, with a cold part\n");
+		return 2;
+	}
+	for (double start = now_s(), end = start + seconds; now_s() < end;) {
 		struct timespec pause = { 0, 10 * 1000 * 1000 };
 
+		if (move_to >= 0 && now_s() - start >= move_after) {
+			unsigned long mask = 1ul << move_to;
+
+			if (mbind(p + hot_len, len - hot_len, MPOL_BIND, &mask, sizeof(mask) * 8,
+				  MPOL_MF_MOVE)) {
+				fprintf(stderr, "memhog: mbind move to node %d: %s\n", move_to,
+					strerror(errno));
+				return 1;
+			}
+			printf("moved\n");
+			fflush(stdout);
+			move_to = -1;
+		}
 		for (off = 0; off < hot_len; off += (size_t)page_size)
 			p[off]++;
 		nanosleep(&pause, NULL);
