@@ -116,8 +116,9 @@ int tier_probe_report_parse(const char *buf, size_t len, const char *name,
 		size_t end = json_tokener_get_parse_end(tok);
 		enum json_tokener_error je = json_tokener_get_error(tok);
 
-		/* Only whitespace may follow the document. */
-		while (o && end < len && strchr(" \t\r\n", buf[end]))
+		/* Only whitespace may follow the document (not a NUL byte,
+		 * which strchr() would find as the set's end). */
+		while (o && end < len && buf[end] && strchr(" \t\r\n", buf[end]))
 			end++;
 		if (!o || end < len) {
 			ret = tier_err_set(err, -EINVAL, "%s: not a JSON document (%s at byte %zu)",

@@ -4,7 +4,7 @@
  * contents; libFuzzer ABI).
  *
  * Any bytes give a report or one error line naming the file, with the
- * report left empty. A report read writes back (tier_probe_report_to_json)
+ * report left empty; a report is read only from text (no NUL byte). A report read writes back (tier_probe_report_to_json)
  * to a document that reads to the same document again, and gives a tier
  * order (tier_probe_override) of every measured node once, or says that
  * no node was measured.
@@ -73,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tier_probe_report_release(&r);
 		return 0;
 	}
+	must(!memchr(data, '\0', size), "no NUL byte in a JSON document read");
 	o = tier_probe_report_to_json(&r);
 	must(o != NULL, "to_json");
 	first = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));

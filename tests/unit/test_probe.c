@@ -621,6 +621,9 @@ static void test_file_errors(void **state)
 	expect_load_error(bad, ": nodes[0].from[0].latency_ns.samples: not a list of numbers");
 	free(bad);
 	free(good);
+	/* NUL bytes after the document are trailing data, not whitespace. */
+	assert_int_equal(tier_probe_report_parse("{} \0\0", 5, "mem.json", &r, &err), -EINVAL);
+	assert_string_equal(err.msg, "mem.json: not a JSON document (trailing data at byte 3)");
 	/* A missing file says so (and leaves the report empty). */
 	assert_int_equal(tier_probe_report_load("/nonexistent/probe.json", &r, &err), -ENOENT);
 	assert_string_equal(err.msg, "/nonexistent/probe.json: No such file or directory");
