@@ -606,6 +606,11 @@ static void test_file_errors(void **state)
 	expect_load_error("[]", "not a JSON object");
 	expect_load_error("{\"version\":2}", "version 2, expected 1");
 	expect_load_error("{\"version\":1}", ": tolerance_pct: missing");
+	/* Refused before it is converted (2.3e10 % overflowed the basis
+	 * points; UBSan's finding). */
+	expect_load_error("{\"version\":1,\"tolerance_pct\":232676608}", ": tolerance_pct: above 1000");
+	expect_load_error("{\"version\":1,\"tolerance_pct\":25,\"slit_tolerance_pct\":1e300}",
+			  ": slit_tolerance_pct: above 1000");
 
 	plan_guest(&t, &r);
 	measure(&r, 0, 0, 100, 1000, 1000, 0);
