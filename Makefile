@@ -8,13 +8,17 @@
 #   make bench-guest  kernel tiering vs tierd on a GUPS-like workload in the
 #                 QEMU guest (~3 min; not part of make test);
 #                 KERNEL=sid (or another Debian suite) boots that kernel
+#   make fuzz     the fuzzing campaign: each fuzz target under libFuzzer and
+#                 ASan+UBSan (build-fuzz/, needs clang) to FUZZ_RUNS
+#                 executions (default 10^7; hours on a shared machine),
+#                 FUZZ_TARGETS to pick; see scripts/fuzz
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 
 BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench bench-guest install clean
+.PHONY: all deps asan test run bench bench-guest fuzz install clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -44,9 +48,13 @@ bench: all
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL))
 
+fuzz:
+	@scripts/install-deps fuzz
+	scripts/fuzz
+
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -97,11 +97,49 @@ out_put:
 /* Probe reports are a few KiB per node; a larger file is a mistake. */
 enum { PROBE_FILE_MAX_BYTES = 16 << 20 };
 
-int tier_probe_report_load(const char *path, struct tier_probe_report *r,
-			   struct tier_err *err)
+int tier_probe_report_parse(const char *buf, size_t len, const char *name,
+			    struct tier_probe_report *r, struct tier_err *err)
 {
 	struct json_tokener *tok;
 	struct json_object *o = NULL;
+	int ret;
+
+	tier_probe_report_release(r);
+	if (len > PROBE_FILE_MAX_BYTES)
+		return tier_err_set(err, -EFBIG, "%s: larger than 16 MiB", name);
+	tok = json_tokener_new();
+	if (!tok)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	o = json_tokener_parse_ex(tok, buf, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) < len) {
+		size_t end = json_tokener_get_parse_end(tok);
+		enum json_tokener_error je = json_tokener_get_error(tok);
+
+		/* Only whitespace may follow the document (not a NUL byte,
+		 * which strchr() would find as the set's end). */
+		while (o && end < len && buf[end] && strchr(" \t\r\n", buf[end]))
+			end++;
+		if (!o || end < len) {
+			ret = tier_err_set(err, -EINVAL, "%s: not a JSON document (%s at byte %zu)",
+					   name, o ? "trailing data" :
+					   je == json_tokener_continue ? "unexpected end" :
+					   json_tokener_error_desc(je), end);
+			goto out;
+		}
+	}
+	ret = tier_probe_report_from_json(o, r, err);
+	if (ret)
+		tier_err_prefix(err, "%s", name);
+out:
+	json_object_put(o);
+	json_tokener_free(tok);
+	return ret;
+}
+
+int tier_probe_report_load(const char *path, struct tier_probe_report *r,
+			   struct tier_err *err)
+{
 	char *buf;
 	size_t len = 0;
 	FILE *f;
@@ -121,34 +159,7 @@ int tier_probe_report_load(const char *path, struct tier_probe_report *r,
 		return tier_err_set(err, ret, "%s: %s", path,
 				    ret == -EFBIG ? "larger than 16 MiB" : strerror(-ret));
 	}
-	tok = json_tokener_new();
-	if (!tok) {
-		free(buf);
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	}
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
-	    json_tokener_get_parse_end(tok) < len) {
-		size_t end = json_tokener_get_parse_end(tok);
-		enum json_tokener_error je = json_tokener_get_error(tok);
-
-		/* Only whitespace may follow the document. */
-		while (o && end < len && strchr(" \t\r\n", buf[end]))
-			end++;
-		if (!o || end < len) {
-			ret = tier_err_set(err, -EINVAL, "%s: not a JSON document (%s at byte %zu)",
-					   path, o ? "trailing data" :
-					   je == json_tokener_continue ? "unexpected end" :
-					   json_tokener_error_desc(je), end);
-			goto out;
-		}
-	}
-	ret = tier_probe_report_from_json(o, r, err);
-	if (ret)
-		tier_err_prefix(err, "%s", path);
-out:
-	json_object_put(o);
-	json_tokener_free(tok);
+	ret = tier_probe_report_parse(buf, len, path, r, err);
 	free(buf);
 	return ret;
 }

@@ -385,7 +385,7 @@ static int get_pair(struct loader *l, struct json_object *o, struct tier_probe_p
 			ret = get_num(l, o, "on_node_pct", true, &d);
 		if (!ret && d > 100)
 			ret = bad(l, "on_node_pct", "above 100");
-		p->on_node_bp = x ? (int)(d * 100 + 0.5) : -1;
+		p->on_node_bp = x && !ret ? (int)(d * 100 + 0.5) : -1;
 	}
 	if (!ret)
 		ret = get_stat(l, o, "latency_ns", TIER_PROBE_LATENCY_STEP, &p->latency_ns);
@@ -513,11 +513,28 @@ static int get_source(struct loader *l, struct json_object *o, enum tier_rank_so
 	return bad(l, "rank_source", "unknown source");
 }
 
+/* A tolerance in percent, 0 to TOLERANCE_MAX_PCT (what tierctl probe
+ * --tolerance takes), as basis points. Anything larger (up to infinity,
+ * which json-c reads) is refused before it is converted. */
+enum { TOLERANCE_MAX_PCT = 1000 };
+static int get_tolerance(struct loader *l, struct json_object *o, const char *key,
+			 uint32_t *bp)
+{
+	double d;
+	int ret = get_num(l, o, key, false, &d);
+
+	*bp = 0;
+	if (!ret && d > TOLERANCE_MAX_PCT)
+		ret = bad(l, key, "above 1000");
+	if (!ret)
+		*bp = (uint32_t)(d * 100 + 0.5);
+	return ret;
+}
+
 /* The report's settings, version first. */
 static int get_settings(struct loader *l, struct json_object *o, struct tier_probe_report *r)
 {
 	int64_t v = 0;
-	double d = 0;
 	int ret;
 
 	ret = get_int(l, o, "version", false, 0, INT_MAX, 0, &v);
@@ -525,11 +542,9 @@ static int get_settings(struct loader *l, struct json_object *o, struct tier_pro
 		ret = tier_err_set(l->err, -EINVAL, "version %lld, expected %d",
 				   (long long)v, TIER_PROBE_FILE_VERSION);
 	if (!ret)
-		ret = get_num(l, o, "tolerance_pct", false, &d);
-	r->tolerance_bp = (uint32_t)(d * 100 + 0.5);
+		ret = get_tolerance(l, o, "tolerance_pct", &r->tolerance_bp);
 	if (!ret)
-		ret = get_num(l, o, "slit_tolerance_pct", false, &d);
-	r->slit_tolerance_bp = (uint32_t)(d * 100 + 0.5);
+		ret = get_tolerance(l, o, "slit_tolerance_pct", &r->slit_tolerance_bp);
 	if (!ret)
 		ret = get_source(l, o, &r->rank_source);
 	if (!ret)

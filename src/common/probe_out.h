@@ -45,6 +45,14 @@ int tier_probe_report_save(const struct tier_probe_report *r, const char *path,
 int tier_probe_report_load(const char *path, struct tier_probe_report *r,
 			   struct tier_err *err);
 
+/* Parses a saved report from the len bytes at buf (a file's contents;
+ * need not end in NUL) as tier_probe_report_load() does, name standing
+ * for the file in messages. Returns 0 or -errno (-EINVAL: not a probe
+ * report, -EFBIG: over 16 MiB) with err saying "NAME: ..."; on error r is
+ * left empty. */
+int tier_probe_report_parse(const char *buf, size_t len, const char *name,
+			    struct tier_probe_report *r, struct tier_err *err);
+
 /* The measured tier order of the report saved at path, as a topology
  * override (see tier_probe_override; the caller frees *tiers and *nodes).
  * Returns 0 or -errno with err set. */

@@ -23,7 +23,8 @@ struct tier_yaml_log {
 };
 
 /* A cyaml_config_t log_fn; ctx is a zeroed struct tier_yaml_log. */
-void tier_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args);
+void tier_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+	__attribute__((format(printf, 3, 0)));
 
 /* The libcyaml configuration of the project's loaders: libcyaml's own
  * allocator, errors captured into lc (a zeroed struct tier_yaml_log) for

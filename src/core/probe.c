@@ -592,23 +592,20 @@ int tier_probe_override(const struct tier_probe_report *r,
 {
 	struct tier_tier_override *t;
 	size_t i, k = 0, nr = 0, nr_nodes = 0;
-	int max_rank = -1, rank;
+	int rank = -1, next;
 	int *ids;
 
 	*tiers = NULL;
 	*nodes = NULL;
 	*nr_tiers = 0;
-	for (i = 0; i < r->nr_nodes; i++) {
-		if (r->nodes[i].measured_rank < 0)
-			continue;
-		nr_nodes++;
-		if (r->nodes[i].measured_rank > max_rank)
-			max_rank = r->nodes[i].measured_rank;
-	}
+	for (i = 0; i < r->nr_nodes; i++)
+		nr_nodes += r->nodes[i].measured_rank >= 0;
 	if (!nr_nodes)
 		return tier_err_set(err, -EINVAL, "no node was measured");
-	nr = (size_t)max_rank + 1;
-	t = calloc(nr, sizeof(*t));
+	/* At most one tier a node: a saved report may skip ranks (a node
+	 * left out by hand) or hold any number there, and a tier is made of
+	 * the ranks that have nodes only, in their order. */
+	t = calloc(nr_nodes, sizeof(*t));
 	ids = malloc(nr_nodes * sizeof(*ids));
 	if (!t || !ids) {
 		free(t);
@@ -616,12 +613,21 @@ int tier_probe_override(const struct tier_probe_report *r,
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
 	/* Nodes are sorted by id, so each tier's list comes out sorted. */
-	for (rank = 0; rank <= max_rank; rank++) {
-		t[rank].nodes = ids + k;
+	for (;;) {
+		next = -1;
+		for (i = 0; i < r->nr_nodes; i++)
+			if (r->nodes[i].measured_rank > rank &&
+			    (next < 0 || r->nodes[i].measured_rank < next))
+				next = r->nodes[i].measured_rank;
+		if (next < 0)
+			break;
+		rank = next;
+		t[nr].nodes = ids + k;
 		for (i = 0; i < r->nr_nodes; i++)
 			if (r->nodes[i].measured_rank == rank)
 				ids[k++] = r->nodes[i].id;
-		t[rank].nr_nodes = (size_t)(ids + k - t[rank].nodes);
+		t[nr].nr_nodes = (size_t)(ids + k - t[nr].nodes);
+		nr++;
 	}
 	*tiers = t;
 	*nr_tiers = nr;

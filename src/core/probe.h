@@ -218,7 +218,8 @@ struct tier_probe_pair *tier_probe_node_pair(const struct tier_probe_node *node,
 void tier_probe_judge(struct tier_probe_report *r);
 
 /* The measured tier order as a topology override (see tier_topology_rank):
- * nodes grouped by measured_rank, fastest first. *tiers and *nodes are
+ * nodes grouped by measured_rank, fastest first; ranks without nodes make
+ * no tier (a saved report may skip some). *tiers and *nodes are
  * malloc'd (caller frees both; the tiers point into *nodes). Returns 0,
  * -EINVAL when no node was measured (err set) or -ENOMEM. */
 int tier_probe_override(const struct tier_probe_report *r,

@@ -631,6 +631,34 @@ static void test_damon_empty_snapshot(void **state)
 	tmp_release(&t);
 }
 
+/* A tried region whose start is not a number: the collect fails with the
+ * file and what it holds (it once failed with no message at all). */
+static void test_damon_bad_region(void **state)
+{
+	const pid_t pid = 100;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/0/tried_regions/1/start",
+	    "0x1000\n");
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "kdamonds/1/contexts/0/schemes/0/tried_regions/1/start: "
+			       "expected an unsigned number, found '0x1000'"));
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
 static void region(const struct tmp *t, unsigned s, unsigned i, unsigned long long start,
 		   unsigned long long end, unsigned nr)
 {
@@ -1775,6 +1803,7 @@ int main(void)
 		cmocka_unit_test(test_damon_busy_retry),
 		cmocka_unit_test(test_damon_exited_targets),
 		cmocka_unit_test(test_damon_empty_snapshot),
+		cmocka_unit_test(test_damon_bad_region),
 		cmocka_unit_test(test_damon_without_target_filters),
 		cmocka_unit_test(test_damon_probe),
 		cmocka_unit_test(test_damon_trace_line),

@@ -469,6 +469,36 @@ static char *json_string(const struct tier_probe_report *r)
 	return s;
 }
 
+/* A saved report is read as stored: its measured ranks may skip (node 0
+ * rank 1, node 2 rank 2000000000, none rank 0). The override makes a tier
+ * of the ranks that have nodes only, in their order; it once made a tier
+ * of each rank up to the largest, empty ones and all. */
+static void test_override_rank_gaps(void **state)
+{
+	struct tier_topology t;
+	struct tier_probe_report r;
+	struct tier_tier_override *ovr;
+	struct tier_err err = { "" };
+	size_t nr;
+	int *ids;
+
+	(void)state;
+	plan_guest(&t, &r);
+	r.nodes[0].measured_rank = 1;
+	r.nodes[1].measured_rank = -1;
+	r.nodes[2].measured_rank = 2000000000;
+	assert_int_equal(tier_probe_override(&r, &ovr, &nr, &ids, &err), 0);
+	assert_int_equal(nr, 2);
+	assert_int_equal(ovr[0].nr_nodes, 1);
+	assert_int_equal(ovr[0].nodes[0], 0);
+	assert_int_equal(ovr[1].nr_nodes, 1);
+	assert_int_equal(ovr[1].nodes[0], 2);
+	free(ovr);
+	free(ids);
+	tier_probe_report_release(&r);
+	tier_topology_release(&t);
+}
+
 static void test_file_round_trip(void **state)
 {
 	struct tier_topology t;
@@ -576,6 +606,11 @@ static void test_file_errors(void **state)
 	expect_load_error("[]", "not a JSON object");
 	expect_load_error("{\"version\":2}", "version 2, expected 1");
 	expect_load_error("{\"version\":1}", ": tolerance_pct: missing");
+	/* Refused before it is converted (2.3e10 % overflowed the basis
+	 * points; UBSan's finding). */
+	expect_load_error("{\"version\":1,\"tolerance_pct\":232676608}", ": tolerance_pct: above 1000");
+	expect_load_error("{\"version\":1,\"tolerance_pct\":25,\"slit_tolerance_pct\":1e300}",
+			  ": slit_tolerance_pct: above 1000");
 
 	plan_guest(&t, &r);
 	measure(&r, 0, 0, 100, 1000, 1000, 0);
@@ -591,6 +626,9 @@ static void test_file_errors(void **state)
 	expect_load_error(bad, ": nodes[0].from[0].latency_ns.samples: not a list of numbers");
 	free(bad);
 	free(good);
+	/* NUL bytes after the document are trailing data, not whitespace. */
+	assert_int_equal(tier_probe_report_parse("{} \0\0", 5, "mem.json", &r, &err), -EINVAL);
+	assert_string_equal(err.msg, "mem.json: not a JSON document (trailing data at byte 3)");
 	/* A missing file says so (and leaves the report empty). */
 	assert_int_equal(tier_probe_report_load("/nonexistent/probe.json", &r, &err), -ENOENT);
 	assert_string_equal(err.msg, "/nonexistent/probe.json: No such file or directory");
@@ -610,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_judge_honest),
 		cmocka_unit_test(test_judge_tolerance),
 		cmocka_unit_test(test_judge_order),
+		cmocka_unit_test(test_override_rank_gaps),
 		cmocka_unit_test(test_file_round_trip),
 		cmocka_unit_test(test_file_errors),
 	};

@@ -129,13 +129,14 @@ static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region *
 		char base[200];
 
 		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
-		ret = tier__damon_sysfs_read_u64(&t->fs, &r.start, NULL, "%s/start", base);
+		ret = tier__damon_sysfs_read_u64(&t->fs, &r.start, err, "%s/start", base);
 		if (!ret)
 			ret = tier__damon_sysfs_read_u64(&t->fs, &r.end, err, "%s/end", base);
 		if (!ret)
 			ret = tier__damon_sysfs_read_u64(&t->fs, &r.nr_accesses, err,
 							 "%s/nr_accesses", base);
 		if (ret == -ENOENT) {
+			tier_err_clear(err);
 			ret = 0;	/* cleared under us */
 			break;
 		}
