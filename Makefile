@@ -9,12 +9,17 @@
 #                 QEMU guest (~3 min; not part of make test);
 #                 KERNEL=sid (or another Debian suite) boots that kernel
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
+#   make deb      Debian packages (tierd, libtier0, libtier-dev, tiersim)
+#                 into build-deb/, checked by lintian (scripts/build-deb)
+#   make test-deb the packages built and checked: contents, unit, maintainer
+#                 scripts, lintian (tests/package/deb.sh, a few minutes;
+#                 make test runs the fast check of debian/, tests/cli/deb.sh)
 
 BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench bench-guest install clean
+.PHONY: all deps asan test run bench bench-guest install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -48,5 +53,11 @@ install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
 
+deb: deps
+	scripts/build-deb
+
+test-deb: deps
+	bash tests/package/deb.sh
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-deb
