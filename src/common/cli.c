@@ -12,7 +12,7 @@ void tier_cli_usage(const struct tier_cli *cli, FILE *out)
 	int width = 10;
 
 	fprintf(out, "usage: %s VERB [OPTIONS]   (%s VERB --help for a verb's options)\n"
-		     "       %s --completion bash     (the bash completion script)\n\nverbs:\n",
+		     "       %s --completion bash (prints the bash completion script)\n\nverbs:\n",
 		cli->prog, cli->prog, cli->prog);
 	/* One column for "name synopsis", as wide as the widest. */
 	for (v = cli->verbs; v->name; v++) {

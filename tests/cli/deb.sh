@@ -30,36 +30,31 @@ installed=$(meson introspect "$B" --installed | jq -r '.[]' | grep "^$prefix/" |
 check "meson installs at least 20 files" test "$(printf '%s\n' "$installed" | wc -l)" -ge 20
 like "$(grep -A1 'override_dh_auto_configure' "$D/rules")" "-Dsystemdsystemunitdir=/lib/systemd/system" \
 	"debian/rules puts the unit in /lib/systemd/system"
-unowned="" twice=""
+# The .install lines, "FILE PATTERN" with the multiarch triplet in.
+pats=$(for inst in "$D"/*.install; do
+	sed -e '/^$/d' -e "s|\${DEB_HOST_MULTIARCH}|$MA|" -e "s|^|$(basename "$inst") |" "$inst"
+done)
+unowned="" twice="" stale=""
 for f in $installed; do
 	n=0
-	for inst in "$D"/*.install; do
-		while read -r pat; do
-			[ -n "$pat" ] || continue
-			pat=$(printf '%s' "$pat" | sed "s|\${DEB_HOST_MULTIARCH}|$MA|")
-			# shellcheck disable=SC2254
-			case $f in $pat) n=$((n + 1)) ;; esac
-		done <"$inst"
-	done
+	while read -r _ pat; do
+		# shellcheck disable=SC2254
+		case $f in $pat) n=$((n + 1)) ;; esac
+	done <<<"$pats"
 	[ "$n" = 0 ] && unowned="$unowned $f"
 	[ "$n" -gt 1 ] && twice="$twice $f"
 done
 is "${unowned# }" "" "every installed file is in a package's .install list"
 is "${twice# }" "" "and in one only"
 # Each .install line matches something meson installs (no stale entry).
-stale=""
-for inst in "$D"/*.install; do
-	while read -r pat; do
-		[ -n "$pat" ] || continue
-		p=$(printf '%s' "$pat" | sed "s|\${DEB_HOST_MULTIARCH}|$MA|")
-		hit=0
-		for f in $installed; do
-			# shellcheck disable=SC2254
-			case $f in $p) hit=1; break ;; esac
-		done
-		[ "$hit" = 1 ] || stale="$stale $(basename "$inst"):$pat"
-	done <"$inst"
-done
+while read -r inst pat; do
+	hit=0
+	for f in $installed; do
+		# shellcheck disable=SC2254
+		case $f in $pat) hit=1; break ;; esac
+	done
+	[ "$hit" = 1 ] || stale="$stale $inst:$pat"
+done <<<"$pats"
 is "${stale# }" "" "every .install line names an installed file"
 
 # libtier0.symbols: the exported symbols, each with its version node.

@@ -102,11 +102,11 @@ for prog in tierctl tiersim; do
 		done
 	done
 done
-documented "$(render "$ROOT/man/tierctl.8")" "tierctl(8) documents cgroup's sub-verbs" "cgroup set" "cgroup show"
+page=$(render "$ROOT/man/tierctl.8")
+documented "$page" "tierctl(8) documents cgroup's sub-verbs" "cgroup set" "cgroup show"
 # shellcheck disable=SC2046
-documented "$(render "$ROOT/man/tierctl.8")" "tierctl(8) documents hint's advice" \
-	$(complete_words tierctl hint 1 0x1000 4K "")
-documented "$(render "$ROOT/man/tierctl.8")" "tierctl(8) documents TIERD_SOCKET" TIERD_SOCKET
+documented "$page" "tierctl(8) documents hint's advice" $(complete_words tierctl hint 1 0x1000 4K "")
+documented "$page" "tierctl(8) documents TIERD_SOCKET" TIERD_SOCKET
 
 # tierd.yaml(5): every key of the schema (the CYAML_FIELD_* tables of
 # src/common/config_yaml.c), and each section.
