@@ -13,12 +13,17 @@
 #                 executions (default 10^7; hours on a shared machine),
 #                 FUZZ_TARGETS to pick; see scripts/fuzz
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
+#   make deb      Debian packages (tierd, libtier0, libtier-dev, tiersim)
+#                 into build-deb/, checked by lintian (scripts/build-deb)
+#   make test-deb the packages built and checked: contents, unit, maintainer
+#                 scripts, lintian (tests/package/deb.sh, a few minutes;
+#                 make test runs the fast check of debian/, tests/cli/deb.sh)
 
 BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench bench-guest fuzz install clean
+.PHONY: all deps asan test run bench bench-guest fuzz install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -56,5 +61,11 @@ install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
 	meson install -C $(BUILD) $(if $(DESTDIR),--destdir $(DESTDIR))
 
+deb: deps
+	scripts/build-deb
+
+test-deb: deps
+	bash tests/package/deb.sh
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-deb

@@ -29,17 +29,18 @@ static void cgroup_usage(FILE *out)
 		TIER_GROUP_MAX_WEIGHT);
 }
 
+const struct option tierctl_cgroup_set_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "tier-max", required_argument, NULL, 'M' },
+	{ "tier-min", required_argument, NULL, 'm' },
+	{ "weight", required_argument, NULL, 'w' },
+	{ "clear", no_argument, NULL, 'c' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 static int cgroup_set(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "tier-max", required_argument, NULL, 'M' },
-		{ "tier-min", required_argument, NULL, 'm' },
-		{ "weight", required_argument, NULL, 'w' },
-		{ "clear", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct json_object *args = json_object_new_object(), *res;
 	struct json_object *mx = json_object_new_array(), *mn = json_object_new_array();
 	struct tier_group_rule check;
@@ -50,7 +51,7 @@ static int cgroup_set(int argc, char **argv)
 
 	memset(&check, 0, sizeof(check));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", tierctl_cgroup_set_opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			socket = optarg;
@@ -187,24 +188,25 @@ static void print_cgroups(struct json_object *res)
 	}
 }
 
+const struct option tierctl_socket_json_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /* Parses the options of a verb that has only --socket, --json and --help,
  * leaving optind at its operands; a bad option points at `tierctl HELP
  * --help`. Returns -1 to go on, else the exit status (0 after --help). */
 static int parse_socket_json(const char *verb, const char *help, void (*usage)(FILE *out),
 			     int argc, char **argv, const char **socket, bool *json)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	*socket = tierctl_socket();
 	*json = false;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", tierctl_socket_json_opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			*socket = optarg;

@@ -251,24 +251,25 @@ struct opts {
 	bool has_bins, has_start, has_end;
 };
 
+const struct option tierctl_heatmap_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "png", required_argument, NULL, 'p' },
+	{ "bins", required_argument, NULL, 'b' },
+	{ "slices", required_argument, NULL, 'n' },
+	{ "start", required_argument, NULL, 'a' },
+	{ "end", required_argument, NULL, 'e' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /* Parses the options into o. Returns -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, struct opts *o, uint64_t *pid)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "png", required_argument, NULL, 'p' },
-		{ "bins", required_argument, NULL, 'b' },
-		{ "slices", required_argument, NULL, 'n' },
-		{ "start", required_argument, NULL, 'a' },
-		{ "end", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", tierctl_heatmap_opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o->socket = optarg;

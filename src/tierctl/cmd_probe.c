@@ -135,28 +135,29 @@ struct probe_args {
 	bool have_repeats, have_buffer, have_steps, have_seed, have_tolerance;
 };
 
+const struct option tierctl_probe_opts[] = {
+	{ "nodes", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "quick", no_argument, NULL, 'q' },
+	{ "repeats", required_argument, NULL, 'r' },
+	{ "buffer-size", required_argument, NULL, 'b' },
+	{ "chase-steps", required_argument, NULL, 's' },
+	{ "tolerance", required_argument, NULL, 't' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-save", no_argument, NULL, 'N' },
+	{ "load", required_argument, NULL, 'l' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct probe_args *a)
 {
-	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quick", no_argument, NULL, 'q' },
-		{ "repeats", required_argument, NULL, 'r' },
-		{ "buffer-size", required_argument, NULL, 'b' },
-		{ "chase-steps", required_argument, NULL, 's' },
-		{ "tolerance", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-save", no_argument, NULL, 'N' },
-		{ "load", required_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "n:jqr:b:s:t:S:o:Nl:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:jqr:b:s:t:S:o:Nl:h", tierctl_probe_opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			a->nodes = optarg;

@@ -95,16 +95,32 @@ struct common_opts {
 	long iterations;
 };
 
-static int parse(const char *verb, int argc, char **argv, struct common_opts *o, bool top)
+const struct option tierctl_status_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option tierctl_top_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option tierctl_reload_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses the options of status, top or reload (opts, the verb's table). */
+static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
+		 const struct option *opts)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	bool top = opts == tierctl_top_opts;
 	char *end;
 	int c;
 
@@ -122,7 +138,7 @@ static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
 			o->json = true;
 			break;
 		case 'i':
-			if (!top || (o->interval_ms = (int)strtol(optarg, &end, 10), *end) ||
+			if ((o->interval_ms = (int)strtol(optarg, &end, 10), *end) ||
 			    o->interval_ms < 100) {
 				fprintf(stderr, "tierctl %s: --interval '%s': expected milliseconds >= 100\n",
 					verb, optarg);
@@ -130,7 +146,7 @@ static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
 			}
 			break;
 		case 'n':
-			if (!top || (o->iterations = strtol(optarg, &end, 10), *end) || o->iterations < 1) {
+			if ((o->iterations = strtol(optarg, &end, 10), *end) || o->iterations < 1) {
 				fprintf(stderr, "tierctl %s: --iterations '%s': expected a count >= 1\n",
 					verb, optarg);
 				return 2;
@@ -139,7 +155,7 @@ static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
 		case 'h':
 			printf("usage: tierctl %s [--socket PATH]%s%s\n", verb,
 			       top ? " [--interval MS] [--iterations N]" : "",
-			       !strcmp(verb, "status") ? " [--json]" : "");
+			       opts == tierctl_status_opts ? " [--json]" : "");
 			return -1;
 		default:
 			return 2;
@@ -157,7 +173,7 @@ int tierctl_status(int argc, char **argv)
 	struct common_opts o;
 	struct json_object *res;
 	struct tier_err err = { "" };
-	int ret = parse("status", argc, argv, &o, false);
+	int ret = parse("status", argc, argv, &o, tierctl_status_opts);
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
@@ -179,7 +195,7 @@ int tierctl_top(int argc, char **argv)
 	struct common_opts o;
 	bool tty = isatty(1);
 	long i;
-	int ret = parse("top", argc, argv, &o, true);
+	int ret = parse("top", argc, argv, &o, tierctl_top_opts);
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
@@ -211,7 +227,7 @@ int tierctl_reload(int argc, char **argv)
 	struct common_opts o;
 	struct json_object *res;
 	struct tier_err err = { "" };
-	int ret = parse("reload", argc, argv, &o, false);
+	int ret = parse("reload", argc, argv, &o, tierctl_reload_opts);
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
@@ -261,23 +277,37 @@ int tierctl_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+const struct option tierctl_hint_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int tierctl_hint(int argc, char **argv)
 {
 	const char *socket = tierctl_socket();
 	struct json_object *args, *res;
 	struct tier_err err = { "" };
 	uint64_t pid, addr, len;
-	int i, first = 1, advice;
+	int i, c, first, advice;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: tierctl hint [--socket PATH] PID ADDR LEN hot|cold|pin-fast|latency|bandwidth|default\n"
-		       "  ADDR: 0x-prefixed hex or decimal; LEN: bytes with K/M/G suffixes\n");
-		return 0;
+	optind = 1;
+	/* '+': stop at the first operand (an ADDR never starts with '-'). */
+	while ((c = getopt_long(argc, argv, "+h", tierctl_hint_opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			socket = optarg;
+			break;
+		case 'h':
+			printf("usage: tierctl hint [--socket PATH] PID ADDR LEN hot|cold|pin-fast|latency|bandwidth|default\n"
+			       "  ADDR: 0x-prefixed hex or decimal; LEN: bytes with K/M/G suffixes\n");
+			return 0;
+		default:
+			fprintf(stderr, "tierctl hint: see tierctl hint --help\n");
+			return 2;
+		}
 	}
-	if (argc > 2 && !strcmp(argv[1], "--socket")) {
-		socket = argv[2];
-		first = 3;
-	}
+	first = optind;
 	if (argc - first != 4) {
 		fprintf(stderr, "tierctl hint: expected PID ADDR LEN ADVICE (see tierctl hint --help)\n");
 		return 2;

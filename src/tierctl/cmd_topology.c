@@ -24,15 +24,16 @@ static void topology_usage(FILE *out)
 		"  --json            print JSON instead of a table\n");
 }
 
+const struct option tierctl_topology_opts[] = {
+	{ "sysfs-root", required_argument, NULL, 'r' },
+	{ "config", required_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int tierctl_topology(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "sysfs-root", required_argument, NULL, 'r' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *root = NULL, *config = NULL;
 	struct tier_linux_topology lt;
 	struct tier_topology topo;
@@ -42,7 +43,7 @@ int tierctl_topology(int argc, char **argv)
 	int c, ret, status = 1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:c:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:c:jh", tierctl_topology_opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			root = optarg;

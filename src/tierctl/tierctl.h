@@ -4,6 +4,7 @@
 #ifndef TIERCTL_H
 #define TIERCTL_H
 
+#include <getopt.h>
 #include <stdint.h>
 
 #define TIERCTL_DEFAULT_CONFIG "/etc/tierd/tierd.yaml"
@@ -17,6 +18,18 @@ int tierctl_hint(int argc, char **argv);
 int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
 int tierctl_heatmap(int argc, char **argv);
+
+/* The verbs' getopt_long tables, also behind --help's verb list and the
+ * completion script (main.c). cgroup show and explain share one. */
+extern const struct option tierctl_topology_opts[];
+extern const struct option tierctl_probe_opts[];
+extern const struct option tierctl_status_opts[];
+extern const struct option tierctl_top_opts[];
+extern const struct option tierctl_reload_opts[];
+extern const struct option tierctl_hint_opts[];
+extern const struct option tierctl_cgroup_set_opts[];
+extern const struct option tierctl_socket_json_opts[];
+extern const struct option tierctl_heatmap_opts[];
 
 struct json_object;
 

@@ -72,18 +72,19 @@ static void print_summary(const char *in, const char *out,
 		       st->first_bad.msg);
 }
 
+const struct option tiersim_convert_opts[] = {
+	{ "from", required_argument, NULL, 'f' },
+	{ "include-instr", no_argument, NULL, 'i' },
+	{ "skip-bad", no_argument, NULL, 'k' },
+	{ "sample", required_argument, NULL, 's' },
+	{ "seed", required_argument, NULL, 'S' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int tiersim_convert(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "from", required_argument, NULL, 'f' },
-		{ "include-instr", no_argument, NULL, 'i' },
-		{ "skip-bad", no_argument, NULL, 'k' },
-		{ "sample", required_argument, NULL, 's' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct tier_lackey_opts lo;
 	struct tier_lackey_stats st;
 	struct tier_err err = { "" };
@@ -94,7 +95,7 @@ int tiersim_convert(int argc, char **argv)
 
 	tier_lackey_opts_init(&lo);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:h", tiersim_convert_opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			from = optarg;

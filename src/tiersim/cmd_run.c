@@ -242,28 +242,50 @@ static int parse_seconds(const char *s, uint64_t *us)
 	return 0;
 }
 
-static int parse_opts(const char *verb, int argc, char **argv, struct sim_opts *o)
+/* The options of run and compare: the same simulation parameters, one
+ * workload and policy or lists of them, a timeline or a plot. */
+const struct option tiersim_run_opts[] = {
+	{ "machine", required_argument, NULL, 'm' },
+	{ "ratio", required_argument, NULL, 'r' },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "policy", required_argument, NULL, 'p' },
+	{ "tracker", required_argument, NULL, 't' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "unit", required_argument, NULL, 'u' },
+	{ "budget", required_argument, NULL, 'b' },
+	{ "timeline", required_argument, NULL, 'T' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "thp", no_argument, NULL, 'H' },
+	{ "cgroup", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option tiersim_compare_opts[] = {
+	{ "machine", required_argument, NULL, 'm' },
+	{ "ratio", required_argument, NULL, 'r' },
+	{ "workloads", required_argument, NULL, 'W' },
+	{ "policies", required_argument, NULL, 'P' },
+	{ "tracker", required_argument, NULL, 't' },
+	{ "seed", required_argument, NULL, 's' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "unit", required_argument, NULL, 'u' },
+	{ "budget", required_argument, NULL, 'b' },
+	{ "plot", required_argument, NULL, 'L' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "thp", no_argument, NULL, 'H' },
+	{ "cgroup", required_argument, NULL, 'C' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses run's or compare's options (opts, the verb's table) into o.
+ * Returns 0 to go on, -1 after --help, 2 after a bad value (said), 3 after
+ * an unknown option (getopt said it; the caller adds the usage). */
+static int parse_opts(const char *verb, const struct option *opts, int argc, char **argv,
+		      struct sim_opts *o)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "ratio", required_argument, NULL, 'r' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "workloads", required_argument, NULL, 'W' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "policies", required_argument, NULL, 'P' },
-		{ "tracker", required_argument, NULL, 't' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "budget", required_argument, NULL, 'b' },
-		{ "timeline", required_argument, NULL, 'T' },
-		{ "plot", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "thp", no_argument, NULL, 'H' },
-		{ "cgroup", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -397,7 +419,7 @@ int tiersim_run(int argc, char **argv)
 	struct progress pg = { .tty = isatty(2) != 0, .total = 1 };
 	char label[128];
 	FILE *tl = NULL;
-	int ret = parse_opts("run", argc, argv, &o);
+	int ret = parse_opts("run", tiersim_run_opts, argc, argv, &o);
 
 	if (ret) {
 		if (ret != 2)
@@ -472,8 +494,11 @@ static void compare_usage(FILE *out)
 	fprintf(out,
 		"usage: tiersim compare [--machine M] [--ratio R] [--workloads LIST] [--policies LIST]\n"
 		"                       [--seed N] [--duration SEC] [--thp] [--json] [--plot FILE.png]\n"
+		"                       [--tracker T] [--budget BYTES_PER_S] [--unit BYTES]\n"
+		"                       [--cgroup TENANT[,...]]...\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
-		"  all policies, with the oracle) and prints AMAT side by side.\n");
+		"  all policies, with the oracle) and prints AMAT side by side; --tracker,\n"
+		"  --budget, --unit and --cgroup as for tiersim run (run --help).\n");
 }
 
 int tiersim_compare(int argc, char **argv)
@@ -486,16 +511,12 @@ int tiersim_compare(int argc, char **argv)
 	struct tier_sim_result *res = NULL;
 	struct progress pg = { .tty = isatty(2) != 0 };
 	char label[160];
-	int ret = parse_opts("compare", argc, argv, &o), status = 1;
+	int ret = parse_opts("compare", tiersim_compare_opts, argc, argv, &o), status = 1;
 
 	if (ret) {
 		if (ret != 2)
 			compare_usage(ret < 0 ? stdout : stderr);
 		return ret < 0 ? 0 : 2;
-	}
-	if (o.p.workload || o.p.policy) {
-		fprintf(stderr, "tiersim compare: use --workloads and --policies (lists)\n");
-		return 2;
 	}
 	ret = tiersim_machine_arg("compare", &o.p, &mf);
 	if (ret)

@@ -12,30 +12,40 @@
 #include "core/policy.h"
 #include "tiersim/machine_file.h"
 #include "tiersim/tiersim.h"
+#include "common/cli.h"
 #include "common/topology_out.h"
 
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: tiersim VERB [OPTIONS]\n\n"
-		"verbs:\n"
-		"  list [--json]                                 machines, workloads, policies, trackers\n"
-		"  topology --machine M [--ratio R] [--json]     a machine's nodes and tiers\n"
-		"                                                (M: a preset, or file:PATH)\n"
-		"  run --machine M --workload W --policy P ...   one simulation (run --help)\n"
-		"  compare [--machine M] [--ratio R] ...         workloads x policies (compare --help)\n"
-		"  convert --from lackey IN OUT                  valgrind lackey trace -> trace file\n");
-}
+static const struct option list_opts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
 static int cmd_list(int argc, char **argv)
 {
 	const struct tier_sim_preset *p;
-	bool json = argc > 1 && !strcmp(argv[1], "--json");
 	struct json_object *root, *arr;
+	bool json = false;
 	size_t i;
+	int c;
 
-	if (argc > 2 || (argc == 2 && !json)) {
-		fprintf(stderr, "tiersim list: unexpected argument '%s'\n", argv[json ? 2 : 1]);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", list_opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			printf("usage: tiersim list [--json]\n"
+			       "  The machine presets, workloads, policies and trackers.\n");
+			return 0;
+		default:
+			fprintf(stderr, "tiersim list: see tiersim list --help\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tiersim list: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
 	if (!json) {
@@ -128,15 +138,23 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
+static const struct option topology_opts[] = {
+	{ "machine", required_argument, NULL, 'm' },
+	{ "ratio", required_argument, NULL, 'r' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void topology_usage(FILE *out)
+{
+	fprintf(out, "usage: tiersim topology [--machine M] [--ratio R] [--json]\n"
+		     "  The nodes and tiers of machine M (default dram-cxl): a preset (tiersim\n"
+		     "  list) or file:PATH, a machine file (docs/tiersim.md).\n");
+}
+
 static int cmd_topology(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "machine", required_argument, NULL, 'm' },
-		{ "ratio", required_argument, NULL, 'r' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *machine = "dram-cxl", *ratio = NULL;
 	struct tier_machine_file mf;
 	struct tier_sim_machine m;
@@ -146,7 +164,7 @@ static int cmd_topology(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "m:r:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:r:jh", topology_opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			machine = optarg;
@@ -158,10 +176,10 @@ static int cmd_topology(int argc, char **argv)
 			json = true;
 			break;
 		case 'h':
-			usage(stdout);
+			topology_usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
+			topology_usage(stderr);
 			return 2;
 		}
 	}
@@ -203,26 +221,71 @@ static int cmd_topology(int argc, char **argv)
 	return 0;
 }
 
+static const struct tier_cli_verb verbs[] = {
+	{ "list", cmd_list, "[--json]", "machines, workloads, policies, trackers", list_opts,
+	  NULL },
+	{ "topology", cmd_topology, "[--machine M] [--ratio R] [--json]",
+	  "a machine's nodes and tiers (M: a preset, or file:PATH)", topology_opts, NULL },
+	{ "run", tiersim_run, "--machine M --workload W --policy P ...",
+	  "one simulation (run --help)", tiersim_run_opts, NULL },
+	{ "compare", tiersim_compare, "[--machine M] [--ratio R] ...",
+	  "workloads x policies (compare --help)", tiersim_compare_opts, NULL },
+	{ "convert", tiersim_convert, "--from lackey IN OUT",
+	  "valgrind lackey trace -> trace file", tiersim_convert_opts, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+/* Completion words of an option's argument, from the simulator's tables. */
+static void words(FILE *out, const char *verb, const char *opt)
+{
+	const char *sep = "";
+	size_t i;
+
+	(void)verb;
+	if (!opt)
+		return;
+	if (!strcmp(opt, "--machine")) {
+		const struct tier_sim_preset *p;
+
+		for (p = tier_sim_presets; p->name; p++, sep = " ")
+			fprintf(out, "%s%s", sep, p->name);
+		fprintf(out, " file:");
+	} else if (!strcmp(opt, "--workload") || !strcmp(opt, "--workloads")) {
+		for (i = 0; tier_sim_workloads[i]; i++, sep = " ")
+			fprintf(out, "%s%s", sep, tier_sim_workloads[i]->name);
+		fprintf(out, " trace:");
+	} else if (!strcmp(opt, "--policy") || !strcmp(opt, "--policies")) {
+		for (i = 0; tier_policies[i]; i++)
+			fprintf(out, "%s ", tier_policies[i]->name);
+		fprintf(out, "oracle");
+	} else if (!strcmp(opt, "--tracker")) {
+		fprintf(out, "none");
+		for (i = 0; tier_sim_trackers[i]; i++)
+			fprintf(out, " %s", tier_sim_trackers[i]);
+	} else if (!strcmp(opt, "--from")) {
+		fprintf(out, "lackey");
+	}
+}
+
+static const struct tier_cli cli = { "tiersim", verbs, words };
+
 int main(int argc, char **argv)
 {
+	const struct tier_cli_verb *v;
+
 	if (argc < 2) {
-		usage(stderr);
+		tier_cli_usage(&cli, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
+		tier_cli_usage(&cli, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "list"))
-		return cmd_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "topology"))
-		return cmd_topology(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "run"))
-		return tiersim_run(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "compare"))
-		return tiersim_compare(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "convert"))
-		return tiersim_convert(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--completion"))
+		return tier_cli_completion(&cli, argc, argv);
+	v = tier_cli_find(&cli, argv[1]);
+	if (v)
+		return v->fn(argc - 1, argv + 1);
 	fprintf(stderr, "tiersim: unknown verb '%s' (see tiersim --help)\n", argv[1]);
 	return 2;
 }

@@ -3,6 +3,7 @@
 #ifndef TIER_TIERSIM_H
 #define TIER_TIERSIM_H
 
+#include <getopt.h>
 #include <json-c/json.h>
 #include <stddef.h>
 
@@ -16,6 +17,12 @@ int tiersim_run(int argc, char **argv);
 
 /* tiersim compare ...: argv[0] is "compare". */
 int tiersim_compare(int argc, char **argv);
+
+/* The getopt_long tables of convert, run and compare, also behind
+ * --help's verb list and the completion script (main.c). */
+extern const struct option tiersim_convert_opts[];
+extern const struct option tiersim_run_opts[];
+extern const struct option tiersim_compare_opts[];
 
 struct tier_machine_file;
 
