@@ -18,6 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tierd/procs.h"
+
 /* --- status ---------------------------------------------------------------- */
 
 static double cpu_seconds(void)
@@ -36,27 +38,22 @@ static struct json_object *status_json(struct tierd *d)
 	const struct tier_topology *topo = d->be->topo;
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
 	struct tier_world_stats st;
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
+	uint64_t per_tier[TIER_MAX_TIERS];
 	size_t r, k;
 	size_t meta = 0;
 
-	for (i = 0; i < env->nr_pages; i++)
-		if (env->page_node[i] != TIER_NODE_NONE)
-			per_node[env->page_node[i]]++;
+	tierd_tier_bytes(env, topo, per_tier);
 	for (r = 0; r < topo->nr_tiers; r++) {
 		struct json_object *t = json_object_new_object(), *nodes = json_object_new_array();
-		uint64_t bytes = 0;
 
-		for (k = 0; k < topo->tiers[r].nr_nodes; k++) {
-			int n = topo->tiers[r].nodes[k];
-
-			json_object_array_add(nodes, json_object_new_int(n));
-			if (n >= 0 && n < TIER_MAX_NODES)
-				bytes += per_node[n] << env->page_shift;
-		}
+		for (k = 0; k < topo->tiers[r].nr_nodes; k++)
+			json_object_array_add(nodes, json_object_new_int(topo->tiers[r].nodes[k]));
 		json_object_object_add(t, "rank", json_object_new_int((int)r));
 		json_object_object_add(t, "nodes", nodes);
-		json_object_object_add(t, "managed_bytes", json_object_new_uint64(bytes));
+		json_object_object_add(t, "managed_bytes",
+				       json_object_new_uint64(r < TIER_MAX_TIERS ? per_tier[r] : 0));
+		json_object_object_add(t, "capacity_bytes",
+				       json_object_new_uint64(tierd_tier_capacity(topo, r)));
 		json_object_array_add(tiers, t);
 	}
 	d->be->stats(d->be, &st);
@@ -402,6 +399,15 @@ static void handle_request(struct tierd *d, struct tierd_client *c, const char *
 
 		if (ret == -EPERM)
 			log_refusal(d, err.msg);
+
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
+		break;
+	}
+	case TIER_CMD_HISTORY:
+	case TIER_CMD_PROCESSES: {
+		struct json_object *res = req.cmd == TIER_CMD_HISTORY ?
+			tierd_history_json(&d->hist, d->be->topo, req.args, tier_linux_now_us(), &ret, &err) :
+			tierd_procs_json(d->be, &d->loop, req.args, &ret, &err);
 
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
 		break;

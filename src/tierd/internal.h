@@ -6,8 +6,11 @@
  *   reload.c   a configuration put in force (start, reload) and the
  *              control groups' rules in force
  *   control.c  the control socket: clients, requests, responses
+ *   history.c  the last hour of tier bytes and migrations (history.h)
+ *   procs.c    the managed processes' figures (procs.h)
  *
- * One thread: every function here runs from the event loop.
+ * One thread: every function here runs from the event loop; the history
+ * ring has its own lock so that it may be read from another.
  */
 #ifndef TIERD_INTERNAL_H
 #define TIERD_INTERNAL_H
@@ -26,6 +29,7 @@
 #include "tierd/cgroups.h"
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
+#include "tierd/history.h"
 #include "tierd/log.h"
 
 /* Connections at once: tierctl calls are short, but every application that
@@ -67,6 +71,7 @@ struct tierd {
 	struct tier_loop loop;
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
+	struct tierd_history hist;	/* the last hour (its own lock) */
 	int epfd, tfd, sfd;
 	uint64_t tfd_interval_ms;	/* the interval the timer is armed at */
 	struct tierd_control ctl;

@@ -71,6 +71,7 @@ static int setup(void **state)
 	assert_non_null(d);
 	d->args = &f->args;
 	d->epfd = d->tfd = d->sfd = d->ctl.lfd = -1;
+	tierd_history_init(&d->hist);
 	assert_int_equal(tier_config_init(&d->cfg), 0);
 	/* A tracker named in the config, as the simulated world takes it. */
 	assert_int_equal(tier_config_set_string(&d->cfg.tracker, "damon"), 0);
@@ -104,6 +105,7 @@ static int teardown(void **state)
 	tier_config_release(&d->cfg);
 	tierd_rules_release(&d->rules);
 	tierd_rules_release(&d->rt_rules);
+	tierd_history_release(&d->hist);
 	fclose(d->log.out);
 	free(f->log);
 	unlink(f->conf);
