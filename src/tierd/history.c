@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Pages read together by a sampled walk. */
+#define WALK_CHUNK 64
+
 void tierd_history_init(struct tierd_history *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -19,23 +22,45 @@ void tierd_history_release(struct tierd_history *h)
 	pthread_mutex_destroy(&h->lock);
 }
 
-void tierd_tier_bytes(const struct tier_env *env, const struct tier_topology *topo,
-		      uint64_t out[TIER_MAX_TIERS])
+void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topology *topo,
+			    uint64_t stride, uint64_t out[TIER_MAX_TIERS])
 {
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
+	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i, seen = 0, base, span = stride * WALK_CHUNK;
 	size_t r, k;
 
-	for (i = 0; i < env->nr_pages; i++)
-		if (env->page_node[i] != TIER_NODE_NONE)
-			per_node[env->page_node[i]]++;
+	/* One chunk of WALK_CHUNK pages (a cache line of page_node) in each
+	 * span of stride chunks, at an offset that moves from span to span:
+	 * a fixed one would alias with a layout of the span's period. */
+	for (base = 0; base < env->nr_pages; base += span) {
+		uint64_t off = stride > 1 ? (base / span * 7919) % (span - WALK_CHUNK + 1) : 0;
+		uint64_t end = base + off + WALK_CHUNK;
+
+		for (i = base + off; i < end && i < env->nr_pages; i++, seen++)
+			if (env->page_node[i] != TIER_NODE_NONE)
+				per_node[env->page_node[i]]++;
+	}
 	memset(out, 0, sizeof(uint64_t) * TIER_MAX_TIERS);
-	for (r = 0; r < topo->nr_tiers && r < TIER_MAX_TIERS; r++)
+	for (r = 0; r < topo->nr_tiers && r < TIER_MAX_TIERS; r++) {
+		uint64_t pages = 0;
+
 		for (k = 0; k < topo->tiers[r].nr_nodes; k++) {
 			int n = topo->tiers[r].nodes[k];
 
 			if (n >= 0 && n < TIER_MAX_NODES)
-				out[r] += per_node[n] << env->page_shift;
+				pages += per_node[n];
 		}
+		/* Scaled to all pages: 2 in the tier of 3 seen of 10 pages
+		 * are 2 * 10 / 3. */
+		if (stride > 1 && seen)
+			pages = (uint64_t)((double)pages * (double)env->nr_pages / (double)seen + 0.5);
+		out[r] = pages << env->page_shift;
+	}
+}
+
+void tierd_tier_bytes(const struct tier_env *env, const struct tier_topology *topo,
+		      uint64_t out[TIER_MAX_TIERS])
+{
+	tierd_tier_bytes_every(env, topo, 1, out);
 }
 
 uint64_t tierd_tier_capacity(const struct tier_topology *topo, size_t r)
@@ -79,7 +104,8 @@ void tierd_history_step(struct tierd_history *h, const struct tier_env *env,
 	 * a copy, never for a walk. */
 	if (!tierd_history_due(h, now_us))
 		return;
-	tierd_tier_bytes(env, env->topo, s.tier_bytes);
+	tierd_tier_bytes_every(env, env->topo, env->nr_pages / TIERD_HISTORY_WALK_PAGES + 1,
+			       s.tier_bytes);
 	for (r = 0; r < nr_tiers; r++)
 		cap[r] = tierd_tier_capacity(env->topo, r);
 	s.promoted_bytes = promoted_bytes;

@@ -4,8 +4,10 @@
  * request that reads them (docs/protocol.md).
  *
  * Costs: a fixed ring of TIERD_HISTORY_SAMPLES samples (about 300 KiB, no
- * allocation); a sample walks the managed pages' nodes once (O(pages), the
- * same walk `status` makes). A request is O(samples kept).
+ * allocation); a sample reads the nodes of at most TIERD_HISTORY_WALK_PAGES
+ * managed pages, spread over all (every page of up to 4 GiB of 4 KiB pages;
+ * beyond, an estimate: 64 GiB cost some 75 ms a walk, too much for once a
+ * second). A request is O(samples kept).
  *
  * Thread-safe: the ring has its own mutex, so the request may be answered
  * from another thread than the one that steps.
@@ -29,6 +31,8 @@
 /* Points of a request: at most, and when it names none. */
 #define TIERD_HISTORY_MAX_POINTS 720
 #define TIERD_HISTORY_DEFAULT_POINTS 360
+/* Pages a sample reads the node of, at most. */
+#define TIERD_HISTORY_WALK_PAGES (UINT64_C(1) << 20)
 
 struct tierd_history_sample {
 	uint64_t t_us;				/* tier_linux_now_us() */
@@ -54,6 +58,11 @@ void tierd_history_release(struct tierd_history *h);
  * out[TIER_MAX_TIERS] (ranks past topo->nr_tiers are 0). O(pages). */
 void tierd_tier_bytes(const struct tier_env *env, const struct tier_topology *topo,
 		      uint64_t out[TIER_MAX_TIERS]);
+
+/* The same from one page in stride (in runs of 64 pages at moving
+ * offsets), scaled to all of them (stride 1: exact). O(pages / stride). */
+void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topology *topo,
+			    uint64_t stride, uint64_t out[TIER_MAX_TIERS]);
 
 /* The capacity of tier rank r: its nodes' memory. */
 uint64_t tierd_tier_capacity(const struct tier_topology *topo, size_t r);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tierd/history.h"
@@ -182,6 +183,29 @@ static void test_wrap(void **state)
 	tierd_history_release(&h);
 }
 
+/* Past TIERD_HISTORY_WALK_PAGES a sample reads every few pages and
+ * scales: 3 Mi pages, one in four on node 0, read within 1%. */
+static void test_sampled_walk(void **state)
+{
+	struct machine m;
+	uint64_t out[TIER_MAX_TIERS], exact[TIER_MAX_TIERS], n = UINT64_C(3) << 20, i;
+	uint8_t *pn = malloc(n);
+
+	(void)state;
+	assert_non_null(pn);
+	machine_init(&m);
+	for (i = 0; i < n; i++)
+		pn[i] = (uint8_t)(i % 4 != 1);
+	m.env.page_node = pn;
+	m.env.nr_pages = n;
+	tierd_tier_bytes(&m.env, &m.topo, exact);
+	assert_int_equal(exact[0], (n / 4) << 12);
+	tierd_tier_bytes_every(&m.env, &m.topo, n / TIERD_HISTORY_WALK_PAGES + 1, out);
+	assert_true(out[0] > exact[0] * 99 / 100 && out[0] < exact[0] * 101 / 100);
+	assert_true(out[1] > exact[1] * 99 / 100 && out[1] < exact[1] * 101 / 100);
+	free(pn);
+}
+
 static void test_bad_args(void **state)
 {
 	static const struct {
@@ -217,6 +241,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_points),
 		cmocka_unit_test(test_wrap),
+		cmocka_unit_test(test_sampled_walk),
 		cmocka_unit_test(test_bad_args),
 	};
 
