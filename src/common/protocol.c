@@ -17,6 +17,9 @@ const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
 	[TIER_CMD_EXPLAIN] = { "explain", false },
 	/* Like explain: per pid. */
 	[TIER_CMD_HEATMAP] = { "heatmap", false },
+	/* Figures anyone may read, as status. */
+	[TIER_CMD_HISTORY] = { "history", false },
+	[TIER_CMD_PROCESSES] = { "processes", false },
 };
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,

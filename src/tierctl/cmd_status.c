@@ -1,5 +1,7 @@
 /* cmd_status.c - `tierctl status`, `tierctl top` and `tierctl reload`:
- * the daemon's state over its control socket. */
+ * the daemon's state over its control socket. `top` on a terminal is the
+ * full-screen view of top.c; into a pipe, or with --json, it prints one
+ * status block (or JSON line) per refresh. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -104,6 +106,7 @@ const struct option tierctl_status_opts[] = {
 
 const struct option tierctl_top_opts[] = {
 	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "help", no_argument, NULL, 'h' },
@@ -155,7 +158,13 @@ static int parse(const char *verb, int argc, char **argv, struct common_opts *o,
 		case 'h':
 			printf("usage: tierctl %s [--socket PATH]%s%s\n", verb,
 			       top ? " [--interval MS] [--iterations N]" : "",
-			       opts == tierctl_status_opts ? " [--json]" : "");
+			       opts != tierctl_reload_opts ? " [--json]" : "");
+			if (top)
+				printf("  on a terminal: a full-screen view (keys: q quit, m/h/p/c sort by managed\n"
+				       "  bytes, hot bytes, pid, CPU; + and - slow and quicken the refresh);\n"
+				       "  otherwise, or with --json, one status block (JSON line) per refresh.\n"
+				       "  --iterations N: stop after N refreshes. Exit status 1 when tierd\n"
+				       "  is gone, with one line on stderr (a slow answer is waited for).\n");
 			return -1;
 		default:
 			return 2;
@@ -193,12 +202,14 @@ int tierctl_status(int argc, char **argv)
 int tierctl_top(int argc, char **argv)
 {
 	struct common_opts o;
-	bool tty = isatty(1);
+	bool tty = isatty(1) && isatty(0);
 	long i;
 	int ret = parse("top", argc, argv, &o, tierctl_top_opts);
 
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (tty && !o.json)
+		return tierctl_top_screen(o.socket, o.interval_ms, o.iterations);
 	for (i = 0; o.iterations < 0 || i < o.iterations; i++) {
 		struct json_object *res;
 		struct tier_err err = { "" };
@@ -211,11 +222,12 @@ int tierctl_top(int argc, char **argv)
 			fprintf(stderr, "tierctl top: %s\n", err.msg);
 			return 1;
 		}
-		if (tty)
-			printf("\033[H\033[2J");
-		print_status(res);
-		if (!tty)
+		if (o.json) {
+			printf("%s\n", json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN));
+		} else {
+			print_status(res);
 			printf("\n");
+		}
 		fflush(stdout);
 		json_object_put(res);
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/plot.h"
 #include "tierctl/heatmap.h"
 
 /* Dark to bright (after matplotlib's "inferno"): rate level 0..1. */
@@ -17,14 +18,6 @@ static const double ramp[][3] = {
 	{ 0.00, 0.00, 0.02 }, { 0.34, 0.06, 0.43 }, { 0.73, 0.21, 0.33 },
 	{ 0.98, 0.56, 0.04 }, { 0.99, 1.00, 0.64 },
 };
-
-/* Tier ranks 0, 1, 2, ...; none: grey. */
-static const double tier_colour[][3] = {
-	{ 0.17, 0.63, 0.17 }, { 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 },
-	{ 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 }, { 0.89, 0.47, 0.76 },
-	{ 0.74, 0.74, 0.13 }, { 0.09, 0.75, 0.81 },
-};
-#define NR_TIER_COLOURS (sizeof(tier_colour) / sizeof(tier_colour[0]))
 
 static void set_level(cairo_t *cr, double level)
 {
@@ -38,25 +31,6 @@ static void set_level(cairo_t *cr, double level)
 	cairo_set_source_rgb(cr, ramp[i][0] + f * (ramp[i + 1][0] - ramp[i][0]),
 			     ramp[i][1] + f * (ramp[i + 1][1] - ramp[i][1]),
 			     ramp[i][2] + f * (ramp[i + 1][2] - ramp[i][2]));
-}
-
-static void set_tier(cairo_t *cr, int tier)
-{
-	if (tier < 0)
-		cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
-	else
-		cairo_set_source_rgb(cr, tier_colour[(size_t)tier % NR_TIER_COLOURS][0],
-				     tier_colour[(size_t)tier % NR_TIER_COLOURS][1],
-				     tier_colour[(size_t)tier % NR_TIER_COLOURS][2]);
-}
-
-static void text_at(cairo_t *cr, double x, double y, const char *s, double align)
-{
-	cairo_text_extents_t ext;
-
-	cairo_text_extents(cr, s, &ext);
-	cairo_move_to(cr, x - ext.x_advance * align, y);
-	cairo_show_text(cr, s);
 }
 
 struct geometry {
@@ -92,7 +66,7 @@ static void draw_axes(cairo_t *cr, const struct tierctl_heatmap *hm, const struc
 		double y = g->top + g->cell_h * (double)b;
 
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)hm->bins[b].start);
-		text_at(cr, g->left - 6, y + 8, buf, 1);
+		tier_plot_text(cr, g->left - 6, y + 8, buf, 1);
 		cairo_move_to(cr, g->left - 4, y);
 		cairo_line_to(cr, g->left, y);
 		cairo_stroke(cr);
@@ -106,14 +80,14 @@ static void draw_axes(cairo_t *cr, const struct tierctl_heatmap *hm, const struc
 		cairo_line_to(cr, x, g->top + g->plot_h + 4);
 		cairo_stroke(cr);
 		snprintf(buf, sizeof(buf), "%.0f", t);
-		text_at(cr, x, g->top + g->plot_h + 16, buf, 0.5);
+		tier_plot_text(cr, x, g->top + g->plot_h + 16, buf, 0.5);
 	}
 	cairo_set_font_size(cr, 12);
-	text_at(cr, g->left + g->plot_w / 2, g->top + g->plot_h + 36, "time (s, now = 0)", 0.5);
+	tier_plot_text(cr, g->left + g->plot_w / 2, g->top + g->plot_h + 36, "time (s, now = 0)", 0.5);
 	cairo_save(cr);
 	cairo_translate(cr, 16, g->top + g->plot_h / 2);
 	cairo_rotate(cr, -M_PI / 2);
-	text_at(cr, 0, 0, "address (managed ranges, gaps left out)", 0.5);
+	tier_plot_text(cr, 0, 0, "address (managed ranges, gaps left out)", 0.5);
 	cairo_restore(cr);
 }
 
@@ -121,20 +95,20 @@ static void draw_axes(cairo_t *cr, const struct tierctl_heatmap *hm, const struc
 static void draw_keys(cairo_t *cr, const struct tierctl_heatmap *hm, const struct geometry *g)
 {
 	double x = g->left + g->plot_w + 10, sx = x + 60, lo;
-	bool seen[NR_TIER_COLOURS + 1] = { false };
+	bool seen[TIER_PLOT_TIER_COLOURS + 1] = { false };
 	int i, row = 0, d;
 	size_t b;
 	char buf[32];
 
 	for (b = 0; b < hm->nr_bins; b++) {
-		set_tier(cr, hm->bins[b].tier);
+		tier_plot_tier_colour(cr, hm->bins[b].tier);
 		cairo_rectangle(cr, x, g->top + g->cell_h * (double)b, 16, g->cell_h);
 		cairo_fill(cr);
-		seen[hm->bins[b].tier < 0 ? NR_TIER_COLOURS : (size_t)hm->bins[b].tier % NR_TIER_COLOURS] = true;
+		seen[hm->bins[b].tier < 0 ? TIER_PLOT_TIER_COLOURS : (size_t)hm->bins[b].tier % TIER_PLOT_TIER_COLOURS] = true;
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
 	cairo_set_font_size(cr, 10);
-	text_at(cr, x + 8, g->top - 6, "tier", 0.5);
+	tier_plot_text(cr, x + 8, g->top - 6, "tier", 0.5);
 	/* The scale: max at the top, TIERCTL_HEAT_DECADES decades down. */
 	for (i = 0; i < 100; i++) {
 		set_level(cr, 1 - i / 99.0);
@@ -142,50 +116,43 @@ static void draw_keys(cairo_t *cr, const struct tierctl_heatmap *hm, const struc
 		cairo_fill(cr);
 	}
 	cairo_set_source_rgb(cr, 0, 0, 0);
-	text_at(cr, sx, g->top - 20, "accesses/s per page (log)", 0);
+	tier_plot_text(cr, sx, g->top - 20, "accesses/s per page (log)", 0);
 	lo = hm->max_rate / pow(10, TIERCTL_HEAT_DECADES);
 	for (d = 0; d <= TIERCTL_HEAT_DECADES && hm->max_rate > 0; d++) {
 		double y = g->top + 200.0 * d / TIERCTL_HEAT_DECADES;
 
 		snprintf(buf, sizeof(buf), d == TIERCTL_HEAT_DECADES ? "<= %.3g" : "%.3g",
 			 d == TIERCTL_HEAT_DECADES ? lo : hm->max_rate / pow(10, d));
-		text_at(cr, sx + 20, y + 4, buf, 0);
+		tier_plot_text(cr, sx + 20, y + 4, buf, 0);
 	}
 	if (!(hm->max_rate > 0))
-		text_at(cr, sx + 20, g->top + 8, "no access seen", 0);
+		tier_plot_text(cr, sx + 20, g->top + 8, "no access seen", 0);
 	/* Which colour is which tier. */
-	for (i = 0; i <= (int)NR_TIER_COLOURS; i++) {
+	for (i = 0; i <= (int)TIER_PLOT_TIER_COLOURS; i++) {
 		double y = g->top + 220 + 14.0 * row;
 
 		if (!seen[i])
 			continue;
-		set_tier(cr, i == (int)NR_TIER_COLOURS ? -1 : i);
+		tier_plot_tier_colour(cr, i == (int)TIER_PLOT_TIER_COLOURS ? -1 : i);
 		cairo_rectangle(cr, sx, y, 10, 10);
 		cairo_fill(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
-		if (i == (int)NR_TIER_COLOURS)
+		if (i == (int)TIER_PLOT_TIER_COLOURS)
 			snprintf(buf, sizeof(buf), "no page present");
 		else
 			snprintf(buf, sizeof(buf), "tier %d", i);
-		text_at(cr, sx + 14, y + 9, buf, 0);
+		tier_plot_text(cr, sx + 14, y + 9, buf, 0);
 		row++;
 	}
-}
-
-static cairo_status_t write_file(void *closure, const unsigned char *data, unsigned int len)
-{
-	return fwrite(data, 1, len, closure) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
 int tierctl_heatmap_png(const struct tierctl_heatmap *hm, const char *path, struct tier_err *err)
 {
 	struct geometry g;
 	cairo_surface_t *surf;
-	cairo_status_t st;
 	cairo_t *cr;
 	char title[160];
-	FILE *f;
-	int ret = 0;
+	int ret;
 
 	if (!hm->nr_slices)
 		return tier_err_set(err, -EAGAIN, "%s: nothing to draw yet: no time slice has ended (slices are %llu ms)",
@@ -198,35 +165,17 @@ int tierctl_heatmap_png(const struct tierctl_heatmap *hm, const char *path, stru
 	g.cell_h = g.cell_h < 2 ? 2 : g.cell_h;
 	g.plot_w = g.cell_w * (double)hm->nr_slices;
 	g.plot_h = g.cell_h * (double)hm->nr_bins;
-	surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)(g.left + g.plot_w + 230),
-					  (int)(g.top + (g.plot_h > 320 ? g.plot_h : 320) + 50));
-	cr = cairo_create(surf);
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-	cairo_set_source_rgb(cr, 0, 0, 0);
+	cr = tier_plot_canvas((int)(g.left + g.plot_w + 230),
+			      (int)(g.top + (g.plot_h > 320 ? g.plot_h : 320) + 50), &surf);
 	cairo_set_font_size(cr, 14);
 	snprintf(title, sizeof(title), "access heatmap of process %d (tracker %s)", hm->pid,
 		 hm->tracker);
-	text_at(cr, g.left, 22, title, 0);
+	tier_plot_text(cr, g.left, 22, title, 0);
 	draw_cells(cr, hm, &g);
 	draw_axes(cr, hm, &g);
 	draw_keys(cr, hm, &g);
 	cairo_destroy(cr);
-	f = fopen(path, "wb");
-	if (!f) {
-		ret = tier_err_set(err, -errno, "--png %s: %s", path, strerror(errno));
-		goto out;
-	}
-	st = cairo_surface_write_to_png_stream(surf, write_file, f);
-	if (fclose(f) && st == CAIRO_STATUS_SUCCESS)
-		st = CAIRO_STATUS_WRITE_ERROR;
-	if (st != CAIRO_STATUS_SUCCESS) {
-		ret = tier_err_set(err, -EIO, "--png %s: cannot write the PNG: %s", path,
-				   cairo_status_to_string(st));
-		unlink(path);
-	}
-out:
+	ret = tier_plot_write(surf, "--png", path, err);
 	cairo_surface_destroy(surf);
 	return ret;
 }

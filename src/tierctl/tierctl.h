@@ -18,6 +18,14 @@ int tierctl_hint(int argc, char **argv);
 int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
 int tierctl_heatmap(int argc, char **argv);
+int tierctl_history(int argc, char **argv);
+
+/* top.c: the full-screen view of `tierctl top` on a terminal, refreshed
+ * every interval_ms, until q, a signal, or iterations refreshes (< 0: no
+ * end). Returns the exit status: 0, or 1 when tierd does not answer (one
+ * line on stderr, the terminal put back). Dies of SIGINT and SIGTERM after
+ * putting the terminal back. */
+int tierctl_top_screen(const char *socket, int interval_ms, long iterations);
 
 /* The verbs' getopt_long tables, also behind --help's verb list and the
  * completion script (main.c). cgroup show and explain share one. */
@@ -25,6 +33,7 @@ extern const struct option tierctl_topology_opts[];
 extern const struct option tierctl_probe_opts[];
 extern const struct option tierctl_status_opts[];
 extern const struct option tierctl_top_opts[];
+extern const struct option tierctl_history_opts[];
 extern const struct option tierctl_reload_opts[];
 extern const struct option tierctl_hint_opts[];
 extern const struct option tierctl_cgroup_set_opts[];

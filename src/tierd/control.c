@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tierd/procs.h"
 /* --- requests -------------------------------------------------------------- */
 
 /* Refusals go to the log at notice level, at most REFUSALS_PER_MINUTE a
@@ -141,6 +142,15 @@ static void handle_request(struct tierd *d, struct tierd_client *c, const char *
 		client_send(d, c, tier_response_ok(NULL));
 		tier_request_release(&req);
 		return;
+	case TIER_CMD_HISTORY: {
+		/* The history ring has a lock of its own. */
+		struct json_object *res = tierd_history_json(&d->hist, d->be->topo, req.args,
+							     tier_linux_now_us(), &ret, &err);
+
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
+		tier_request_release(&req);
+		return;
+	}
 	case TIER_CMD_STATUS:
 	case TIER_CMD_CGROUPS: {
 		struct json_object *o = req.cmd == TIER_CMD_STATUS ? tierd_status_json(d) :

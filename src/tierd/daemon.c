@@ -259,6 +259,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
 		d->ctl.clients[i].fd = -1;
 	d->exit_status = 1;
+	tierd_history_init(&d->hist);
 	tierd_log_init(&d->log, d->cfg.log_level);
 	if (args->socket && tier_config_set_string(&d->cfg.socket_path, args->socket))
 		goto out;
@@ -342,6 +343,7 @@ out:
 	tier_config_release(&d->cfg);
 	tierd_rules_release(&d->rules);
 	tierd_rules_release(&d->rt_rules);
+	tierd_history_release(&d->hist);
 	ret = d->exit_status;
 	free(d);
 	return ret;

@@ -10,6 +10,9 @@
  *   control.c  the control socket: clients, requests, responses
  *   requests.c what each request does; the published figures
  *   metrics.c  the Prometheus endpoint (metrics.h)
+ *   history.c  the last hour of tier bytes and migrations (history.h;
+ *              its ring has its own lock)
+ *   procs.c    the managed processes' figures (procs.h)
  *
  * Two threads. The control thread (the main one) runs the event loop:
  * signals and the control socket. The step thread runs the policy steps.
@@ -38,6 +41,7 @@
 #include "tierd/cgroups.h"
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
+#include "tierd/history.h"
 #include "tierd/log.h"
 #include "tierd/metrics.h"
 
@@ -107,6 +111,7 @@ struct tierd {
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
 	struct tierd_metrics *metrics;	/* NULL: no metrics endpoint */
+	struct tierd_history hist;	/* the last hour (its own lock) */
 	uint64_t steps;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */

@@ -5,6 +5,7 @@
  * cgroups report are rendered under the world lock at the end of every
  * step and published for the control thread to answer from. */
 #include "tierd/internal.h"
+#include "tierd/procs.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -34,27 +35,22 @@ static struct json_object *status_figures(struct tierd *d)
 	const struct tier_topology *topo = d->be->topo;
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
 	struct tier_world_stats st;
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
+	uint64_t per_tier[TIER_MAX_TIERS];
 	size_t r, k;
 	size_t meta = 0;
 
-	for (i = 0; i < env->nr_pages; i++)
-		if (env->page_node[i] != TIER_NODE_NONE)
-			per_node[env->page_node[i]]++;
+	tierd_tier_bytes(env, topo, per_tier);
 	for (r = 0; r < topo->nr_tiers; r++) {
 		struct json_object *t = json_object_new_object(), *nodes = json_object_new_array();
-		uint64_t bytes = 0;
 
-		for (k = 0; k < topo->tiers[r].nr_nodes; k++) {
-			int n = topo->tiers[r].nodes[k];
-
-			json_object_array_add(nodes, json_object_new_int(n));
-			if (n >= 0 && n < TIER_MAX_NODES)
-				bytes += per_node[n] << env->page_shift;
-		}
+		for (k = 0; k < topo->tiers[r].nr_nodes; k++)
+			json_object_array_add(nodes, json_object_new_int(topo->tiers[r].nodes[k]));
 		json_object_object_add(t, "rank", json_object_new_int((int)r));
 		json_object_object_add(t, "nodes", nodes);
-		json_object_object_add(t, "managed_bytes", json_object_new_uint64(bytes));
+		json_object_object_add(t, "managed_bytes",
+				       json_object_new_uint64(r < TIER_MAX_TIERS ? per_tier[r] : 0));
+		json_object_object_add(t, "capacity_bytes",
+				       json_object_new_uint64(tierd_tier_capacity(topo, r)));
 		json_object_array_add(tiers, t);
 	}
 	d->be->stats(d->be, &st);
@@ -377,6 +373,9 @@ void tierd_job_run(struct tierd *d, struct tierd_job *j)
 		break;
 	case TIER_CMD_EXPLAIN:
 		res = tierd_explain_json(d->be, &d->loop, (pid_t)j->pid, j->addr, j->len, &ret, &err);
+		break;
+	case TIER_CMD_PROCESSES:
+		res = tierd_procs_json(d->be, &d->loop, j->req.args, &ret, &err);
 		break;
 	case TIER_CMD_HEATMAP:
 		res = tierd_heat_json(&d->heat, &j->heat,

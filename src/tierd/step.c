@@ -52,6 +52,13 @@ static void step_once(struct tierd *d)
 	}
 	d->step_errors = 0;
 	d->steps++;
+	if (tierd_history_due(&d->hist, tier_linux_now_us())) {
+		struct tier_world_stats st;
+
+		d->be->stats(d->be, &st);
+		tierd_history_step(&d->hist, d->be->env, st.promoted_bytes, st.demoted_bytes,
+				   tier_linux_now_us());
+	}
 }
 
 uint64_t tierd_step(struct tierd *d)

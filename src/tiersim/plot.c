@@ -4,14 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "common/plot.h"
 #include "tiersim/tiersim.h"
-
-static const double palette[][3] = {
-	{ 0.12, 0.47, 0.71 }, { 1.00, 0.50, 0.05 }, { 0.17, 0.63, 0.17 },
-	{ 0.84, 0.15, 0.16 }, { 0.58, 0.40, 0.74 }, { 0.55, 0.34, 0.29 },
-	{ 0.89, 0.47, 0.76 }, { 0.50, 0.50, 0.50 }, { 0.74, 0.74, 0.13 },
-	{ 0.09, 0.75, 0.81 },
-};
 
 int tiersim_plot(const char *path, const char *machine, const char **workloads, size_t nw,
 		 const char **policies, size_t np, const struct tier_sim_result *res,
@@ -23,23 +17,17 @@ int tiersim_plot(const char *path, const char *machine, const char **workloads, 
 	const double height = 480;
 	double plot_h = height - top - bottom, ymax = 0;
 	cairo_surface_t *surf;
-	cairo_status_t st;
 	cairo_t *cr;
 	char buf[128];
 	size_t i, j;
-	int k;
+	int k, ret;
 
 	for (i = 0; i < nw * np; i++)
 		if (res[i].amat_ns > ymax)
 			ymax = res[i].amat_ns;
 	ymax = ymax > 0 ? ymax * 1.1 : 1;
-	surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)width, (int)height);
-	cr = cairo_create(surf);
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+	cr = tier_plot_canvas((int)width, (int)height, &surf);
 	cairo_set_font_size(cr, 14);
-	cairo_set_source_rgb(cr, 0, 0, 0);
 	snprintf(buf, sizeof(buf), "AMAT (ns) per workload and policy, machine %s", machine);
 	cairo_move_to(cr, left, 25);
 	cairo_show_text(cr, buf);
@@ -61,10 +49,9 @@ int tiersim_plot(const char *path, const char *machine, const char **workloads, 
 		double x0 = left + group_w * (double)i + 15;
 
 		for (j = 0; j < np; j++) {
-			const double *c = palette[j % (sizeof(palette) / sizeof(palette[0]))];
 			double h = plot_h * res[i * np + j].amat_ns / ymax;
 
-			cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+			tier_plot_series_colour(cr, j);
 			cairo_rectangle(cr, x0 + 14.0 * (double)j, top + plot_h - h, 12, h);
 			cairo_fill(cr);
 		}
@@ -76,10 +63,9 @@ int tiersim_plot(const char *path, const char *machine, const char **workloads, 
 		cairo_restore(cr);
 	}
 	for (j = 0; j < np; j++) {
-		const double *c = palette[j % (sizeof(palette) / sizeof(palette[0]))];
 		double x = left + group_w * (double)nw + 20, y = top + 16.0 * (double)j;
 
-		cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+		tier_plot_series_colour(cr, j);
 		cairo_rectangle(cr, x, y, 10, 10);
 		cairo_fill(cr);
 		cairo_set_source_rgb(cr, 0, 0, 0);
@@ -87,10 +73,7 @@ int tiersim_plot(const char *path, const char *machine, const char **workloads, 
 		cairo_show_text(cr, policies[j]);
 	}
 	cairo_destroy(cr);
-	st = cairo_surface_write_to_png(surf, path);
+	ret = tier_plot_write(surf, "--plot", path, err);
 	cairo_surface_destroy(surf);
-	if (st != CAIRO_STATUS_SUCCESS)
-		return tier_err_set(err, -EIO, "%s: cannot write PNG: %s", path,
-				    cairo_status_to_string(st));
-	return 0;
+	return ret;
 }

@@ -93,6 +93,7 @@ static int setup(void **state)
 	d->args = &f->args;
 	d->epfd = d->sfd = d->done_fd = d->ctl.lfd = -1;
 	assert_int_equal(tierd_threads_init(d), 0);
+	tierd_history_init(&d->hist);
 	assert_int_equal(tier_config_init(&d->cfg), 0);
 	/* A tracker named in the config, as the simulated world takes it. */
 	assert_int_equal(tier_config_set_string(&d->cfg.tracker, "damon"), 0);
@@ -128,6 +129,7 @@ static int teardown(void **state)
 	tierd_threads_release(d);
 	tierd_rules_release(&d->rules);
 	tierd_rules_release(&d->rt_rules);
+	tierd_history_release(&d->hist);
 	fclose(d->log.out);
 	free(f->log);
 	unlink(f->conf);
