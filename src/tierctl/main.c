@@ -18,6 +18,8 @@ static const struct verb {
 	{ "cgroup", tierctl_cgroup, "control groups' shares of each tier: set, show" },
 	{ "heatmap", tierctl_heatmap, "a managed process's accesses over its addresses and time" },
 	{ "explain", tierctl_explain, "why tierd placed a process's pages where they are" },
+	{ "device", tierctl_device, "memory devices (CXL, DAX): list, online into a tier" },
+	{ "node", tierctl_node, "a node: drain (move every managed page off, then offline)" },
 	{ NULL, NULL, NULL },
 };
 

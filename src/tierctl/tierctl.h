@@ -17,6 +17,8 @@ int tierctl_hint(int argc, char **argv);
 int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
 int tierctl_heatmap(int argc, char **argv);
+int tierctl_device(int argc, char **argv);
+int tierctl_node(int argc, char **argv);
 
 struct json_object;
 

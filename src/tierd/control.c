@@ -102,6 +102,7 @@ static struct json_object *status_json(struct tierd *d)
 		json_object_object_add(o, "fast_access_ratio",
 				       json_object_new_double(st.fast_access_ratio));
 	}
+	tierd_devices_status(d, o);
 	return o;
 }
 
@@ -402,6 +403,16 @@ static void handle_request(struct tierd *d, struct tierd_client *c, const char *
 
 		if (ret == -EPERM)
 			log_refusal(d, err.msg);
+
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
+		break;
+	}
+	case TIER_CMD_NODE_TIER:
+		ret = tierd_node_tier(d, req.args, &err);
+		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(NULL));
+		break;
+	case TIER_CMD_DRAIN: {
+		struct json_object *res = tierd_drain(d, req.args, &ret, &err);
 
 		client_send(d, c, ret ? tier_response_error(-ret, err.msg) : tier_response_ok(res));
 		break;

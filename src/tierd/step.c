@@ -46,6 +46,7 @@ static void step_once(struct tierd *d)
 	}
 	d->step_errors = 0;
 	d->steps++;
+	tierd_drain_step(d);
 }
 
 void tierd_step(struct tierd *d)
