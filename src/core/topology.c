@@ -457,16 +457,17 @@ static int place_pins(struct tier_topology *topo, const struct tier_topology_spe
 
 		for (i = 0; i < spec->nr_drained; i++)
 			drained |= spec->drained[i] == spec->pins[k].node;
-		if (spec->pins[k].rank < 0 || (size_t)spec->pins[k].rank > nr_tiers) {
+		if (spec->pins[k].rank < 0) {
 			free(key);
-			return tier_err_set(err, -EINVAL,
-					    "node %d: no tier %d (ranks 0..%zu; %zu is a new slowest tier)",
-					    spec->pins[k].node, spec->pins[k].rank, nr_tiers, nr_tiers);
+			return tier_err_set(err, -EINVAL, "node %d: no tier %d", spec->pins[k].node,
+					    spec->pins[k].rank);
 		}
 		if (drained)
 			continue;
 		topo->nodes[ni].held = false;
-		key[ni] = (uint64_t)spec->pins[k].rank * 2 + 1;
+		/* Past the tiers (another node was drained since): the slowest. */
+		key[ni] = (uint64_t)((size_t)spec->pins[k].rank > nr_tiers ? nr_tiers :
+				     (size_t)spec->pins[k].rank) * 2 + 1;
 	}
 	release_tiers(topo);
 	ret = group_by_key(topo, key);

@@ -154,8 +154,8 @@ struct tier_topology_spec {
 	size_t nr_tiers;
 	bool measured;
 	/* Run-time placements, applied after the ranking above: each pinned
-	 * node joins the tier of its rank (rank = the number of tiers makes
-	 * it a new slowest tier); a node the operator's tier list leaves out
+	 * node joins the tier of its rank (rank = the number of tiers, or
+	 * more, makes it a new slowest tier); a node the operator's tier list leaves out
 	 * may be pinned. Each drained node is in no tier (rank -1): no policy
 	 * places pages there. A node both pinned and drained is drained. */
 	const struct tier_node_pin *pins;

@@ -197,6 +197,10 @@ int tierd_node_tier(struct tierd *d, struct json_object *args, struct tier_err *
 	if (!get_int_arg(args, "rank", &rank) || rank < -1 || rank > TIER_MAX_TIERS)
 		return tier_err_set(err, -EINVAL,
 				    "node-tier: 'rank' must be a tier rank, or -1 for the kernel's tier");
+	if (rank > (int64_t)d->be->topo->nr_tiers)
+		return tier_err_set(err, -EINVAL,
+				    "node-tier: no tier %d (ranks 0..%zu; %zu is a new slowest tier)",
+				    (int)rank, d->be->topo->nr_tiers, d->be->topo->nr_tiers);
 	dr = drain_of(d, (int)node);
 	if (dr && !dr->done)
 		return tier_err_set(err, -EBUSY, "node-tier: node %d is being drained", (int)node);
@@ -290,7 +294,8 @@ struct json_object *tierd_drain(struct tierd *d, struct json_object *args, int *
 	dr->former_rank = n->rank;
 	dr->start_us = tier_linux_now_us();
 	dr->pages_at_start = dr->left_pages = pages_on(d->be->env, (int)node);
-	tier_budget_init(&dr->budget, d->cfg.budget_bytes_per_s, 0, dr->start_us);
+	tier_budget_init(&dr->budget, d->cfg.budget_bytes_per_s, d->cfg.budget_bytes_per_s,
+			 dr->start_us);
 	*ret = retopology(d, err);
 	if (*ret) {
 		d->dev.nr_drains--;
