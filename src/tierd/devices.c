@@ -393,8 +393,10 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 		want = DRAIN_MAX_PAGES_PER_STEP;
 	if (want > dr->left_pages)
 		want = dr->left_pages;
-	if (!want)
+	if (!want) {
+		tierd_log(&d->log, LOG_DEBUG, "drain of node %d: no budget this step", dr->node);
 		return;
+	}
 	pages = malloc(want * sizeof(*pages));
 	nodes = malloc(want * sizeof(*nodes));
 	status = malloc(want * sizeof(*status));
@@ -420,6 +422,8 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 		nodes[n] = to;
 		n++;
 	}
+	tierd_log(&d->log, LOG_DEBUG, "drain of node %d: %llu pages left, %llu to move now",
+		  dr->node, (unsigned long long)dr->left_pages, (unsigned long long)n);
 	if (!n) {
 		tierd_log(&d->log, LOG_WARNING, "drain of node %d: no tier has room for its pages",
 			  dr->node);

@@ -33,6 +33,9 @@ static void step_once(struct tierd *d)
 		tierd_log(&d->log, LOG_DEBUG, "heatmaps: out of memory; some processes have none");
 	if (!ret)
 		ret = tier_loop_step(&d->loop, &err);
+	/* Drains go on whatever the policy's step did. */
+	if (ret != 1)
+		tierd_drain_step(d);
 	/* The step's observations go into the heatmaps' time slices. */
 	tierd_heat_commit(&d->heat, env_now_us(d));
 	if (ret) {
@@ -46,7 +49,6 @@ static void step_once(struct tierd *d)
 	}
 	d->step_errors = 0;
 	d->steps++;
-	tierd_drain_step(d);
 }
 
 void tierd_step(struct tierd *d)
