@@ -436,7 +436,7 @@ static int node_drain(int argc, char **argv)
 	struct json_object *args, *res = NULL;
 	bool offline = false, json = false, bar;
 	char devname[64];
-	int c, ret, node;
+	int c, ret, node, busy = 0;
 	uint64_t last = 0;
 
 	optind = 1;
@@ -475,6 +475,11 @@ static int node_drain(int argc, char **argv)
 		args = json_object_new_object();
 		json_object_object_add(args, "node", json_object_new_int(node));
 		ret = tier_client_call(tierctl_socket(), TIER_CMD_DRAIN, args, CALL_TIMEOUT_MS, &res, &err);
+		/* A daemon busy moving pages may answer late: a minute of
+		 * silence is a failure, a slow answer is not. */
+		if (ret == -ETIMEDOUT && ++busy < 6)
+			continue;
+		busy = 0;
 		if (ret) {
 			if (bar && last)
 				printf("\n");

@@ -18,8 +18,10 @@
 #include "core/budget.h"
 
 /* At most this many pages leave a drained node in one step, whatever the
- * budget (an unlimited budget included). */
+ * budget (an unlimited budget included), and no more batches once a step
+ * has spent DRAIN_STEP_US: the daemon answers its socket between steps. */
 #define DRAIN_MAX_PAGES_PER_STEP 16384
+#define DRAIN_STEP_US 50000
 
 static struct tierd_drain *drain_of(struct tierd *d, int node)
 {
@@ -332,10 +334,12 @@ static void group_use(const struct tier_env *env, const int *node_rank,
  * page; the slowest tier when every one is capped (its cap cannot be
  * enforced: the pages must live somewhere). -1: nowhere has room. */
 static int target_node(const struct tier_env *env, int former_rank, unsigned g,
-		       uint64_t use[TIER_GROUPS_MAX][TIER_GROUP_RANKS], int64_t *free_pages)
+		       uint64_t use[TIER_GROUPS_MAX][TIER_GROUP_RANKS], int64_t *free_pages,
+		       const uint64_t *tier_total)
 {
 	const struct tier_topology *t = env->topo;
 	int order[TIER_MAX_TIERS], nr = 0, r, i;
+	size_t k;
 
 	for (r = former_rank; r < (int)t->nr_tiers; r++)
 		order[nr++] = r;
@@ -346,15 +350,20 @@ static int target_node(const struct tier_env *env, int former_rank, unsigned g,
 
 		r = order[i];
 		if (env->groups && g < env->groups->nr && r < TIER_GROUP_RANKS &&
-		    r != (int)t->nr_tiers - 1) {
-			uint64_t total = 0, fr = 0;
+		    r != (int)t->nr_tiers - 1 &&
+		    use[g][r] >= tier_amount_pages(&env->groups->rule[g].max[r], tier_total[r],
+						   env->page_shift))
+			continue;
+		/* The roomiest node of the tier, from the step's own count
+		 * (reading each node's meminfo per page would cost more than
+		 * the move). */
+		node = -1;
+		for (k = 0; k < t->tiers[r].nr_nodes; k++) {
+			int id = t->tiers[r].nodes[k];
 
-			tier_tier_pages(env, r, &total, &fr);
-			if (use[g][r] >= tier_amount_pages(&env->groups->rule[g].max[r], total,
-							   env->page_shift))
-				continue;
+			if (node < 0 || free_pages[id] > free_pages[node])
+				node = id;
 		}
-		node = tier_tier_roomiest_node(env, r);
 		if (node < 0 || free_pages[node] <= 0)
 			continue;
 		free_pages[node]--;
@@ -371,6 +380,8 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 	uint64_t use[TIER_GROUPS_MAX][TIER_GROUP_RANKS];
 	int node_rank[TIER_MAX_NODES];
 	int64_t free_pages[TIER_MAX_NODES] = { 0 };
+	uint64_t tier_total[TIER_MAX_TIERS] = { 0 };
+	size_t r;
 	uint64_t page = UINT64_C(1) << env->page_shift, p, want, n = 0;
 	uint64_t *pages;
 	int *nodes, *status;
@@ -405,6 +416,11 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 	tier_node_rank_map(env->topo, node_rank);
 	group_use(env, node_rank, use);
 	tier_node_free_pages(env, free_pages);
+	for (r = 0; r < env->topo->nr_tiers && r < TIER_MAX_TIERS; r++) {
+		uint64_t fr;
+
+		tier_tier_pages(env, (int)r, &tier_total[r], &fr);
+	}
 	for (p = 0; p < env->nr_pages && n < want; p++) {
 		unsigned g = 0;
 		int to;
@@ -415,7 +431,7 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 			g = env->groups->owner_group[env->page_owner[p]];
 		to = target_node(env, dr->former_rank < (int)env->topo->nr_tiers ?
 					      dr->former_rank : (int)env->topo->nr_tiers - 1,
-				 g, use, free_pages);
+				 g, use, free_pages, tier_total);
 		if (to < 0)
 			break;
 		pages[n] = p;
@@ -433,7 +449,14 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 	for (p = 0; p < n; p += env->max_batch) {
 		size_t k = n - p < env->max_batch ? (size_t)(n - p) : env->max_batch, i;
 
+		if (tier_linux_now_us() - now > DRAIN_STEP_US) {
+			/* The rest waits for the next step. */
+			tier_budget_refund(&dr->budget, (n - p) * page);
+			break;
+		}
 		moved = env->migrator->move(env->migrator_priv, pages + p, nodes + p, status + p, k);
+		tierd_log(&d->log, LOG_DEBUG, "drain of node %d: batch of %zu: %ld moved", dr->node, k,
+			  moved);
 		if (moved < 0) {
 			dr->failed_pages += k;
 			continue;

@@ -59,8 +59,12 @@ void tierd_step(struct tierd *d)
 	 * by a pause of c * 100 / max_cpu_percent before the next one, so
 	 * tierd never takes more than its share of a core, however large the
 	 * managed memory (the policy then reacts more slowly, never harder). */
-	if (now < d->next_step_us)
+	if (now < d->next_step_us) {
+		/* A drain does not wait for the policy's pause: the operator
+		 * waits on it, and its moves are bounded by the budget. */
+		tierd_drain_step(d);
 		return;
+	}
 	cpu0 = cpu_us();
 	step_once(d);
 	/* On a simulated machine tierd's CPU is mostly the simulated
