@@ -455,8 +455,6 @@ static void drain_one(struct tierd *d, struct tierd_drain *dr, uint64_t now)
 			break;
 		}
 		moved = env->migrator->move(env->migrator_priv, pages + p, nodes + p, status + p, k);
-		tierd_log(&d->log, LOG_DEBUG, "drain of node %d: batch of %zu: %ld moved", dr->node, k,
-			  moved);
 		if (moved < 0) {
 			dr->failed_pages += k;
 			continue;
