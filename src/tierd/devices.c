@@ -33,14 +33,14 @@ static struct tierd_drain *drain_of(struct tierd *d, int node)
 	return NULL;
 }
 
-void tierd_devices_spec(const struct tierd *d, struct tier_topology_spec *spec)
+void tierd_devices_spec(struct tierd *d, struct tier_topology_spec *spec)
 {
 	size_t i;
 
 	spec->pins = d->dev.pins;
 	spec->nr_pins = d->dev.nr_pins;
 	for (i = 0; i < d->dev.nr_drains; i++)
-		((struct tierd *)d)->dev.drained[i] = d->dev.drains[i].node;
+		d->dev.drained[i] = d->dev.drains[i].node;
 	spec->drained = d->dev.drained;
 	spec->nr_drained = d->dev.nr_drains;
 }

@@ -146,7 +146,7 @@ int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool str
 int tierd_devices_start(struct tierd *d, struct tier_err *err);
 
 /* Puts the pins and drains in force into spec (which borrows them). */
-void tierd_devices_spec(const struct tierd *d, struct tier_topology_spec *spec);
+void tierd_devices_spec(struct tierd *d, struct tier_topology_spec *spec);
 
 /* node-tier: {"node":N,"rank":R}: node N in tier R (R = the number of
  * tiers: a new slowest one; -1: back to the kernel's ranking). Returns 0
