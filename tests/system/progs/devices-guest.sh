@@ -131,6 +131,8 @@ check "the workload's data is intact (checksum)" grep -q '^sum=.* ok$' /tmp/keep
 grep '^sum=' /tmp/keeper | sed 's/^/# /'
 tierctl status --json >/tmp/st
 check "status: the drain of node 2 is done" grep -q '"node":2,"state":"done"' /tmp/st
+check "status: a line for the drained node" sh -c 'tierctl status | grep -q "node 2 drained: 64 MiB moved off"'
+tierctl status | grep 'node 2' | sed 's/^/# /'
 
 kill $KP $TIERD 2>/dev/null
 wait $TIERD 2>/dev/null
