@@ -12,8 +12,6 @@ W=/usr/local/bin/where
 echo 0 >/proc/sys/kernel/numa_balancing
 [ -w /sys/kernel/mm/numa/demotion_enabled ] && echo false >/sys/kernel/mm/numa/demotion_enabled
 
-# one_line FILE: true when FILE holds exactly one line.
-one_line() { [ "$(wc -l <"$1")" -eq 1 ]; }
 dax_mode() { daxctl list -d dax0.0 2>/dev/null | sed -n 's/.*"mode":"\([^"]*\)".*/\1/p'; }
 
 ndctl create-namespace -f -e namespace0.0 -m devdax --map=mem >/tmp/ns 2>&1
@@ -44,7 +42,7 @@ fi
 tierctl device online dax9.9 >/tmp/o 2>/tmp/e
 rc=$?
 check "online of an unknown device: status 1" [ $rc = 1 ]
-check "online of an unknown device: one line naming it" sh -c 'one() { [ "$(wc -l <"$1")" -eq 1 ]; }; one /tmp/e && grep -q "dax9.9: no such device" /tmp/e'
+check "online of an unknown device: one line naming it" sh -c '[ "$(wc -l </tmp/e)" -eq 1 ] && grep -q "dax9.9: no such device" /tmp/e'
 sleep 600 </dev/dax0.0 &
 HOLDER=$!
 sleep 0.2
