@@ -61,7 +61,14 @@ struct yaml_cgroup {
 	uint64_t *weight;
 };
 
+struct yaml_device {
+	char *name;
+	int *tier;
+};
+
 struct yaml_config {
+	struct yaml_device *devices;
+	unsigned devices_count;
 	struct yaml_topology *topology;
 	struct yaml_daemon *daemon;
 	struct yaml_policy *policy;
@@ -180,7 +187,19 @@ static const cyaml_schema_value_t cgroup_rule_schema = {
 	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_cgroup, cgroup_fields),
 };
 
+static const cyaml_schema_field_t device_fields[] = {
+	CYAML_FIELD_STRING_PTR("name", CYAML_FLAG_POINTER, struct yaml_device, name, 1, 31),
+	CYAML_FIELD_INT_PTR("tier", OPT_PTR, struct yaml_device, tier),
+	CYAML_FIELD_END
+};
+
+static const cyaml_schema_value_t device_schema = {
+	CYAML_VALUE_MAPPING(CYAML_FLAG_DEFAULT, struct yaml_device, device_fields),
+};
+
 static const cyaml_schema_field_t config_fields[] = {
+	CYAML_FIELD_SEQUENCE("devices", OPT_PTR, struct yaml_config, devices, &device_schema, 0,
+			     TIER_CONFIG_MAX_DEVICES),
 	CYAML_FIELD_MAPPING_PTR("topology", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
 				struct yaml_config, topology, topology_fields),
 	CYAML_FIELD_MAPPING_PTR("daemon", OPT_PTR, struct yaml_config, daemon, daemon_fields),
@@ -267,6 +286,28 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 				return tier_err_set(err, -EINVAL, "processes.min_rss_mb: %llu is too large",
 						    (unsigned long long)*pr->min_rss_mb);
 			cfg->min_rss_bytes = *pr->min_rss_mb << 20;
+		}
+	}
+	if (y->devices_count) {
+		cfg->devices = calloc(y->devices_count, sizeof(*cfg->devices));
+		if (!cfg->devices)
+			goto out_nomem;
+		cfg->nr_devices = y->devices_count;
+		for (i = 0; i < y->devices_count; i++) {
+			const struct yaml_device *yd = &y->devices[i];
+			size_t k;
+
+			if (tier_config_set_string(&cfg->devices[i].name, yd->name))
+				goto out_nomem;
+			cfg->devices[i].tier = yd->tier ? *yd->tier : -1;
+			if (yd->tier && (*yd->tier < 0 || *yd->tier >= TIER_MAX_TIERS))
+				return tier_err_set(err, -EINVAL, "devices[%zu].tier: %d is outside 0..%d",
+						    i, *yd->tier, TIER_MAX_TIERS - 1);
+			for (k = 0; k < i; k++)
+				if (!strcmp(cfg->devices[k].name, yd->name))
+					return tier_err_set(err, -EINVAL,
+							    "devices[%zu].name: '%s' is listed twice", i,
+							    yd->name);
 		}
 	}
 	if (y->cgroups_count) {

@@ -20,6 +20,9 @@ const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
 	/* Figures anyone may read, as status. */
 	[TIER_CMD_HISTORY] = { "history", false },
 	[TIER_CMD_PROCESSES] = { "processes", false },
+	/* Memory devices (docs/devices.md): a node put in a tier, drained. */
+	[TIER_CMD_NODE_TIER] = { "node-tier", true },
+	[TIER_CMD_DRAIN] = { "drain", true },
 };
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,

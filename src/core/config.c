@@ -76,6 +76,9 @@ void tier_config_release(struct tier_config *cfg)
 	for (i = 0; i < cfg->nr_cgroups; i++)
 		free(cfg->cgroups[i]);
 	free(cfg->cgroups);
+	for (i = 0; i < cfg->nr_devices; i++)
+		free(cfg->devices[i].name);
+	free(cfg->devices);
 	for (i = 0; i < cfg->nr_cgroup_rules; i++)
 		free(cfg->cgroup_rules[i].path);
 	free(cfg->cgroup_rules);

@@ -68,6 +68,14 @@ struct tier_config_cgroup {
 
 #define TIER_CONFIG_MAX_CGROUPS (TIER_GROUPS_MAX - 1)
 
+/* A memory device tierd onlines at start (docs/devices.md). */
+struct tier_config_device {
+	char *name;			/* a device-DAX device, "dax0.0" */
+	int tier;			/* rank to put its node in; -1: the kernel's tier */
+};
+
+#define TIER_CONFIG_MAX_DEVICES 64
+
 struct tier_config {
 	/* Where sysfs is mounted; read by the Linux topology source.
 	 * Default "/sys". */
@@ -118,6 +126,11 @@ struct tier_config {
 	 * TIER_CONFIG_MAX_CGROUPS. */
 	struct tier_config_cgroup *cgroup_rules;
 	size_t nr_cgroup_rules;
+
+	/* devices: device-DAX devices to online as system RAM at start, each
+	 * into a tier, at most TIER_CONFIG_MAX_DEVICES. */
+	struct tier_config_device *devices;
+	size_t nr_devices;
 };
 
 /* Fills cfg with the defaults. Returns 0 or -ENOMEM. */

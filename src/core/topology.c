@@ -208,7 +208,7 @@ static int group_by_key(struct tier_topology *topo, const uint64_t *key)
 		struct tier_tier *t, *nt;
 
 		for (i = 0; i < topo->nr_nodes; i++) {
-			if (!topo->nodes[i].has_memory)
+			if (!topo->nodes[i].has_memory || topo->nodes[i].held)
 				continue;
 			if (!first && key[i] <= prev)
 				continue;
@@ -230,7 +230,7 @@ static int group_by_key(struct tier_topology *topo, const uint64_t *key)
 		for (i = 0; i < topo->nr_nodes; i++) {
 			int *nn;
 
-			if (!topo->nodes[i].has_memory || key[i] != best)
+			if (!topo->nodes[i].has_memory || topo->nodes[i].held || key[i] != best)
 				continue;
 			nn = realloc(t->nodes, (t->nr_nodes + 1) * sizeof(*nn));
 			if (!nn)
@@ -274,7 +274,7 @@ static int rank_override(struct tier_topology *topo,
 		}
 	}
 	for (i = 0; i < topo->nr_nodes; i++)
-		if (topo->nodes[i].has_memory && key[i] == UINT64_MAX)
+		if (topo->nodes[i].has_memory && !topo->nodes[i].held && key[i] == UINT64_MAX)
 			return tier_err_set(err, -EINVAL,
 					    "node %d has memory but is in no tier of the override",
 					    topo->nodes[i].id);
@@ -418,11 +418,77 @@ out_free:
 	return ret;
 }
 
-int tier_topology_discover(const struct tier_topology_ops *ops, void *priv,
-			   const struct tier_tier_override *override,
-			   size_t nr_override, struct tier_topology *topo,
-			   struct tier_err *err)
+/* Holds the spec's pinned and drained nodes out of the ranking. */
+static int hold_nodes(struct tier_topology *topo, const struct tier_topology_spec *spec,
+		      struct tier_err *err)
 {
+	size_t k;
+
+	for (k = 0; k < spec->nr_pins + spec->nr_drained; k++) {
+		int id = k < spec->nr_pins ? spec->pins[k].node : spec->drained[k - spec->nr_pins];
+		struct tier_node *n = tier_topology_node(topo, id);
+
+		if (!n)
+			return tier_err_set(err, -ENOENT, "node %d does not exist", id);
+		if (!n->has_memory && k < spec->nr_pins)
+			return tier_err_set(err, -EINVAL, "node %d has no memory to put in a tier", id);
+		n->held = true;
+	}
+	return 0;
+}
+
+/* Puts the pinned nodes into their tiers; the drained ones stay out. */
+static int place_pins(struct tier_topology *topo, const struct tier_topology_spec *spec,
+		      struct tier_err *err)
+{
+	uint64_t *key;
+	size_t i, k, nr_tiers = topo->nr_tiers;
+	int ret;
+
+	key = calloc(topo->nr_nodes, sizeof(*key));
+	if (!key)
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	/* Two keys a rank: a pinned node shares its rank's key. */
+	for (i = 0; i < topo->nr_nodes; i++)
+		key[i] = (uint64_t)(topo->nodes[i].rank < 0 ? 0 : topo->nodes[i].rank) * 2 + 1;
+	for (k = 0; k < spec->nr_pins; k++) {
+		long ni = node_index(topo, spec->pins[k].node);
+		bool drained = false;
+
+		for (i = 0; i < spec->nr_drained; i++)
+			drained |= spec->drained[i] == spec->pins[k].node;
+		if (spec->pins[k].rank < 0) {
+			free(key);
+			return tier_err_set(err, -EINVAL, "node %d: no tier %d", spec->pins[k].node,
+					    spec->pins[k].rank);
+		}
+		if (drained)
+			continue;
+		topo->nodes[ni].held = false;
+		/* Past the tiers (another node was drained since): the slowest. */
+		key[ni] = (uint64_t)((size_t)spec->pins[k].rank > nr_tiers ? nr_tiers :
+				     (size_t)spec->pins[k].rank) * 2 + 1;
+	}
+	release_tiers(topo);
+	ret = group_by_key(topo, key);
+	free(key);
+	if (ret) {
+		release_tiers(topo);
+		return tier_err_set(err, ret, "out of memory");
+	}
+	if (!topo->nr_tiers)
+		return tier_err_set(err, -EINVAL, "no node with memory is left in a tier");
+	return 0;
+}
+
+/* Reads, validates and ranks, as tier_topology_discover() does, with the
+ * run-time pins and drains of spec (NULL: none). */
+static int discover(const struct tier_topology_ops *ops, void *priv,
+		    const struct tier_tier_override *override, size_t nr_override,
+		    const struct tier_topology_spec *spec, struct tier_topology *topo,
+		    struct tier_err *err)
+{
+	bool runtime = spec && (spec->nr_pins || spec->nr_drained);
 	int ret;
 
 	tier_topology_init(topo);
@@ -434,11 +500,21 @@ int tier_topology_discover(const struct tier_topology_ops *ops, void *priv,
 		tier_err_prefix(err, "%s", ops->name);
 		goto out_release;
 	}
+	if (runtime) {
+		ret = hold_nodes(topo, spec, err);
+		if (ret)
+			goto out_release;
+	}
 	ret = tier_topology_rank(topo, override, nr_override, err);
 	if (ret) {
 		if (nr_override)
 			tier_err_prefix(err, "tier override");
 		goto out_release;
+	}
+	if (runtime) {
+		ret = place_pins(topo, spec, err);
+		if (ret)
+			goto out_release;
 	}
 	if (topo->nr_tiers > TIER_MAX_TIERS) {
 		ret = tier_err_set(err, -E2BIG, "%s: %zu tiers, at most %d (merge some with "
@@ -451,12 +527,20 @@ out_release:
 	return ret;
 }
 
+int tier_topology_discover(const struct tier_topology_ops *ops, void *priv,
+			   const struct tier_tier_override *override,
+			   size_t nr_override, struct tier_topology *topo,
+			   struct tier_err *err)
+{
+	return discover(ops, priv, override, nr_override, NULL, topo, err);
+}
+
 int tier_topology_build(const struct tier_topology_ops *ops, void *priv,
 			const struct tier_topology_spec *spec, struct tier_topology *topo,
 			struct tier_err *err)
 {
-	int ret = tier_topology_discover(ops, priv, spec ? spec->tiers : NULL,
-					 spec ? spec->nr_tiers : 0, topo, err);
+	int ret = discover(ops, priv, spec ? spec->tiers : NULL, spec ? spec->nr_tiers : 0, spec,
+			   topo, err);
 
 	if (!ret && spec && spec->measured)
 		topo->rank_source = TIER_RANK_MEASURED;

@@ -42,6 +42,9 @@ struct tier_node {
 	struct tier_perf hmat;
 	int kernel_tier;		/* memory_tierN id, -1 when none */
 	int rank;			/* tier rank, -1 when in no tier */
+	/* Held out of the ranking by a spec (pinned to a rank, or being
+	 * drained: then in no tier); see struct tier_topology_spec. */
+	bool held;
 };
 
 struct tier_tier {
@@ -150,6 +153,21 @@ struct tier_topology_spec {
 	const struct tier_tier_override *tiers;
 	size_t nr_tiers;
 	bool measured;
+	/* Run-time placements, applied after the ranking above: each pinned
+	 * node joins the tier of its rank (rank = the number of tiers, or
+	 * more, makes it a new slowest tier); a node the operator's tier list leaves out
+	 * may be pinned. Each drained node is in no tier (rank -1): no policy
+	 * places pages there. A node both pinned and drained is drained. */
+	const struct tier_node_pin *pins;
+	size_t nr_pins;
+	const int *drained;
+	size_t nr_drained;
+};
+
+/* A node put in a tier at run time (a memory device onlined into it). */
+struct tier_node_pin {
+	int node;
+	int rank;
 };
 
 /* The tier rank of node id, or -1. */

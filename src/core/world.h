@@ -119,6 +119,14 @@ struct tier_world {
 	 * (at least 1). Returns 0 or -ENOENT. */
 	int (*page_addr)(struct tier_world *b, uint64_t page, int *pid, uint64_t *addr,
 			 uint64_t *run);
+	/* Optional. Reads the machine's nodes again (a memory device came
+	 * or went) and ranks them as spec asks (its run-time pins and
+	 * drains). The driver re-creates the policy afterwards (its tables
+	 * follow the tiers) and puts the control groups' rules back. Returns
+	 * 0 or -errno with err set, the topology in force kept; NULL: the
+	 * machine's nodes never change (-EOPNOTSUPP). */
+	int (*retopology)(struct tier_world *b, const struct tier_topology_spec *spec,
+			  struct tier_err *err);
 	/* Optional. A new configuration (process selection, budget). */
 	void (*reconfigure)(struct tier_world *b, const struct tier_config *cfg);
 	/* Upkeep that must not wait for a step, about every second, also

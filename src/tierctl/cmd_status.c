@@ -88,6 +88,18 @@ static void print_status(struct json_object *st)
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))
 		printf("  simulated application: AMAT %.1f ns, %.1f%% of accesses served by tier 0\n",
 		       get_dbl(st, "amat_ns"), get_dbl(st, "fast_access_ratio") * 100);
+	/* Nodes being drained (docs/devices.md). */
+	if (json_object_object_get_ex(st, "drains", &tiers))
+		for (i = 0; i < json_object_array_length(tiers); i++) {
+			struct json_object *dr = json_object_array_get_idx(tiers, i);
+
+			printf("  node %llu %s: %s moved off, %s left, %.1f s\n",
+			       (unsigned long long)get_u64(dr, "node"),
+			       !strcmp(get_str(dr, "state"), "done") ? "drained" : "draining",
+			       tier_format_bytes(get_u64(dr, "moved_bytes"), b1, sizeof(b1)),
+			       tier_format_bytes(get_u64(dr, "left_bytes"), b2, sizeof(b2)),
+			       get_dbl(dr, "seconds"));
+		}
 }
 
 struct common_opts {

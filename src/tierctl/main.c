@@ -16,6 +16,20 @@ static const struct tier_cli_verb cgroup_verbs[] = {
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 
+static const struct tier_cli_verb device_verbs[] = {
+	{ "list", NULL, "[--json]", "memory devices: CXL, device-DAX, the nodes they became",
+	  tierctl_device_list_opts, NULL },
+	{ "online", NULL, "DEV [--tier RANK]", "a devdax device becomes system RAM in a tier",
+	  tierctl_device_online_opts, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct tier_cli_verb node_verbs[] = {
+	{ "drain", NULL, "NODE [--offline] [--json]",
+	  "move every managed page off a node, then offline it", tierctl_node_drain_opts, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
 static const struct tier_cli_verb verbs[] = {
 	{ "topology", tierctl_topology, NULL, "nodes, tiers and firmware figures",
 	  tierctl_topology_opts, NULL },
@@ -40,6 +54,10 @@ static const struct tier_cli_verb verbs[] = {
 	  "a managed process's accesses over its addresses and time", tierctl_heatmap_opts, NULL },
 	{ "explain", tierctl_explain, NULL, "why tierd placed a process's pages where they are",
 	  tierctl_socket_json_opts, NULL },
+	{ "device", tierctl_device, NULL, "memory devices (CXL, DAX): list, online into a tier",
+	  NULL, device_verbs },
+	{ "node", tierctl_node, NULL, "a node: drain (move every managed page off, then offline)",
+	  NULL, node_verbs },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },
 };
 

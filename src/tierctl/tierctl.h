@@ -19,6 +19,8 @@ int tierctl_cgroup(int argc, char **argv);
 int tierctl_explain(int argc, char **argv);
 int tierctl_heatmap(int argc, char **argv);
 int tierctl_history(int argc, char **argv);
+int tierctl_device(int argc, char **argv);
+int tierctl_node(int argc, char **argv);
 
 /* top.c: the full-screen view of `tierctl top` on a terminal, refreshed
  * every interval_ms, until q, a signal, or iterations refreshes (< 0: no
@@ -39,6 +41,9 @@ extern const struct option tierctl_hint_opts[];
 extern const struct option tierctl_cgroup_set_opts[];
 extern const struct option tierctl_socket_json_opts[];
 extern const struct option tierctl_heatmap_opts[];
+extern const struct option tierctl_device_list_opts[];
+extern const struct option tierctl_device_online_opts[];
+extern const struct option tierctl_node_drain_opts[];
 
 struct json_object;
 

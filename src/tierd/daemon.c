@@ -118,6 +118,7 @@ int tierd_world_new(struct tierd *d, struct tier_err *err)
 	int ret = tier_config_topology_init(&ct, &d->cfg, err);
 
 	if (!ret) {
+		tierd_devices_spec(d, &ct.spec);
 		struct tier_world_params wp = {
 			.cfg = &d->cfg, .topology = &ct.spec, .say = log_say, .say_arg = &d->log,
 			.log_level = d->log.level,
@@ -268,6 +269,11 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	pol = tier_policy_find(d->cfg.policy);
 	if (!pol) {
 		tierd_log(&d->log, LOG_ERR, "policy.name: unknown policy '%s'", d->cfg.policy);
+		goto out;
+	}
+	ret = tierd_devices_start(d, &err);
+	if (ret) {
+		tierd_log(&d->log, LOG_ERR, "%s", err.msg);
 		goto out;
 	}
 	/* Before any thread starts (a tracker's, the step thread):

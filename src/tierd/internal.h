@@ -13,6 +13,8 @@
  *   history.c  the last hour of tier bytes and migrations (history.h;
  *              its ring has its own lock)
  *   procs.c    the managed processes' figures (procs.h)
+ *   devices.c  memory devices: onlined at start, nodes placed in a tier,
+ *              drains
  *
  * Two threads. The control thread (the main one) runs the event loop:
  * signals and the control socket. The step thread runs the policy steps.
@@ -34,6 +36,7 @@
 
 #include "backend/linux/clock.h"
 #include "common/protocol.h"
+#include "core/budget.h"
 #include "core/config.h"
 #include "core/err.h"
 #include "core/loop.h"
@@ -98,6 +101,27 @@ struct tierd_published {
 	uint64_t status_us;		/* when rendered */
 };
 
+/* A node being drained (devices.c). */
+struct tierd_drain {
+	int node;
+	int former_rank;		/* its tier when the drain began */
+	bool done;			/* no managed page left on it */
+	uint64_t start_us, done_us;
+	uint64_t pages_at_start, moved_pages, failed_pages, left_pages;
+	struct tier_budget budget;	/* the migration budget, for the drain */
+};
+
+#define TIERD_MAX_DRAINS 8
+
+/* Nodes placed in a tier at run time, and drains. */
+struct tierd_devices {
+	struct tier_node_pin pins[TIER_MAX_NODES];
+	size_t nr_pins;
+	struct tierd_drain drains[TIERD_MAX_DRAINS];
+	size_t nr_drains;
+	int drained[TIERD_MAX_DRAINS];	/* the drains' nodes, for a spec */
+};
+
 /* The daemon: owned by tierd_run, on the heap (the client buffers are
  * TIERD_MAX_CLIENTS x 64 KiB). */
 struct tierd {
@@ -118,6 +142,7 @@ struct tierd {
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;
+	struct tierd_devices dev;	/* nodes placed in a tier, drains */
 	/* Set at start, read-only after. */
 	uint64_t start_us;
 	bool hint_supported;		/* the world has processes to advise */
@@ -226,6 +251,32 @@ int tierd_reload(struct tierd *d, struct tier_err *err);
  * on error d->rules is unchanged. */
 int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool strict,
 			struct tier_err *err);
+
+/* devices.c */
+
+/* Onlines the configuration's devices (d->cfg.devices) as system RAM and
+ * pins their nodes to their tiers; before the world is built. Returns 0
+ * or -errno with err set. */
+int tierd_devices_start(struct tierd *d, struct tier_err *err);
+
+/* Puts the pins and drains in force into spec (which borrows them). */
+void tierd_devices_spec(struct tierd *d, struct tier_topology_spec *spec);
+
+/* node-tier: {"node":N,"rank":R}: node N in tier R (R = the number of
+ * tiers: a new slowest one; -1: back to the kernel's ranking). Returns 0
+ * or -errno with err set, nothing changed. */
+int tierd_node_tier(struct tierd *d, struct json_object *args, struct tier_err *err);
+
+/* drain: {"node":N}: starts draining node N (or reports the drain under
+ * way). Returns the drain's progress, or NULL with *ret and err set. */
+struct json_object *tierd_drain(struct tierd *d, struct json_object *args, int *ret,
+				struct tier_err *err);
+
+/* One step of every drain under way; after the policy's step. */
+void tierd_drain_step(struct tierd *d);
+
+/* Adds "drains" and "placed_nodes" to a status object. */
+void tierd_devices_status(const struct tierd *d, struct json_object *o);
 
 /* control.c */
 

@@ -91,6 +91,7 @@ static struct json_object *status_figures(struct tierd *d)
 		json_object_object_add(o, "fast_access_ratio",
 				       json_object_new_double(st.fast_access_ratio));
 	}
+	tierd_devices_status(d, o);
 	return o;
 }
 
@@ -376,6 +377,14 @@ void tierd_job_run(struct tierd *d, struct tierd_job *j)
 		break;
 	case TIER_CMD_PROCESSES:
 		res = tierd_procs_json(d->be, &d->loop, j->req.args, &ret, &err);
+		break;
+	case TIER_CMD_NODE_TIER:
+		ret = tierd_node_tier(d, j->req.args, &err);
+		changed = !ret;
+		break;
+	case TIER_CMD_DRAIN:
+		res = tierd_drain(d, j->req.args, &ret, &err);
+		changed = !ret;
 		break;
 	case TIER_CMD_HEATMAP:
 		res = tierd_heat_json(&d->heat, &j->heat,

@@ -39,6 +39,9 @@ static void step_once(struct tierd *d)
 		tierd_log(&d->log, LOG_DEBUG, "heatmaps: out of memory; some processes have none");
 	if (!ret)
 		ret = tier_loop_step(&d->loop, &err);
+	/* Drains go on whatever the policy's step did. */
+	if (ret != 1)
+		tierd_drain_step(d);
 	/* The step's observations go into the heatmaps' time slices. */
 	tierd_heat_commit(&d->heat, env_now_us(d));
 	if (ret) {
@@ -154,8 +157,18 @@ static struct timespec abs_monotonic(uint64_t us)
 				  .tv_nsec = (long)(us % 1000000) * 1000 };
 }
 
-/* The world's upkeep between steps. */
+/* The world's upkeep between steps (every interval while a node drains). */
 #define MAINTAIN_EVERY_US 1000000
+
+static bool drains_running(const struct tierd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->dev.nr_drains; i++)
+		if (!d->dev.drains[i].done)
+			return true;
+	return false;
+}
 
 void *tierd_step_main(void *arg)
 {
@@ -189,7 +202,14 @@ void *tierd_step_main(void *arg)
 		if (tier_linux_now_us() >= next_maintain) {
 			if (d->be->maintain)
 				d->be->maintain(d->be);
-			next_maintain = tier_linux_now_us() + MAINTAIN_EVERY_US;
+			/* A drain does not wait for the policy's pause: the
+			 * operator waits on it, and its moves are bounded by
+			 * the budget. */
+			if (!due)
+				tierd_drain_step(d);
+			next_maintain = tier_linux_now_us() +
+					(drains_running(d) ? d->cfg.interval_ms * 1000 :
+							     MAINTAIN_EVERY_US);
 		}
 		pthread_mutex_unlock(&d->world_lock);
 		pthread_mutex_lock(&d->jobs_lock);

@@ -11,6 +11,15 @@ trap 'rm -rf "$TMP"' EXIT
 run "$VM" --topology "100:20G 250:xx" -- true
 is "$rc:$(lines "$err")" "2:1" "bad --topology entry: status 2, one line"
 like "$err" "tiered-vm: bad --topology entry '250:xx'" "bad --topology entry: names the entry"
+run "$VM" --nvdimm 300:4G:100 -- true
+is "$rc:$(lines "$err")" "2:1" "bad --nvdimm size: status 2, one line"
+like "$err" "tiered-vm: bad --nvdimm '300:4G:100': size must be a multiple of 128 MiB" "bad --nvdimm: says why"
+run "$VM" --cxl 100 -- true
+is "$rc:$(lines "$err")" "2:1" "bad --cxl size: status 2, one line"
+: >"$TMP/bzImage"
+run "$VM" --nvdimm 300:4G:256 --kernel "$TMP/bzImage" -- true
+is "$rc:$(lines "$err")" "2:1" "--nvdimm with --kernel PATH: status 2, one line"
+like "$err" "need a Debian suite's kernel" "--nvdimm with --kernel PATH: says why"
 run "$VM" --files "$TMP/none.sh" -- true
 is "$rc:$err" "2:tiered-vm: --files: no such file: $TMP/none.sh" "missing --files file: status 2, named"
 run "$VM" --frobnicate -- true

@@ -293,6 +293,55 @@ static void test_too_many_tiers(void **state)
 	assert_int_equal(t.nr_tiers, 0);
 }
 
+/* Run-time pins and drains: a device's node put in a tier, or a new
+ * slowest one; a drained node in no tier; a pin past the tiers refused;
+ * an operator list that leaves out a pinned node. */
+static void test_pins_and_drains(void **state)
+{
+	static const struct tier_topology_ops ops = { .name = "test", .read = read_many };
+	struct spec s[] = {
+		{ 0, 2, 1, 4, 0, 0 }, { 1, 0, 1, 28, 0, 0 }, { 2, 0, 1, 67, 0, 0 },
+	};
+	struct tier_node_pin pin = { 2, 1 };
+	int drained = 1, ovr0[] = { 0 }, ovr1[] = { 1 };
+	struct tier_tier_override ovr[] = { { ovr0, 1 }, { ovr1, 1 } };
+	struct tier_topology_spec spec = { .pins = &pin, .nr_pins = 1 };
+	struct tier_topology t;
+	struct tier_err err = { "" };
+
+	(void)state;
+	many_spec = s;
+	many_n = 3;
+	assert_int_equal(tier_topology_build(&ops, NULL, NULL, &t, &err), 0);
+	expect_tiers(&t, "[0] [1] [2]");
+	tier_topology_release(&t);
+	assert_int_equal(tier_topology_build(&ops, NULL, &spec, &t, &err), 0);
+	expect_tiers(&t, "[0] [1,2]");
+	assert_int_equal(tier_topology_node_rank(&t, 2), 1);
+	tier_topology_release(&t);
+	pin.rank = 2;
+	spec.drained = &drained;
+	spec.nr_drained = 1;
+	assert_int_equal(tier_topology_build(&ops, NULL, &spec, &t, &err), 0);
+	expect_tiers(&t, "[0] [2]");
+	assert_int_equal(tier_topology_node_rank(&t, 1), -1);
+	tier_topology_release(&t);
+	spec.nr_drained = 0;
+	pin.rank = -2;
+	assert_int_equal(tier_topology_build(&ops, NULL, &spec, &t, &err), -EINVAL);
+	assert_string_equal(err.msg, "node 2: no tier -2");
+	/* The operator's list names nodes 0 and 1; node 2 is pinned. */
+	pin.rank = 2;
+	spec.tiers = ovr;
+	spec.nr_tiers = 2;
+	assert_int_equal(tier_topology_build(&ops, NULL, &spec, &t, &err), 0);
+	expect_tiers(&t, "[0] [1] [2]");
+	tier_topology_release(&t);
+	pin.node = 7;
+	assert_int_equal(tier_topology_build(&ops, NULL, &spec, &t, &err), -ENOENT);
+	assert_string_equal(err.msg, "node 7 does not exist");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_memoryless_node_in_no_tier),
 		cmocka_unit_test(test_override),
 		cmocka_unit_test(test_override_errors),
+		cmocka_unit_test(test_pins_and_drains),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_no_memory_anywhere),
 		cmocka_unit_test(test_too_many_tiers),

@@ -207,6 +207,23 @@ static void linux_reconfigure(struct tier_world *b, const struct tier_config *cf
 	lb->next_refresh_us = 0;	/* apply at the next step */
 }
 
+static int linux_retopology(struct tier_world *b, const struct tier_topology_spec *spec,
+			    struct tier_err *err)
+{
+	struct linux_backend *lb = b->priv;
+	struct tier_linux_topology lt = { .sysfs_root = lb->ctx.sysfs_root };
+	struct tier_topology fresh;
+	int ret = tier_topology_build(&tier_linux_topology_ops, &lt, spec, &fresh, err);
+
+	if (ret)
+		return ret;
+	/* env->topo points at lb->topo: the new one takes its place. */
+	tier_topology_release(&lb->topo);
+	lb->topo = fresh;
+	tier_node_rank_map(&lb->topo, lb->node_rank);
+	return 0;
+}
+
 static void linux_destroy(struct tier_world *b)
 {
 	struct linux_backend *lb = b->priv;
@@ -334,6 +351,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->b.stats = linux_stats;
 	lb->b.reconfigure = linux_reconfigure;
 	lb->b.maintain = linux_maintain;
+	lb->b.retopology = linux_retopology;
 	lb->b.hint = tier__lw_hint;
 	lb->b.set_groups = tier__lw_set_groups;
 	lb->b.group_stat = tier__lw_group_stat;
