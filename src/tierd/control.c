@@ -1,8 +1,10 @@
 /* control.c - tierd's control socket: a Unix stream socket anyone may
  * connect to, one JSON request per line and one response line each
  * (common/protocol.h, docs/protocol.md); what each peer may do is checked
- * per request from its uid. Non-blocking; a request is answered whole
- * before the next event. */
+ * per request from its uid. Non-blocking; a request is handled whole
+ * before the next event, and a client's next request waits until the
+ * socket took the last response whole (a slow reader is never waited
+ * for, and never gets a torn line). */
 #include "tierd/internal.h"
 
 #include <errno.h>
@@ -134,33 +136,75 @@ static void log_refusal(struct tierd *d, const char *msg)
 
 static void client_close(struct tierd *d, struct tierd_client *c)
 {
+	if (c->fd < 0)
+		return;
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
 	c->len = 0;
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	c->close_after = false;
 }
 
+/* What c waits for: room to send while a response is pending, else
+ * requests. */
+static void client_wait_for(struct tierd *d, struct tierd_client *c, uint32_t events)
+{
+	struct epoll_event ev = {
+		.events = events,
+		.data.u64 = TIERD_TAG_CLIENT + (uint64_t)(c - d->ctl.clients),
+	};
+
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		client_close(d, c);
+}
+
+/* Sends what the socket takes of c's pending response. Returns 0 when
+ * it went whole, -EAGAIN when some remains, -EPIPE when the client is
+ * gone (c closed). */
+static int client_flush(struct tierd *d, struct tierd_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
+		if (w <= 0) {
+			client_close(d, c);
+			return -EPIPE;
+		}
+		c->out_off += (size_t)w;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (c->close_after) {
+		client_close(d, c);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/* Sends line (owned; NULL: out of memory, the client is closed). What
+ * the socket does not take now goes when the client reads: until then
+ * c waits for room instead of requests. Never called with a response
+ * pending (client_lines stops at one). */
 static void client_send(struct tierd *d, struct tierd_client *c, char *line)
 {
-	size_t off = 0, n;
-
 	if (!line) {
 		client_close(d, c);
 		return;
 	}
-	n = strlen(line);
-	/* Responses are small next to the socket buffer; a client that does
-	 * not read within the send timeout is dropped, never waited for. */
-	while (off < n) {
-		ssize_t w = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	free(line);
+	c->out = line;
+	c->out_len = strlen(line);
+	c->out_off = 0;
+	if (client_flush(d, c) == -EAGAIN)
+		client_wait_for(d, c, EPOLLOUT);
 }
 
 static bool get_u64_arg(struct json_object *args, const char *key, uint64_t *out)
@@ -414,11 +458,30 @@ static void handle_request(struct tierd *d, struct tierd_client *c, const char *
 
 /* --- connections ----------------------------------------------------------- */
 
+/* Handles the whole request lines in c's buffer, in order. Returns false
+ * when c was closed or a response is pending (the rest waits). */
+static bool client_lines(struct tierd *d, struct tierd_client *c)
+{
+	char *nl;
+
+	while ((nl = memchr(c->buf, '\n', c->len))) {
+		size_t l = (size_t)(nl - c->buf) + 1;
+
+		handle_request(d, c, c->buf, l);
+		if (c->fd < 0)
+			return false;
+		memmove(c->buf, c->buf + l, c->len - l);
+		c->len -= l;
+		if (c->out)
+			return false;
+	}
+	return true;
+}
+
 static void client_readable(struct tierd *d, struct tierd_client *c)
 {
 	for (;;) {
 		ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, MSG_DONTWAIT);
-		char *nl;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -429,28 +492,34 @@ static void client_readable(struct tierd *d, struct tierd_client *c)
 			return;
 		}
 		c->len += (size_t)n;
-		while ((nl = memchr(c->buf, '\n', c->len))) {
-			size_t l = (size_t)(nl - c->buf) + 1;
-
-			handle_request(d, c, c->buf, l);
-			if (c->fd < 0)
-				return;
-			memmove(c->buf, c->buf + l, c->len - l);
-			c->len -= l;
-		}
+		if (!client_lines(d, c))
+			return;
 		if (c->len >= sizeof(c->buf) - 1) {
+			c->close_after = true;
 			client_send(d, c, tier_response_error(E2BIG, "request line too long"));
-			client_close(d, c);
 			return;
 		}
 	}
+}
+
+/* An event on c's socket: room for a pending response, or requests. */
+static void client_event(struct tierd *d, struct tierd_client *c)
+{
+	if (c->out) {
+		if (client_flush(d, c))
+			return;
+		client_wait_for(d, c, EPOLLIN);
+		/* The requests read before the response stalled. */
+		if (c->fd < 0 || !client_lines(d, c))
+			return;
+	}
+	client_readable(d, c);
 }
 
 static void accept_client(struct tierd *d)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	struct timeval tv = { .tv_sec = 1 };
 	size_t i;
 	int fd;
 
@@ -461,7 +530,6 @@ static void accept_client(struct tierd *d)
 		close(fd);
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
 		if (d->ctl.clients[i].fd < 0)
 			break;
@@ -535,7 +603,7 @@ void tierd_control_event(struct tierd *d, uint64_t tag)
 		return;
 	c = &d->ctl.clients[tag - TIERD_TAG_CLIENT];
 	if (c->fd >= 0)
-		client_readable(d, c);
+		client_event(d, c);
 }
 
 void tierd_control_close(struct tierd *d)
@@ -543,10 +611,7 @@ void tierd_control_close(struct tierd *d)
 	size_t i;
 
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
-		if (d->ctl.clients[i].fd >= 0) {
-			close(d->ctl.clients[i].fd);
-			d->ctl.clients[i].fd = -1;
-		}
+		client_close(d, &d->ctl.clients[i]);
 	if (d->ctl.lfd >= 0) {
 		close(d->ctl.lfd);
 		unlink(d->cfg.socket_path);
