@@ -8,13 +8,27 @@
 #   make bench-guest  kernel tiering vs tierd on a GUPS-like workload in the
 #                 QEMU guest (~3 min; not part of make test);
 #                 KERNEL=sid (or another Debian suite) boots that kernel
+#   make soak     data integrity under migration, the long run in the QEMU
+#                 guest (~30 min, >= 10^6 pages migrated; the short run is
+#                 tests/system/integrity.sh in make test); SOAK_SECONDS,
+#                 SOAK_MIN_PAGES, SOAK_RESTARTS change it
+#   make load     1000 managed processes and 100 control clients in the
+#                 guest, tierd's memory printed (~5 min; the short run is
+#                 tests/system/load.sh); LOAD_PROCS, LOAD_CLIENTS, LOAD_SECONDS
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 
 BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench bench-guest install clean
+SOAK_SECONDS   ?= 1700
+SOAK_MIN_PAGES ?= 1000000
+SOAK_RESTARTS  ?= 10
+LOAD_PROCS     ?= 1000
+LOAD_CLIENTS   ?= 100
+LOAD_SECONDS   ?= 120
+
+.PHONY: all deps asan test run bench bench-guest soak load install clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -43,6 +57,14 @@ bench: all
 
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL))
+
+soak: all
+	INTEGRITY_SECONDS=$(SOAK_SECONDS) INTEGRITY_MIN_PAGES=$(SOAK_MIN_PAGES) \
+		INTEGRITY_RESTARTS=$(SOAK_RESTARTS) bash tests/system/integrity.sh
+
+load: all
+	LOAD_PROCS=$(LOAD_PROCS) LOAD_CLIENTS=$(LOAD_CLIENTS) LOAD_SECONDS=$(LOAD_SECONDS) \
+		bash tests/system/load.sh
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
