@@ -14,7 +14,8 @@
 #                 SOAK_MIN_PAGES, SOAK_RESTARTS change it
 #   make load     1000 managed processes and 100 control clients in the
 #                 guest, tierd's memory printed (~5 min; the short run is
-#                 tests/system/load.sh); LOAD_PROCS, LOAD_CLIENTS, LOAD_SECONDS
+#                 tests/system/load.sh); LOAD_PROCS, LOAD_CLIENTS, LOAD_SECONDS,
+#                 LOAD_TRACKER
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 
 BUILD      := build
@@ -27,6 +28,7 @@ SOAK_RESTARTS  ?= 10
 LOAD_PROCS     ?= 1000
 LOAD_CLIENTS   ?= 100
 LOAD_SECONDS   ?= 120
+LOAD_TRACKER   ?= softdirty
 
 .PHONY: all deps asan test run bench bench-guest soak load install clean
 
@@ -64,7 +66,7 @@ soak: all
 
 load: all
 	LOAD_PROCS=$(LOAD_PROCS) LOAD_CLIENTS=$(LOAD_CLIENTS) LOAD_SECONDS=$(LOAD_SECONDS) \
-		bash tests/system/load.sh
+		LOAD_TRACKER=$(LOAD_TRACKER) bash tests/system/load.sh
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)
