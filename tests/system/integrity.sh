@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/guest.sh"
 SECS=${INTEGRITY_SECONDS:-100}
-MIN_PAGES=${INTEGRITY_MIN_PAGES:-20000}
+MIN_PAGES=${INTEGRITY_MIN_PAGES:-10000}
 RESTARTS=${INTEGRITY_RESTARTS:-3}
 JQ=$(command -v jq) || { skip "guest integrity tests" "jq not installed (scripts/install-deps)"; done_testing; exit; }
 guest_suite "guest integrity tests" 14 "tierd tierctl memhog integrity_check" \

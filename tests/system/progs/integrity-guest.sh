@@ -83,10 +83,10 @@ start_tierd() {
 }
 # The pages this tierd moved (promoted + demoted) and its steps, as status
 # says: $inst_moved, $inst_steps (0 when it does not answer: a step under
-# emulation can outlast tierctl's wait, so three tries).
+# emulation can outlast tierctl's wait, so two tries).
 poll_status() {
 	inst_moved=0 inst_steps=0
-	for try in 1 2 3; do
+	for try in 1 2; do
 		st=$(tierctl status --json 2>/dev/null) && break
 	done
 	[ -n "$st" ] || return
@@ -132,9 +132,17 @@ while kill -0 $ic 2>/dev/null && [ $n -le $RESTARTS ]; do
 		config disable
 	fi
 	before=$(grep -c "did not exit cleanly; put back" $LOG)
-	start_tierd
+	tierd --foreground 2>>$LOG &
+	tierd_pid=$!
 	# The start after the SIGKILL puts back what the dead tierd left (the
-	# kdamond at least) before it begins.
+	# kdamond at least) before anything else: wait for that line, not for
+	# the socket (on a busy host the first answer can take a minute,
+	# which the run's stretches cannot spare).
+	until_s=$(($(date +%s) + 60))
+	while [ "$(grep -c "did not exit cleanly; put back" $LOG)" -le "$before" ] &&
+		[ "$(date +%s)" -lt $until_s ]; do
+		sleep 0.2
+	done
 	[ "$(grep -c "did not exit cleanly; put back" $LOG)" -gt "$before" ] && put_back=$((put_back + 1))
 	if [ $n -eq 2 ]; then
 		# The kernel's promotion (hint faults) and demotion (reclaim) on.
