@@ -38,13 +38,17 @@ static struct json_object *status_json(struct tierd *d)
 	const struct tier_topology *topo = d->be->topo;
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
 	struct tier_world_stats st;
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
+	uint64_t *per_node = d->ctl.pages_on_node, i;
 	size_t r, k;
 	size_t meta = 0;
 
-	for (i = 0; i < env->nr_pages; i++)
-		if (env->page_node[i] != TIER_NODE_NONE)
-			per_node[env->page_node[i]]++;
+	if (!d->ctl.pages_on_node_fresh) {
+		memset(d->ctl.pages_on_node, 0, sizeof(d->ctl.pages_on_node));
+		for (i = 0; i < env->nr_pages; i++)
+			if (env->page_node[i] != TIER_NODE_NONE)
+				per_node[env->page_node[i]]++;
+		d->ctl.pages_on_node_fresh = true;
+	}
 	for (r = 0; r < topo->nr_tiers; r++) {
 		struct json_object *t = json_object_new_object(), *nodes = json_object_new_array();
 		uint64_t bytes = 0;

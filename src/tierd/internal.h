@@ -62,6 +62,12 @@ struct tierd_control {
 	/* Refusals logged in the current minute, and those left out. */
 	uint64_t refusal_window_us;
 	unsigned refusals_logged, refusals_dropped;
+	/* Managed pages per node for status, counted once after each step
+	 * (a count walks every managed page: per request, a client sending
+	 * status after status held the daemon for minutes at 1000 processes
+	 * under emulation). */
+	uint64_t pages_on_node[TIER_MAX_NODES];
+	bool pages_on_node_fresh;	/* cleared by each step and reload */
 };
 
 /* The daemon: owned by tierd_run, on the heap (the client buffers are

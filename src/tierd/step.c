@@ -60,6 +60,7 @@ void tierd_step(struct tierd *d)
 		return;
 	cpu0 = cpu_us();
 	step_once(d);
+	d->ctl.pages_on_node_fresh = false;
 	/* On a simulated machine tierd's CPU is mostly the simulated
 	 * application's: no share to keep. */
 	if (!d->args->machine)
