@@ -12,6 +12,14 @@
 #                 ASan+UBSan (build-fuzz/, needs clang) to FUZZ_RUNS
 #                 executions (default 10^7; hours on a shared machine),
 #                 FUZZ_TARGETS to pick; see scripts/fuzz
+#   make soak     data integrity under migration, the long run in the QEMU
+#                 guest (~30 min, >= 10^6 pages migrated; the short run is
+#                 tests/system/integrity.sh in make test); SOAK_SECONDS,
+#                 SOAK_MIN_PAGES, SOAK_RESTARTS change it
+#   make load     1000 managed processes and 100 control clients in the
+#                 guest, tierd's memory printed (~5 min; the short run is
+#                 tests/system/load.sh); LOAD_PROCS, LOAD_CLIENTS, LOAD_SECONDS,
+#                 LOAD_TRACKER
 #   make install  PREFIX=/usr/local (DESTDIR honoured)
 #   make deb      Debian packages (tierd, libtier0, libtier-dev, tiersim)
 #                 into build-deb/, checked by lintian (scripts/build-deb)
@@ -23,7 +31,15 @@ BUILD      := build
 ASAN_BUILD := build-asan
 PREFIX     ?= /usr/local
 
-.PHONY: all deps asan test run bench bench-guest fuzz install deb test-deb clean
+SOAK_SECONDS   ?= 1700
+SOAK_MIN_PAGES ?= 1000000
+SOAK_RESTARTS  ?= 10
+LOAD_PROCS     ?= 1000
+LOAD_CLIENTS   ?= 100
+LOAD_SECONDS   ?= 120
+LOAD_TRACKER   ?= softdirty
+
+.PHONY: all deps asan test run bench bench-guest fuzz soak load install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -56,6 +72,14 @@ bench-guest: all
 fuzz:
 	@scripts/install-deps fuzz
 	scripts/fuzz
+
+soak: all
+	INTEGRITY_SECONDS=$(SOAK_SECONDS) INTEGRITY_MIN_PAGES=$(SOAK_MIN_PAGES) \
+		INTEGRITY_RESTARTS=$(SOAK_RESTARTS) bash tests/system/integrity.sh
+
+load: all
+	LOAD_PROCS=$(LOAD_PROCS) LOAD_CLIENTS=$(LOAD_CLIENTS) LOAD_SECONDS=$(LOAD_SECONDS) \
+		LOAD_TRACKER=$(LOAD_TRACKER) bash tests/system/load.sh
 
 install: all
 	meson configure $(BUILD) -Dprefix=$(PREFIX)

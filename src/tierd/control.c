@@ -1,8 +1,10 @@
 /* control.c - tierd's control socket, on the control thread: a Unix
  * stream socket anyone may connect to, one JSON request per line and one
  * response line each (common/protocol.h, docs/protocol.md); what each peer
- * may do is checked per request from its uid. Non-blocking, and never
- * waiting for a policy step: status and cgroups are answered from the
+ * may do is checked per request from its uid. Non-blocking: a client's
+ * next request waits until the socket took the last response whole (a slow
+ * reader is never waited for, and never gets a torn line). Never waiting
+ * for a policy step: status and cgroups are answered from the
  * figures the last step published, a request that needs the world runs at
  * once when no step holds it and otherwise waits, alone, for the step's
  * end (requests.c), while every other client is served. */
@@ -51,46 +53,85 @@ static void log_refusal(struct tierd *d, const char *msg)
 
 static void client_close(struct tierd *d, struct tierd_client *c)
 {
+	if (c->fd < 0)
+		return;
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
 	c->len = 0;
 	c->waiting = false;
 	c->gen++;
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	c->close_after = false;
 }
 
+/* What c waits for: room to send while a response is pending, nothing
+ * (but a hang-up) while its request waits for the world, else requests. */
+static void client_rewatch(struct tierd *d, struct tierd_client *c)
+{
+	struct epoll_event ev = {
+		.events = c->out ? EPOLLOUT : c->waiting ? 0 : EPOLLIN,
+		.data.u64 = TIERD_TAG_CLIENT + (uint64_t)(c - d->ctl.clients),
+	};
+
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		client_close(d, c);
+}
+
+/* Sends what the socket takes of c's pending response. Returns 0 when
+ * it went whole, -EAGAIN when some remains, -EPIPE when the client is
+ * gone (c closed). */
+static int client_flush(struct tierd *d, struct tierd_client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
+		if (w <= 0) {
+			client_close(d, c);
+			return -EPIPE;
+		}
+		c->out_off += (size_t)w;
+	}
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (c->close_after) {
+		client_close(d, c);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+/* Sends line (owned; NULL: out of memory, the client is closed). What
+ * the socket does not take now goes when the client reads: until then
+ * c waits for room instead of requests. Never called with a response
+ * pending (client_lines stops at one). */
 static void client_send(struct tierd *d, struct tierd_client *c, char *line)
 {
-	size_t off = 0, n;
-
 	if (!line) {
 		client_close(d, c);
 		return;
 	}
-	n = strlen(line);
-	/* Responses are small next to the socket buffer; a client that does
-	 * not read within the send timeout is dropped, never waited for. */
-	while (off < n) {
-		ssize_t w = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	free(line);
+	c->out = line;
+	c->out_len = strlen(line);
+	c->out_off = 0;
+	if (client_flush(d, c) == -EAGAIN)
+		client_rewatch(d, c);
 }
 
 /* Reads of a client stop while its request waits for the world (and
  * start again with the answer): its next request is not read before. */
 static void client_watch(struct tierd *d, struct tierd_client *c, bool on)
 {
-	struct epoll_event ev = { .events = on ? EPOLLIN : 0,
-				  .data.u64 = TIERD_TAG_CLIENT + (uint64_t)(c - d->ctl.clients) };
-
 	c->waiting = !on;
-	epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+	client_rewatch(d, c);
 }
 
 /* A request that needs the world: run at once when no step holds it,
@@ -195,7 +236,7 @@ static void client_lines(struct tierd *d, struct tierd_client *c)
 {
 	char *nl;
 
-	while (c->fd >= 0 && !c->waiting && (nl = memchr(c->buf, '\n', c->len))) {
+	while (c->fd >= 0 && !c->waiting && !c->out && (nl = memchr(c->buf, '\n', c->len))) {
 		size_t l = (size_t)(nl - c->buf) + 1;
 
 		handle_request(d, c, c->buf, l);
@@ -208,6 +249,16 @@ static void client_lines(struct tierd *d, struct tierd_client *c)
 
 static void client_readable(struct tierd *d, struct tierd_client *c, uint32_t events)
 {
+	if (c->out) {
+		/* Room for the pending response; then the requests read
+		 * before it stalled, then more. */
+		if (client_flush(d, c))
+			return;
+		client_rewatch(d, c);
+		client_lines(d, c);
+		if (c->fd < 0 || c->waiting || c->out)
+			return;
+	}
 	if (c->waiting) {
 		/* Only a hang-up or an error comes while reads are off. */
 		if (events & (EPOLLHUP | EPOLLERR))
@@ -227,11 +278,11 @@ static void client_readable(struct tierd *d, struct tierd_client *c, uint32_t ev
 		}
 		c->len += (size_t)n;
 		client_lines(d, c);
-		if (c->fd < 0 || c->waiting)
+		if (c->fd < 0 || c->waiting || c->out)
 			return;
 		if (c->len >= sizeof(c->buf) - 1) {
+			c->close_after = true;
 			client_send(d, c, tier_response_error(E2BIG, "request line too long"));
-			client_close(d, c);
 			return;
 		}
 	}
@@ -248,10 +299,11 @@ static void jobs_done(struct tierd *d)
 
 		next = j->next;
 		if (c && c->fd >= 0 && c->gen == j->gen) {
+			c->waiting = false;
 			client_send(d, c, j->response);
 			j->response = NULL;
-			if (c->fd >= 0) {
-				client_watch(d, c, true);
+			if (c->fd >= 0 && !c->out) {
+				client_rewatch(d, c);
 				client_lines(d, c);
 			}
 		}
@@ -263,7 +315,6 @@ static void accept_client(struct tierd *d)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	struct timeval tv = { .tv_sec = 1 };
 	size_t i;
 	int fd;
 
@@ -274,7 +325,6 @@ static void accept_client(struct tierd *d)
 		close(fd);
 		return;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
 		if (d->ctl.clients[i].fd < 0)
 			break;
@@ -361,10 +411,7 @@ void tierd_control_close(struct tierd *d)
 	size_t i;
 
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
-		if (d->ctl.clients[i].fd >= 0) {
-			close(d->ctl.clients[i].fd);
-			d->ctl.clients[i].fd = -1;
-		}
+		client_close(d, &d->ctl.clients[i]);
 	if (d->ctl.lfd >= 0) {
 		close(d->ctl.lfd);
 		unlink(d->ctl.path);

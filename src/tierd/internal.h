@@ -68,6 +68,13 @@ struct tierd_client {
 	bool waiting;			/* a request waits for the world */
 	char buf[TIER_PROTO_MAX_LINE + 2];	/* a request line read so far */
 	size_t len;
+	/* A response the socket did not take whole (owned; NULL: none).
+	 * While one is pending no further request is read or handled: a
+	 * client that does not read its answers stops being answered, and
+	 * costs one response and its request buffer, never a torn line. */
+	char *out;
+	size_t out_len, out_off;
+	bool close_after;		/* close once out went whole */
 };
 
 /* The control socket (control.c). */

@@ -223,7 +223,7 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 	bool *done;
 	int ret = 0, attempt;
 
-	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
+	nr_schemes = tier__damon_nr_schemes(t);
 	done = calloc(nr_schemes, sizeof(*done));
 	if (!done)
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");

@@ -43,6 +43,22 @@ struct tier__damon_tracker {
 	struct tier__damon_trace trace;	/* tracepoint mode */
 };
 
+/* One target-filtered scheme per target up to this many targets. The
+ * kdamond applies every scheme's filter to every target's regions, a cost
+ * that grows with the square of the targets: 1000 small processes kept
+ * the 6.12 test guest's kdamond in a soft lockup for minutes. Above it
+ * one scheme reports every target's regions, in target order, told apart
+ * where the addresses start again (damon_collect.c). */
+#define TIER_DAMON_MAX_FILTERED_TARGETS 32
+
+/* The "stat" schemes t's targets need: one per target, or one for all. */
+static inline size_t tier__damon_nr_schemes(const struct tier__damon_tracker *t)
+{
+	return t->per_target && t->nr_pids > 1 && t->nr_pids <= TIER_DAMON_MAX_FILTERED_TARGETS ?
+		       t->nr_pids :
+		       1;
+}
+
 /* ---- the kdamond (damon_kdamond.c) -------------------------------------- */
 
 /* Takes the first kdamond whose state is "off", else raises nr_kdamonds
@@ -72,7 +88,8 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t);
 
 /* Writes t->pids as the context's targets and, unless t->tracepoint,
  * the "stat" schemes that report their regions: one per target with a
- * target filter when t->per_target, else one for all. Returns 0 or
+ * target filter when t->per_target and there are not too many targets
+ * (tier__damon_nr_schemes), else one for all. Returns 0 or
  * -errno. */
 int tier__damon_kdamond_write_targets(struct tier__damon_tracker *t, struct tier_err *err);
 

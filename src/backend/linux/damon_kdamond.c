@@ -300,7 +300,7 @@ int tier__damon_kdamond_write_targets(struct tier__damon_tracker *t, struct tier
 	}
 	if (ret || t->tracepoint)
 		return ret;
-	nr_schemes = t->per_target && t->nr_pids > 1 ? t->nr_pids : 1;
+	nr_schemes = tier__damon_nr_schemes(t);
 	snprintf(val, sizeof(val), "%zu", nr_schemes);
 	ret = tier__damon_sysfs_kdamond_write(fs, "contexts/0/schemes/nr_schemes", val, err);
 	for (i = 0; !ret && i < nr_schemes; i++)
