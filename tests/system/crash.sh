@@ -13,7 +13,7 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 	done_testing
 	exit
 fi
-run "$ROOT/scripts/tiered-vm" --timeout 300 --topology "100:20G:512 250:8G:512 500:2G:512" \
+run "$ROOT/scripts/tiered-vm" --timeout 600 --topology "100:20G:512 250:8G:512 500:2G:512" \
 	--files "$B/memhog $ROOT/tests/system/progs/crash-guest.sh $ROOT/tests/system/progs/guest-lib.sh" -- crash-guest.sh
 printf '%s\n' "$out" | grep '^#' | sed 's/^/  /'
 while IFS= read -r line; do
