@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	const struct verb *v;
 
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "tierctl: expected a verb (see tierctl --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -160,8 +160,7 @@ static int cmd_topology(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			usage(stderr);
+		default:	/* getopt said what */
 			return 2;
 		}
 	}
@@ -206,7 +205,7 @@ static int cmd_topology(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "tiersim: expected a verb (see tiersim --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
