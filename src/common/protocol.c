@@ -6,24 +6,56 @@
 #include <string.h>
 
 const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT] = {
-	[TIER_CMD_PING] = { "ping", false },
-	[TIER_CMD_STATUS] = { "status", false },
-	[TIER_CMD_RELOAD] = { "reload", true },
+	[TIER_CMD_PING] = { "ping", false, "" },
+	[TIER_CMD_STATUS] = { "status", false, "" },
+	[TIER_CMD_RELOAD] = { "reload", true, "" },
 	/* Who may advise which process is checked per pid by the daemon. */
-	[TIER_CMD_HINT] = { "hint", false },
-	[TIER_CMD_CGROUP_SET] = { "cgroup-set", true },
-	[TIER_CMD_CGROUPS] = { "cgroups", false },
+	[TIER_CMD_HINT] = { "hint", false, "pid, addr, len, advice" },
+	[TIER_CMD_CGROUP_SET] = { "cgroup-set", true, "path, tier_max, tier_min, weight, clear" },
+	[TIER_CMD_CGROUPS] = { "cgroups", false, "" },
 	/* Like hint: per pid. */
-	[TIER_CMD_EXPLAIN] = { "explain", false },
+	[TIER_CMD_EXPLAIN] = { "explain", false, "pid, addr, len" },
 	/* Like explain: per pid. */
-	[TIER_CMD_HEATMAP] = { "heatmap", false },
+	[TIER_CMD_HEATMAP] = { "heatmap", false, "pid, bins, slices, start, end" },
 	/* Figures anyone may read, as status. */
-	[TIER_CMD_HISTORY] = { "history", false },
-	[TIER_CMD_PROCESSES] = { "processes", false },
+	[TIER_CMD_HISTORY] = { "history", false, "seconds, points" },
+	[TIER_CMD_PROCESSES] = { "processes", false, "limit" },
 	/* Memory devices (docs/devices.md): a node put in a tier, drained. */
-	[TIER_CMD_NODE_TIER] = { "node-tier", true },
-	[TIER_CMD_DRAIN] = { "drain", true },
+	[TIER_CMD_NODE_TIER] = { "node-tier", true, "node, rank" },
+	[TIER_CMD_DRAIN] = { "drain", true, "node" },
 };
+
+/* Whether name is one of list's ", "-separated names. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*list) {
+		size_t l = strcspn(list, ",");
+
+		if (l == n && !strncmp(list, name, n))
+			return true;
+		list += l;
+		while (*list == ',' || *list == ' ')
+			list++;
+	}
+	return false;
+}
+
+/* Every argument is one cmd takes: a misspelt one must not be ignored. */
+static int check_args(enum tier_cmd cmd, struct json_object *args, struct tier_err *err)
+{
+	const struct tier_cmd_info *ci = &tier_cmds[cmd];
+
+	json_object_object_foreach(args, key, v) {
+		(void)v;
+		if (!in_list(ci->args, key))
+			return tier_err_set(err, -EINVAL, "%s: unknown argument '%.32s' (%s%s)", ci->name,
+					    key, ci->args[0] ? "it takes " : "it takes none",
+					    ci->args);
+	}
+	return 0;
+}
 
 static struct json_object *parse_object(const char *line, size_t len, struct tier_err *err,
 					int *ret)
@@ -120,6 +152,9 @@ int tier_request_parse(const char *line, size_t len, struct tier_request *req,
 			ret = tier_err_set(err, -EPROTO, "field 'args' is not an object");
 			goto out;
 		}
+		ret = check_args(req->cmd, args, err);
+		if (ret)
+			goto out;
 		req->args = json_object_get(args);
 	} else {
 		req->args = json_object_new_object();

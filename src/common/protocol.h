@@ -41,6 +41,7 @@ enum tier_cmd {
 struct tier_cmd_info {
 	const char *name;
 	bool root_only;		/* needs uid 0 (SO_PEERCRED) */
+	const char *args;	/* the argument names it takes, ", "-separated; "" none */
 };
 
 extern const struct tier_cmd_info tier_cmds[TIER_CMD__COUNT];
@@ -52,7 +53,9 @@ struct tier_request {
 
 /* Parses one request line (without or with its '\n'). On success fills
  * req (release with tier_request_release). Returns 0 or -EINVAL /
- * -EPROTO / -E2BIG with err saying what is wrong. */
+ * -EPROTO / -E2BIG with err saying what is wrong; an argument the command
+ * does not take is -EINVAL (their types and values are the daemon's to
+ * check). */
 int tier_request_parse(const char *line, size_t len, struct tier_request *req,
 		       struct tier_err *err);
 void tier_request_release(struct tier_request *req);

@@ -254,7 +254,7 @@ static int cgroup_show(int argc, char **argv)
 int tierctl_cgroup(int argc, char **argv)
 {
 	if (argc < 2) {
-		cgroup_usage(stderr);
+		fprintf(stderr, "tierctl cgroup: expected an action, set or show (see tierctl cgroup --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

@@ -348,6 +348,11 @@ int tierctl_hint(int argc, char **argv)
 		fprintf(stderr, "tierctl hint: LEN '%s' is not a positive size\n", argv[first + 2]);
 		return 2;
 	}
+	if (addr + len < addr) {
+		fprintf(stderr, "tierctl hint: ADDR %s + LEN %s runs past the end of the address space\n",
+			argv[first + 1], argv[first + 2]);
+		return 2;
+	}
 	advice = tier_proto_advice_parse(argv[first + 3]);
 	if (advice < 0) {
 		fprintf(stderr, "tierctl hint: unknown advice '%s' (" TIER_PROTO_ADVICES ")\n",

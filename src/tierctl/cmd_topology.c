@@ -57,8 +57,7 @@ int tierctl_topology(int argc, char **argv)
 		case 'h':
 			topology_usage(stdout);
 			return 0;
-		default:
-			topology_usage(stderr);
+		default:	/* getopt said what */
 			return 2;
 		}
 	}

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	const struct tier_cli_verb *v;
 
 	if (argc < 2) {
-		tier_cli_usage(&cli, stderr);
+		fprintf(stderr, "tierctl: expected a verb (see tierctl --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

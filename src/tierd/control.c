@@ -348,6 +348,52 @@ static void accept_client(struct tierd *d)
 	}
 }
 
+/* The socket's directory must be tierd's alone: a directory owned by
+ * tierd's user or root that no one else may write. Whoever may write it
+ * may unlink tierd's socket and bind their own in its place, answering
+ * tierctl and libtier in tierd's name. */
+static int check_socket_dir(const char *dir, struct tier_err *err)
+{
+	struct stat st;
+	int ret;
+
+	if (stat(dir, &st)) {
+		ret = -errno;
+		return tier_err_set(err, ret, "%s: %s", dir, strerror(-ret));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return tier_err_set(err, -ENOTDIR, "%s: not a directory", dir);
+	if (st.st_uid != geteuid() && st.st_uid != 0)
+		return tier_err_set(err, -EPERM,
+				    "%s: owned by uid %u, neither tierd's (uid %u) nor root's: refusing to put the socket there",
+				    dir, (unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return tier_err_set(err, -EPERM,
+				    "%s: writable by %s (mode %04o): refusing to put the socket there",
+				    dir, st.st_mode & S_IWOTH ? "every user" : "its group",
+				    (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/* The socket as bound: tierd's, mode 0666 (anyone may connect; each
+ * request is checked). */
+static int check_socket(const char *path, struct tier_err *err)
+{
+	struct stat st;
+	int ret;
+
+	if (chmod(path, 0666) || lstat(path, &st)) {
+		ret = -errno;
+		return tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0666)
+		return tier_err_set(err, -EPERM,
+				    "%s: a %s of uid %u mode %04o once bound, not tierd's socket (uid %u mode 0666)",
+				    path, S_ISSOCK(st.st_mode) ? "socket" : "file", (unsigned)st.st_uid,
+				    (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+	return 0;
+}
+
 int tierd_control_open(struct tierd *d, struct tier_err *err)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -362,7 +408,12 @@ int tierd_control_open(struct tierd *d, struct tier_err *err)
 		*slash = '\0';
 		if (mkdir(dir, 0755) && errno != EEXIST)
 			return tier_err_set(err, -errno, "%s: %s", dir, strerror(errno));
+	} else {
+		snprintf(dir, sizeof(dir), "/");
 	}
+	ret = check_socket_dir(dir, err);
+	if (ret)
+		return ret;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return tier_err_set(err, -errno, "socket: %s", strerror(errno));
@@ -377,10 +428,11 @@ int tierd_control_open(struct tierd *d, struct tier_err *err)
 		close(fd);
 		return tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
 	}
-	/* Anyone may connect; what each may do is checked per request. */
-	chmod(path, 0666);
 	d->ctl.lfd = fd;
 	snprintf(d->ctl.path, sizeof(d->ctl.path), "%s", path);
+	ret = check_socket(path, err);
+	if (ret)
+		return ret;
 	ret = tierd_epoll_add(d, fd, TIERD_TAG_LISTEN);
 	if (ret)
 		return tier_err_set(err, ret, "%s: epoll: %s", path, strerror(-ret));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "backend/linux/kernel_guard.h"
@@ -13,6 +14,7 @@
 #include "common/listen_addr.h"
 #include "common/topology_config.h"
 #include "common/topology_out.h"
+#include "core/policy.h"
 #include "tierd/daemon.h"
 
 static void usage(FILE *out)
@@ -98,13 +100,22 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		default:
-			usage(stderr);
+		default:	/* getopt said what */
 			return 2;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "tierd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	/* What daemon.socket must be (core/config.c), checked as early. */
+	if (a->socket && a->socket[0] != '/') {
+		fprintf(stderr, "tierd: --socket '%s': not an absolute path\n", a->socket);
+		return 2;
+	}
+	if (a->socket && strlen(a->socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fprintf(stderr, "tierd: --socket: longer than %zu bytes\n",
+			sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return 2;
 	}
 	if (a->restore && (a->check || a->machine)) {
@@ -209,6 +220,13 @@ int main(int argc, char **argv)
 		return ret;
 	}
 	if (args.check) {
+		/* What the daemon's start refuses, --check refuses too. */
+		if (!tier_policy_find(cfg.policy)) {
+			fprintf(stderr, "tierd: %s: policy.name: unknown policy '%s'\n", args.config,
+				cfg.policy);
+			tier_config_release(&cfg);
+			return 1;
+		}
 		ret = discover(&args, &cfg, &topo, &err);
 		if (ret) {
 			fprintf(stderr, "tierd: %s\n", err.msg[0] ? err.msg : strerror(-ret));

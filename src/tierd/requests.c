@@ -389,6 +389,12 @@ void tierd_job_run(struct tierd *d, struct tierd_job *j)
 	case TIER_CMD_HEATMAP:
 		res = tierd_heat_json(&d->heat, &j->heat,
 				      d->be->env->clock->now_us(d->be->env->clock_priv), &ret, &err);
+		/* "Not managed" names the managed pids, other users' among
+		 * them: root's to read. */
+		if (ret == -ESRCH && j->uid != 0)
+			tier_err_set(&err, -ESRCH,
+				     "heatmap: process %llu has no heatmap (not managed by tierd)",
+				     (unsigned long long)j->pid);
 		break;
 	default:
 		ret = tier_err_set(&err, -EPROTO, "%s: not a request of the world",

@@ -128,8 +128,7 @@ int tiersim_convert(int argc, char **argv)
 		case 'h':
 			convert_usage(stdout);
 			return 0;
-		default:
-			convert_usage(stderr);
+		default:	/* getopt said what */
 			return 2;
 		}
 	}

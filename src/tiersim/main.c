@@ -178,8 +178,7 @@ static int cmd_topology(int argc, char **argv)
 		case 'h':
 			topology_usage(stdout);
 			return 0;
-		default:
-			topology_usage(stderr);
+		default:	/* getopt said what */
 			return 2;
 		}
 	}
@@ -274,7 +273,7 @@ int main(int argc, char **argv)
 	const struct tier_cli_verb *v;
 
 	if (argc < 2) {
-		tier_cli_usage(&cli, stderr);
+		fprintf(stderr, "tiersim: expected a verb (see tiersim --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
