@@ -174,8 +174,8 @@ int tierd_events_open(struct tierd *d, struct tier_err *err)
 		return tier_err_set(err, ret, "event setup: %s", strerror(-ret));
 	ret = tierd_control_open(d, err);
 	if (ret)
-		return tier_err_set(err, ret, "control socket: %s", err->msg);
-	return 0;
+		tier_err_prefix(err, "control socket");
+	return ret;
 }
 
 void tierd_events_close(struct tierd *d)
