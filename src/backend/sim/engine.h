@@ -76,6 +76,8 @@ struct tier_sim_result {
 	double amat_ns;
 	double fast_access_ratio;	/* accesses served by tier 0 */
 	uint64_t accesses;
+	uint64_t footprint_pages;	/* the workload's 4 KiB pages */
+	uint64_t fast_tier_pages;	/* capacity of tier 0, 4 KiB pages */
 	uint64_t migrated_bytes;
 	uint64_t promoted_bytes;
 	uint64_t demoted_bytes;

@@ -242,9 +242,12 @@ static inline uint64_t tier__sim_unit_range(const struct tier_sim *s, uint64_t p
 extern const struct tier_mem_ops tier__sim_mem_ops;
 
 /* Builds the machine of p (preset or machine file, ratio, unit) and its
- * topology, and the model's per-node figures. Returns 0 or -errno, err set. */
+ * topology, and the model's per-node figures. fit_pages, when not 0, is
+ * the footprint of a workload with a size of its own (a trace): without
+ * p->unit_bytes the ratio units are sized from it (tier_sim_machine_fit).
+ * Returns 0 or -errno, err set. */
 int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
-			    struct tier_err *err);
+			    uint64_t fit_pages, struct tier_err *err);
 /* Sizes the pages to the workload's footprint and first-touches them all
  * in a random order (s->wl and s->thp set). Returns 0 or -errno, err set. */
 int tier__sim_pages_setup(struct tier_sim *s, struct tier_err *err);

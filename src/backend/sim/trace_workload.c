@@ -47,6 +47,7 @@ static int trace_rewind(void *priv, struct tier_err *err)
 static const struct tier_sim_workload_ops trace_ops = {
 	.name = "trace",
 	.description = "replay a recorded trace: trace:FILE",
+	.own_footprint = true,
 	.create = trace_create,
 	.destroy = trace_destroy,
 	.footprint_pages = trace_footprint,

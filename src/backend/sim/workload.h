@@ -9,6 +9,7 @@
 #ifndef TIER_SIM_WORKLOAD_H
 #define TIER_SIM_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,10 @@ struct tier_sim_workload_ops {
 	/* Parameters the workload takes after its name, with their defaults
 	 * ("hot=0.4:share=0.9"); NULL: none. */
 	const char *params;
+	/* The footprint is the workload's own (a trace), not taken from the
+	 * machine: the engine creates the workload before the machine (the
+	 * params' machine figures are then 0) and sizes the machine from it. */
+	bool own_footprint;
 	/* Required. */
 	int (*create)(const struct tier_sim_workload_params *p, void **priv,
 		      struct tier_err *err);
