@@ -80,9 +80,6 @@ static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 
 	if (s->ended)
 		return 0;
-	ret = tier__sim_oracle_prepare(s, err);
-	if (ret)
-		return ret;
 	if (until_ns > s->duration_ns)
 		until_ns = s->duration_ns;
 	while (s->app_ns < until_ns) {
