@@ -12,6 +12,7 @@ extern const struct tier_policy_ops tier_policy_memtis;
 extern const struct tier_policy_ops tier_policy_memtierd_heat;
 extern const struct tier_policy_ops tier_policy_kernel_nb;
 extern const struct tier_policy_ops tier_policy_tpp;
+extern const struct tier_policy_ops tier_policy_memtierd_heat_gated;
 extern const struct tier_policy_ops tier_policy_damon;
 
 const struct tier_policy_ops *const tier_policies[] = {
@@ -23,6 +24,7 @@ const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_kernel_nb,
 	&tier_policy_damon,
 	&tier_policy_tpp,
+	&tier_policy_memtierd_heat_gated,
 	NULL,
 };
 
