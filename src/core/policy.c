@@ -11,6 +11,8 @@ extern const struct tier_policy_ops tier_policy_hemem;
 extern const struct tier_policy_ops tier_policy_memtis;
 extern const struct tier_policy_ops tier_policy_memtierd_heat;
 extern const struct tier_policy_ops tier_policy_kernel_nb;
+extern const struct tier_policy_ops tier_policy_tpp;
+extern const struct tier_policy_ops tier_policy_memtierd_heat_gated;
 extern const struct tier_policy_ops tier_policy_damon;
 
 const struct tier_policy_ops *const tier_policies[] = {
@@ -21,6 +23,8 @@ const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_memtierd_heat,
 	&tier_policy_kernel_nb,
 	&tier_policy_damon,
+	&tier_policy_tpp,
+	&tier_policy_memtierd_heat_gated,
 	NULL,
 };
 

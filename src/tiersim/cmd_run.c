@@ -68,6 +68,8 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "metadata_bytes", json_object_new_uint64(r->metadata_bytes));
 	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
 	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
+	json_object_object_add(o, "footprint_pages", json_object_new_uint64(r->footprint_pages));
+	json_object_object_add(o, "fast_tier_pages", json_object_new_uint64(r->fast_tier_pages));
 	json_object_object_add(o, "thp", json_object_new_boolean(r->thp));
 	if (r->thp) {
 		json_object_object_add(o, "split_huge_pages", json_object_new_uint64(r->split_units));
@@ -95,6 +97,21 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 		json_object_object_add(o, "tenants", ts);
 	}
 	return o;
+}
+
+/* One line when the fast tier holds the whole footprint: every policy
+ * then leaves every page there and gives the same AMAT, which a table of
+ * equal figures does not say by itself. */
+static void warn_fits(const char *verb, const struct tier_sim_result *r)
+{
+	if (r->footprint_pages > r->fast_tier_pages)
+		return;
+	fprintf(stderr,
+		"tiersim %s: warning: %s: the fast tier (%llu pages) holds the whole footprint"
+		" (%llu pages), so every policy gives the same AMAT (a smaller --unit or --ratio"
+		" shows differences)\n",
+		verb, r->workload, (unsigned long long)r->fast_tier_pages,
+		(unsigned long long)r->footprint_pages);
 }
 
 static void print_result(const struct tier_sim_result *r)
@@ -330,8 +347,12 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 			}
 			break;
 		case 'u':
-			if (parse_u64(optarg, &o->p.unit_bytes) || o->p.unit_bytes < (1u << 20)) {
-				fprintf(stderr, "tiersim %s: --unit '%s': expected bytes >= 1048576\n",
+			/* Page granularity: a trace of a few MiB needs units of
+			 * a few pages to have a fast tier smaller than itself. */
+			if (parse_u64(optarg, &o->p.unit_bytes) || o->p.unit_bytes < 4096 ||
+			    o->p.unit_bytes % 4096) {
+				fprintf(stderr,
+					"tiersim %s: --unit '%s': expected bytes, a multiple of 4096\n",
 					verb, optarg);
 				return 2;
 			}
@@ -406,7 +427,9 @@ static void run_usage(FILE *out)
 		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
 		"  --thp       2 MiB pages (THP) instead of 4 KiB\n"
 		"  --cgroup    a tenant's share of each tier, as tierctl cgroup set (docs/cgroups.md)\n"
-		"  --duration  simulated seconds (default 20)   --unit  bytes per ratio unit (default 32 MiB)\n"
+		"  --duration  simulated seconds (default 20)\n"
+		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
+		"              trace, sized so the tiers hold its footprint and a quarter more)\n"
 		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
 }
 
@@ -455,6 +478,7 @@ int tiersim_run(int argc, char **argv)
 		fprintf(stderr, "tiersim run: %s\n", err.msg);
 		return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
 	}
+	warn_fits("run", &r);
 	if (o.json) {
 		struct json_object *j = tiersim_result_json(&r);
 
@@ -587,6 +611,8 @@ int tiersim_compare(int argc, char **argv)
 		}
 	}
 	clear_progress(&pg);
+	for (i = 0; i < nw; i++)
+		warn_fits("compare", &res[i * np]);
 	if (o.json) {
 		struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
 

@@ -34,6 +34,29 @@ run "$B/tiersim" run --machine dram-cxl --workload "trace:$T/sort.trc" --policy 
 is "$rc" 0 "the converted trace replays"
 is "$(echo "$out" | jq '.accesses > 0')" true "the replay counts accesses"
 
+# A trace sizes the machine from its footprint (41 pages): at 1:8 the tiers
+# hold it with a quarter to spare, in units of 6 pages, so the fast tier
+# holds a share of it and the oracle can beat first touch.
+run "$B/tiersim" compare --ratio 1:8 --workloads "trace:$T/sort.trc" --policies static,oracle --json
+is "$rc:$err" "0:" "compare of a trace at 1:8: no warning"
+is "$(echo "$out" | jq -c '[.results[0] | .footprint_pages, .fast_tier_pages]')" '[41,6]' \
+	"a trace at 1:8: a fast tier of 6 of its 41 pages"
+is "$(echo "$out" | jq '.results[1].amat_ns < .results[0].amat_ns')" true \
+	"a trace at 1:8: the oracle beats first touch"
+# An explicit unit wins, and when the fast tier holds it all, one line says so.
+run "$B/tiersim" compare --ratio 1:8 --unit 33554432 --workloads "trace:$T/sort.trc" --policies static,oracle --json
+is "$err" "tiersim compare: warning: trace:$T/sort.trc: the fast tier (8192 pages) holds the whole footprint (41 pages), so every policy gives the same AMAT (a smaller --unit or --ratio shows differences)" \
+	"the fast tier holds the trace: one warning line"
+is "$(echo "$out" | jq '.results[0].amat_ns == .results[1].amat_ns')" true \
+	"the fast tier holds the trace: first touch equals the oracle"
+# Units of whole pages.
+run "$B/tiersim" run --ratio 1:8 --unit 20480 --workload "trace:$T/sort.trc" --policy static --json
+is "$rc:$err" "0:" "--unit of five pages: accepted, no warning"
+is "$(echo "$out" | jq .fast_tier_pages)" 5 "--unit of five pages: a fast tier of 5 pages"
+run "$B/tiersim" run --unit 6000 --workload "trace:$T/sort.trc" --policy static
+is "$rc:$err" "2:tiersim run: --unit '6000': expected bytes, a multiple of 4096" \
+	"--unit not a multiple of a page: one line"
+
 # Malformed input: program output mixed into valgrind's.
 { printf '==9== Lackey\n L 1000,4\nhello from the program\n S 2000,8\n Q 3000,4\n'; } >"$T/bad.lackey"
 run "$B/tiersim" convert --from lackey "$T/bad.lackey" "$T/bad.trc"

@@ -90,6 +90,43 @@ static void test_ratio(void **state)
 	tier_topology_release(&t);
 }
 
+/* A trace's footprint sizes the ratio units (page granularity): the tiers
+ * hold it with a quarter to spare, the fast tier a share of it; fixed
+ * sizes stay. */
+static void test_fit_to_footprint(void **state)
+{
+	static const struct tier_sim_preset fixed = {
+		.name = "fixed",
+		.nr_nodes = 2,
+		.nodes = {
+			{ "dram", 90, 100000, 90000, 0, 1, 64 },
+			{ "cxl", 250, 32000, 28000, 0, 0, 256 },
+		},
+	};
+	struct tier_err err = { "" };
+	struct tier_sim_machine m;
+
+	(void)state;
+	assert_int_equal(tier_sim_machine_init(&m, "dram-cxl", "1:8", 1ull << 30, &err), 0);
+	tier_sim_machine_fit(&m, 41 * 4096, 4096);
+	/* 41 pages * 5/4 = 51.25 pages over 9 units: 6 pages a unit */
+	assert_int_equal(m.node_bytes[0], 6 * 4096);
+	assert_int_equal(m.node_bytes[1], 48 * 4096);
+	/* the preset's own 1:4: 11-page units, a fast tier of a quarter */
+	assert_int_equal(tier_sim_machine_init(&m, "dram-cxl", NULL, 1ull << 30, &err), 0);
+	tier_sim_machine_fit(&m, 41 * 4096, 4096);
+	assert_int_equal(m.node_bytes[0], 11 * 4096);
+	assert_int_equal(m.node_bytes[1], 44 * 4096);
+	/* one page still gets a page of fast memory */
+	tier_sim_machine_fit(&m, 1, 4096);
+	assert_int_equal(m.node_bytes[0], 4096);
+	/* fixed sizes (a machine file's size_mb) are the operator's */
+	assert_int_equal(tier_sim_machine_from_preset(&m, &fixed, NULL, 1ull << 30, &err), 0);
+	tier_sim_machine_fit(&m, 41 * 4096, 4096);
+	assert_int_equal(m.node_bytes[0], 64ull << 20);
+	assert_int_equal(m.node_bytes[1], 256ull << 20);
+}
+
 static void expect_bad(const char *preset, const char *ratio, int code, const char *why)
 {
 	struct tier_sim_machine m;
@@ -118,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_dram_cxl_slow_matches_guest),
 		cmocka_unit_test(test_hbm_ranks_above_dram),
 		cmocka_unit_test(test_ratio),
+		cmocka_unit_test(test_fit_to_footprint),
 		cmocka_unit_test(test_bad_input),
 	};
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../lib/policy_env.h"
+#include "core/policies/kernel_nb_impl.h"
 #include "core/policies/linux_mm.h"
 
 /* dram-cxl at 1:4 with 1024 pages per unit: node 0 has 1024 pages,
@@ -25,13 +26,13 @@ struct fx {
 	void *priv;
 };
 
-static void fx_init(struct fx *f, uint64_t nr_fast)
+static void fx_init_policy(struct fx *f, const char *policy, uint64_t nr_fast)
 {
 	struct tier_err err = { "" };
 	uint64_t p;
 
 	assert_int_equal(test_env_init(&f->te, "dram-cxl", "1:4", UNIT_PAGES, NR_PAGES), 0);
-	f->ops = tier_policy_find("kernel-nb");
+	f->ops = tier_policy_find(policy);
 	assert_non_null(f->ops);
 	f->te.env.interval_us = f->ops->interval_us;
 	f->te.now_us = 1000000;
@@ -41,6 +42,12 @@ static void fx_init(struct fx *f, uint64_t nr_fast)
 		test_env_place(&f->te, p, 1);
 	if (f->ops->create(&f->te.env, &f->priv, &err))
 		fail_msg("create: %s", err.msg);
+}
+
+/* kernel-nb, as upstream runs it. */
+static void fx_init(struct fx *f, uint64_t nr_fast)
+{
+	fx_init_policy(f, "kernel-nb", nr_fast);
 }
 
 static void fx_release(struct fx *f)
@@ -83,12 +90,53 @@ static void test_tpp_promotes_only_active_pages(void **state)
 	const uint64_t page = 3000;
 
 	(void)state;
-	fx_init(&f, 512);
+	fx_init_policy(&f, "tpp", 512);
 	fault(&f, page, 10);
 	assert_int_equal(f.te.page_node[page], 1);
 	fault(&f, page, 10);
 	assert_int_equal(f.te.page_node[page], 1);	/* now active, still there */
 	assert_int_equal(f.te.moves, 0);
+	fault(&f, page, 10);
+	assert_int_equal(f.te.page_node[page], 0);
+	assert_int_equal(f.te.moves, 1);
+	fx_release(&f);
+}
+
+/* The knobs as upstream Linux sets them (kernel_nb.c cites each), and TPP's
+ * two patches only in the tpp policy. */
+static void test_upstream_defaults(void **state)
+{
+	struct fx f;
+	const struct knb_config *c;
+
+	(void)state;
+	fx_init(&f, 512);
+	c = &((const struct knb *)f.priv)->cfg;
+	assert_int_equal(c->hot_threshold_ms, 1000);
+	assert_int_equal(c->promote_rate_limit_mbps, 65536);
+	assert_int_equal(c->scan_period_max_ms, 60000);
+	assert_int_equal(c->watermark_scale_factor, 10);
+	assert_false(c->tpp_active_filter);
+	assert_int_equal(c->tpp_demote_scale_factor, 0);
+	assert_string_equal(f.ops->default_tracker, "hintfault,idle");
+	fx_release(&f);
+	fx_init_policy(&f, "tpp", 512);
+	c = &((const struct knb *)f.priv)->cfg;
+	assert_true(c->tpp_active_filter);
+	assert_int_equal(c->tpp_demote_scale_factor, 200);
+	assert_int_equal(c->hot_threshold_ms, 1000);
+	fx_release(&f);
+}
+
+/* Upstream promotes at the first hint fault under the threshold: no LRU
+ * filter in do_numa_page() or should_numa_migrate_memory(). */
+static void test_upstream_promotes_at_first_fault(void **state)
+{
+	struct fx f;
+	const uint64_t page = 3004;
+
+	(void)state;
+	fx_init(&f, 512);
 	fault(&f, page, 10);
 	assert_int_equal(f.te.page_node[page], 0);
 	assert_int_equal(f.te.moves, 1);
@@ -105,7 +153,6 @@ static void test_latency_threshold(void **state)
 	(void)state;
 	fx_init(&f, 512);
 	fault(&f, page, 5000);
-	fault(&f, page, 5000);			/* active now (TPP) */
 	fault(&f, page, 1500);
 	assert_int_equal(f.te.page_node[page], 1);
 	fault(&f, page, 1000);
@@ -195,7 +242,7 @@ static void test_resize_and_forget(void **state)
 	const uint64_t page = 3003;
 
 	(void)state;
-	fx_init(&f, 512);
+	fx_init_policy(&f, "tpp", 512);
 	f.ops->destroy(f.priv);
 	f.te.env.nr_pages = 2048;		/* the policy sees half at first */
 	{
@@ -245,6 +292,8 @@ static void test_watermarks_follow_kernel_formula(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_upstream_defaults),
+		cmocka_unit_test(test_upstream_promotes_at_first_fault),
 		cmocka_unit_test(test_tpp_promotes_only_active_pages),
 		cmocka_unit_test(test_latency_threshold),
 		cmocka_unit_test(test_no_promotion_at_watermark),

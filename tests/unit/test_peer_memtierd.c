@@ -1,7 +1,9 @@
 /* test_peer_memtierd.c - the memtierd-heat peer shows the behaviour of
  * intel/memtierd's heat policy (pkg/memtier/policy_heat.go, mover.go,
- * counters_heatmap.go) and what was measured in the test guest: a range is
- * not moved until 20 s after it is first seen; the mover only ever uses the
+ * counters_heatmap.go): upstream's defaults, which fill fast memory at
+ * once, and what was measured in the test guest with an earlier memtierd
+ * (memtierd-heat-gated): a range is not moved until 20 s after it is first
+ * seen; the mover only ever uses the
  * first node of a class's node list; with NumaSize caps a move that failed
  * with ENOMEM is recorded as done and never retried; heat decays by
  * HeatRetention per second and is capped at HeatMax; the mover moves
@@ -99,6 +101,45 @@ static uint64_t on_node(const struct fx *f, uint64_t r, int n)
 
 static const int node1_full[8] = { 1, 1, 1, 1, 2, 2, 2, 2 };
 
+/* The configuration as upstream's defaults give it (memtierd_heat.c cites
+ * each), and the earlier path selection only in memtierd-heat-gated. */
+static void test_upstream_defaults(void **state)
+{
+	struct fx f;
+
+	(void)state;
+	fx_init(&f, node1_full);
+	tier__memtierd_heat_defaults(&f.te.env, &f.cfg);
+	assert_int_equal(f.cfg.pages_in_region, 512);	/* trackerSoftDirtyDefaults */
+	assert_true(f.cfg.heat_max == 1.0);		/* HeatmapConfigDefaults */
+	assert_true(f.cfg.heat_retention == 0.9513);
+	assert_int_equal(f.cfg.heat_classes, 10);
+	assert_int_equal(f.cfg.mover_interval_ms, 10);	/* moverDefaults */
+	assert_int_equal(f.cfg.mover_bandwidth_mbps, 100);
+	assert_true(f.cfg.seed_numa_size_from_heat_numas);	/* SetConfig() at 17dc462 */
+	assert_int_equal(f.cfg.numa_size_pages[0], -1);	/* no NumaSize */
+	assert_non_null(tier_policy_find("memtierd-heat-gated"));
+	test_env_release(&f.te);
+}
+
+/* Upstream: HeatNumas nodes are unlimited numaSize entries, so a hot range
+ * moves at the first round it is hot, with no 20 s wait. */
+static void test_upstream_moves_without_waiting(void **state)
+{
+	struct fx f;
+	static const int spread[8] = { 1, 1, 2, 2, 2, 2, 2, 2 };
+
+	(void)state;
+	fx_init(&f, spread);
+	f.cfg.seed_numa_size_from_heat_numas = true;
+	fx_start(&f);
+	f.hot_mask = 1u << 4;
+	run_until(&f, 4000000);
+	assert_true(f.te.moves > 0);
+	assert_int_equal(on_node(&f, 4, 1), RP);
+	fx_release(&f);
+}
+
 /* No NumaSize: startMovesNoLimits(). Region 4 is hot from the first round
  * (t = 2 s, its `created`), yet nothing moves before it is 20 s old. The
  * destination is numas[0] = node 1, which is full: every page fails with
@@ -111,6 +152,7 @@ static void test_first_node_only_after_20s(void **state)
 
 	(void)state;
 	fx_init(&f, node1_full);
+	f.cfg.seed_numa_size_from_heat_numas = false;	/* memtierd-heat-gated */
 	fx_start(&f);
 	f.hot_mask = 1u << 4;
 	run_until(&f, 21500000);
@@ -236,6 +278,8 @@ static void test_no_bandwidth_moves_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_upstream_defaults),
+		cmocka_unit_test(test_upstream_moves_without_waiting),
 		cmocka_unit_test(test_first_node_only_after_20s),
 		cmocka_unit_test(test_enomem_is_remembered_with_numa_size),
 		cmocka_unit_test(test_heat_retention_and_cap),

@@ -80,9 +80,6 @@ static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 
 	if (s->ended)
 		return 0;
-	ret = tier__sim_oracle_prepare(s, err);
-	if (ret)
-		return ret;
 	if (until_ns > s->duration_ns)
 		until_ns = s->duration_ns;
 	while (s->app_ns < until_ns) {
@@ -167,27 +164,26 @@ void tier_sim_destroy(struct tier_sim *s)
 	free(s);
 }
 
-/* Finds and creates the workload p names, sized to the machine. */
+/* Creates the workload s->wl (found by tier_sim_new), sized to the
+ * machine unless it has a footprint of its own (then it comes first and
+ * the machine figures are 0). */
 static int setup_workload(struct tier_sim *s, const struct tier_sim_params *p,
-			  struct tier_err *err)
+			  const char *wl_arg, struct tier_err *err)
 {
 	struct tier_sim_workload_params wp;
-	const char *wl_arg = NULL;
 	size_t i;
 	int ret;
 
-	s->wl = tier_sim_workload_find(p->workload, &wl_arg);
-	if (!s->wl)
-		return tier_err_set(err, -ENOENT, "unknown workload '%s' (see 'tiersim list')",
-				    p->workload);
 	memset(&wp, 0, sizeof(wp));
 	wp.seed = p->seed;
-	wp.fast_pages = tier__sim_tier_cap(s, 0);
-	for (i = 0; i < s->nr_nodes; i++)
-		wp.total_pages += s->cap_pages[i];
 	wp.duration_us = (uint64_t)(s->duration_ns / 1e3);
-	wp.fast_bw_bytes_per_s = (uint64_t)(s->rd_bw[s->fast_node] * 1e9);
 	wp.arg = wl_arg;
+	if (!s->wl->own_footprint) {
+		wp.fast_pages = tier__sim_tier_cap(s, 0);
+		for (i = 0; i < s->nr_nodes; i++)
+			wp.total_pages += s->cap_pages[i];
+		wp.fast_bw_bytes_per_s = (uint64_t)(s->rd_bw[s->fast_node] * 1e9);
+	}
 	ret = s->wl->create(&wp, &s->wl_priv, err);
 	if (ret)
 		s->wl_priv = NULL;
@@ -244,6 +240,7 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		 struct tier_err *err)
 {
 	struct tier_sim *s = calloc(1, sizeof(*s));
+	const char *wl_arg = NULL;
 	int ret;
 
 	*out = NULL;
@@ -260,10 +257,23 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		ret = tier_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = tier__sim_machine_setup(s, p, err);
-	if (ret)
+	s->wl = tier_sim_workload_find(p->workload, &wl_arg);
+	if (!s->wl) {
+		ret = tier_err_set(err, -ENOENT, "unknown workload '%s' (see 'tiersim list')",
+				   p->workload);
 		goto out;
-	ret = setup_workload(s, p, err);
+	}
+	/* A trace has its size; a generated workload takes the machine's. */
+	if (s->wl->own_footprint) {
+		ret = setup_workload(s, p, wl_arg, err);
+		if (ret)
+			goto out;
+		ret = tier__sim_machine_setup(s, p, s->wl->footprint_pages(s->wl_priv), err);
+	} else {
+		ret = tier__sim_machine_setup(s, p, 0, err);
+		if (!ret)
+			ret = setup_workload(s, p, wl_arg, err);
+	}
 	if (ret)
 		goto out;
 	s->thp = p->thp;
@@ -338,6 +348,8 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	snprintf(r->policy, sizeof(r->policy), "%s", s->p.policy);
 	snprintf(r->tracker, sizeof(r->tracker), "%s", s->tracker_names);
 	r->accesses = s->accesses;
+	r->footprint_pages = s->nr_pages;
+	r->fast_tier_pages = tier__sim_tier_cap(s, 0);
 	r->amat_ns = s->accesses ? s->app_ns / (double)s->accesses : 0;
 	r->fast_access_ratio = s->accesses ? (double)s->fast_accesses / (double)s->accesses : 0;
 	r->nr_tiers = s->nr_tiers;

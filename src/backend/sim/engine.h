@@ -50,6 +50,9 @@ struct tier_sim_params {
 	uint64_t duration_us;		/* simulated run length */
 	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
 	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
+	/* The oracle's epoch on a trace, in accesses; 0: the default
+	 * (TIER_SIM_ORACLE_EPOCH_ACCESSES), UINT64_MAX: the whole run. */
+	uint64_t oracle_epoch_accesses;
 	/* Control groups over the workload's tenants (owner id = tenant),
 	 * copied at tier_sim_new(); NULL: none. */
 	const struct tier_groups *groups;
@@ -67,6 +70,9 @@ struct tier_sim_params {
 #define TIER_SIM_DEFAULT_UNIT_BYTES (UINT64_C(32) << 20)
 #define TIER_SIM_DEFAULT_DURATION_US UINT64_C(20000000)
 #define TIER_SIM_DEFAULT_BUDGET UINT64_C(256) << 20	/* bytes/s */
+/* The oracle's epoch on a trace: 2^20 accesses, 0.1 to 0.25 s of simulated
+ * time at 90 to 250 ns an access, about one policy step (100 ms). */
+#define TIER_SIM_ORACLE_EPOCH_ACCESSES (UINT64_C(1) << 20)
 
 struct tier_sim_result {
 	char machine[64];
@@ -76,6 +82,8 @@ struct tier_sim_result {
 	double amat_ns;
 	double fast_access_ratio;	/* accesses served by tier 0 */
 	uint64_t accesses;
+	uint64_t footprint_pages;	/* the workload's 4 KiB pages */
+	uint64_t fast_tier_pages;	/* capacity of tier 0, 4 KiB pages */
 	uint64_t migrated_bytes;
 	uint64_t promoted_bytes;
 	uint64_t demoted_bytes;

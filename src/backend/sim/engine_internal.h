@@ -185,7 +185,7 @@ struct tier_sim {
 	struct tier_env env;
 	struct {
 		bool enabled;
-		bool ready;		/* a trace's counts taken and placed */
+		uint64_t next_acc;	/* a trace's next epoch starts here */
 		double *weights, *prev_weights;
 		double wfrac;		/* store share the last placement assumed */
 		uint64_t *order;
@@ -242,9 +242,12 @@ static inline uint64_t tier__sim_unit_range(const struct tier_sim *s, uint64_t p
 extern const struct tier_mem_ops tier__sim_mem_ops;
 
 /* Builds the machine of p (preset or machine file, ratio, unit) and its
- * topology, and the model's per-node figures. Returns 0 or -errno, err set. */
+ * topology, and the model's per-node figures. fit_pages, when not 0, is
+ * the footprint of a workload with a size of its own (a trace): without
+ * p->unit_bytes the ratio units are sized from it (tier_sim_machine_fit).
+ * Returns 0 or -errno, err set. */
 int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
-			    struct tier_err *err);
+			    uint64_t fit_pages, struct tier_err *err);
 /* Sizes the pages to the workload's footprint and first-touches them all
  * in a random order (s->wl and s->thp set). Returns 0 or -errno, err set. */
 int tier__sim_pages_setup(struct tier_sim *s, struct tier_err *err);
@@ -301,14 +304,13 @@ int tier__sim_damon_tick(struct tier_sim *s);
 
 /* --- oracle.c ------------------------------------------------------------ */
 
-/* Allocates the oracle's per-page state. Returns 0 or -ENOMEM, err set. */
+/* Allocates the oracle's per-page state (s->wl set). Returns 0, -EINVAL
+ * (a workload with neither weights nor counts_ahead) or -ENOMEM, err set. */
 int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err);
-/* Places pages for the run before the first access (workloads without
- * weights: a trace's counts over the whole run). Returns 0 or -errno,
+/* Before each batch: at the start of an epoch (100 ms of simulated time
+ * with weights; every TIER_SIM_ORACLE_EPOCH_ACCESSES accesses of a trace),
+ * places pages for that epoch's access distribution. Returns 0 or -errno,
  * err set. */
-int tier__sim_oracle_prepare(struct tier_sim *s, struct tier_err *err);
-/* At the start of an epoch, places pages for its access distribution.
- * Returns 0 or -errno, err set. */
 int tier__sim_oracle_step(struct tier_sim *s, uint64_t now_us, struct tier_err *err);
 void tier__sim_oracle_release(struct tier_sim *s);
 

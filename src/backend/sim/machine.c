@@ -149,6 +149,28 @@ int tier_sim_machine_from_preset(struct tier_sim_machine *m,
 	return 0;
 }
 
+void tier_sim_machine_fit(struct tier_sim_machine *m, uint64_t footprint_bytes,
+			  uint64_t page_bytes)
+{
+	uint64_t parts = 0, pages, unit_pages;
+	size_t i;
+
+	for (i = 0; i < m->nr_nodes; i++) {
+		if (m->nodes[i].size_mb)
+			return;
+		parts += m->nodes[i].ratio;
+	}
+	if (!parts || !page_bytes)
+		return;
+	pages = (footprint_bytes + page_bytes - 1) / page_bytes;
+	/* total = footprint * 5 / 4, rounded up to whole units */
+	unit_pages = (pages * 5 + 4 * parts - 1) / (4 * parts);
+	if (!unit_pages)
+		unit_pages = 1;
+	for (i = 0; i < m->nr_nodes; i++)
+		m->node_bytes[i] = unit_pages * page_bytes * m->nodes[i].ratio;
+}
+
 static int sim_topology_read(void *priv, struct tier_topology *topo,
 			     struct tier_err *err)
 {

@@ -65,6 +65,16 @@ int tier_sim_machine_from_preset(struct tier_sim_machine *m,
 				 const struct tier_sim_preset *p, const char *ratio,
 				 uint64_t unit_bytes, struct tier_err *err);
 
+/* Sizes m's ratio units from a workload that has a size of its own (a
+ * trace) rather than one it takes from the machine: the tiers together
+ * hold footprint_bytes with a quarter to spare, as the synthetic
+ * workloads' footprint is 80% of the machine (workload.c), and each unit
+ * is a whole number of pages of page_bytes (at least one). At 1:8 a
+ * 41-page footprint gives units of 6 pages: 6 + 48 pages. A machine whose
+ * nodes have fixed sizes (size_mb, no --ratio) keeps them. */
+void tier_sim_machine_fit(struct tier_sim_machine *m, uint64_t footprint_bytes,
+			  uint64_t page_bytes);
+
 /* Topology source over a simulated machine; priv is a
  * const struct tier_sim_machine *. */
 extern const struct tier_topology_ops tier_sim_topology_ops;

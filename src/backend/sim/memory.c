@@ -208,7 +208,7 @@ static void setup_alloc_order(struct tier_sim *s)
 }
 
 int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
-			    struct tier_err *err)
+			    uint64_t fit_pages, struct tier_err *err)
 {
 	uint64_t unit = p->unit_bytes ? p->unit_bytes : TIER_SIM_DEFAULT_UNIT_BYTES;
 	int ret;
@@ -217,6 +217,8 @@ int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
 			: tier_sim_machine_init(&s->machine, p->machine, p->ratio, unit, err);
 	if (ret)
 		return ret;
+	if (fit_pages && !p->unit_bytes)
+		tier_sim_machine_fit(&s->machine, fit_pages << PAGE_SHIFT, PAGE_BYTES);
 	ret = tier_topology_build(&tier_sim_topology_ops, &s->machine, s->p.topology, &s->topo,
 				  err);
 	if (ret)

@@ -1,8 +1,10 @@
 /* oracle.c - the lower bound tiersim compares policies with: at the start
- * of each epoch it knows the workload's access distribution (a trace's
- * counts over the whole run) and places the hottest pages in the fastest
- * tiers, filling them only as far as the loaded-latency model says pays,
- * and moves pages for free.
+ * of each epoch it knows the workload's access distribution in that epoch
+ * (a generator's weights every 100 ms of simulated time; a trace's counts
+ * over its next TIER_SIM_ORACLE_EPOCH_ACCESSES accesses, read ahead of the
+ * replay) and places the hottest pages in the fastest tiers, filling them
+ * only as far as the loaded-latency model says pays, and moves pages for
+ * free.
  */
 #include <errno.h>
 #include <math.h>
@@ -179,34 +181,14 @@ static int oracle_epoch(struct tier_sim *s, const double *w)
 	return 0;
 }
 
-/* Traces: count every page's accesses over the whole run (one pass), then
- * rewind; the placement is static (one epoch). */
-static int oracle_trace_counts(struct tier_sim *s, struct tier_err *err)
-{
-	struct tier_sim_access *buf = malloc(BATCH * sizeof(*buf));
-	long n;
-	size_t i;
-	int ret = 0;
-
-	if (!buf)
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	memset(s->oracle.weights, 0, s->nr_pages * sizeof(*s->oracle.weights));
-	while ((n = s->wl->next(s->wl_priv, 0, buf, BATCH, err)) > 0)
-		for (i = 0; i < (size_t)n; i++)
-			if (buf[i].page < s->nr_pages)
-				s->oracle.weights[buf[i].page] += 1;
-	if (n < 0)
-		ret = (int)n;
-	else if (s->wl->rewind)
-		ret = s->wl->rewind(s->wl_priv, err);
-	free(buf);
-	return ret;
-}
-
 int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err)
 {
 	uint64_t i;
 
+	if (!s->wl->weights && !s->wl->counts_ahead)
+		return tier_err_set(err, -EINVAL,
+				    "oracle: workload '%s' gives neither weights nor counts",
+				    s->wl->name);
 	s->oracle.enabled = true;
 	s->oracle.weights = calloc(s->nr_pages, sizeof(*s->oracle.weights));
 	s->oracle.prev_weights = calloc(s->nr_pages, sizeof(*s->oracle.prev_weights));
@@ -219,19 +201,23 @@ int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err)
 	return 0;
 }
 
-int tier__sim_oracle_prepare(struct tier_sim *s, struct tier_err *err)
+/* A trace's epoch: the next epoch_acc accesses, counted ahead of the
+ * replay. */
+static int oracle_step_counts(struct tier_sim *s, struct tier_err *err)
 {
-	int ret;
+	uint64_t epoch = s->p.oracle_epoch_accesses ? s->p.oracle_epoch_accesses
+						    : TIER_SIM_ORACLE_EPOCH_ACCESSES;
+	long n;
 
-	if (!s->oracle.enabled || s->oracle.ready || s->wl->weights)
+	if (s->accesses < s->oracle.next_acc)
 		return 0;
-	ret = oracle_trace_counts(s, err);
-	if (ret)
-		return ret;
-	ret = oracle_epoch(s, s->oracle.weights);
-	if (ret)
-		return tier_err_set(err, ret, "out of memory");
-	s->oracle.ready = true;
+	memset(s->oracle.weights, 0, s->nr_pages * sizeof(*s->oracle.weights));
+	n = s->wl->counts_ahead(s->wl_priv, epoch, s->oracle.weights, err);
+	if (n <= 0)
+		return (int)n;	/* the end, or a corrupt trace */
+	s->oracle.next_acc = s->accesses + (uint64_t)n;
+	if (oracle_epoch(s, s->oracle.weights))
+		return tier_err_set(err, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -239,8 +225,11 @@ int tier__sim_oracle_step(struct tier_sim *s, uint64_t now_us, struct tier_err *
 {
 	int ret;
 
-	if (!s->oracle.enabled || !s->wl->weights || s->app_ns < s->ep.start_ns ||
-	    s->accesses != s->ep.acc)
+	if (!s->oracle.enabled)
+		return 0;
+	if (!s->wl->weights)
+		return oracle_step_counts(s, err);
+	if (s->app_ns < s->ep.start_ns || s->accesses != s->ep.acc)
 		return 0;
 	/* Start of an epoch: place for this epoch's distribution. */
 	s->wl->weights(s->wl_priv, now_us, s->oracle.weights);

@@ -9,6 +9,7 @@
 #ifndef TIER_SIM_WORKLOAD_H
 #define TIER_SIM_WORKLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,10 @@ struct tier_sim_workload_ops {
 	/* Parameters the workload takes after its name, with their defaults
 	 * ("hot=0.4:share=0.9"); NULL: none. */
 	const char *params;
+	/* The footprint is the workload's own (a trace), not taken from the
+	 * machine: the engine creates the workload before the machine (the
+	 * params' machine figures are then 0) and sizes the machine from it. */
+	bool own_footprint;
 	/* Required. */
 	int (*create)(const struct tier_sim_workload_params *p, void **priv,
 		      struct tier_err *err);
@@ -49,9 +54,12 @@ struct tier_sim_workload_ops {
 	/* Optional. Background bandwidth another process puts on the fastest
 	 * tier at now_us, bytes/s (bandwidth-antagonist). */
 	uint64_t (*antagonist_bytes_per_s)(void *priv, uint64_t now_us);
-	/* Optional. Starts the workload over from its first access (finite
-	 * workloads; the oracle reads a trace twice). Returns 0 or -errno. */
-	int (*rewind)(void *priv, struct tier_err *err);
+	/* Optional (workloads without weights: a trace). Adds to w[footprint]
+	 * each page's count among the next nr accesses next() will return,
+	 * without taking them from next(); the oracle places each epoch from
+	 * them. Returns the number counted (< nr only at the end), or -errno
+	 * with err set (a corrupt trace). */
+	long (*counts_ahead)(void *priv, uint64_t nr, double *w, struct tier_err *err);
 	/* Optional. Number of tenants (processes); 1 when NULL. */
 	unsigned (*nr_tenants)(void *priv);
 	/* Optional. The tenant whose page `page` is (first touch before the

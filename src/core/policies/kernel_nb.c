@@ -1,8 +1,8 @@
 /* kernel_nb.c - Linux's own memory tiering, re-implemented as a peer:
  * NUMA balancing in memory-tiering mode (kernel.numa_balancing = 2, 5.18+)
  * promotes slow-tier pages from the NUMA hint-fault path, kswapd demotes
- * the top tier in reclaim (demotion_enabled), plus TPP's active-LRU
- * promotion filter.
+ * the top tier in reclaim (demotion_enabled). The `tpp` policy adds TPP's
+ * active-LRU promotion filter and demotion watermark, never merged.
  *
  * Sources (Linux 6.12 unless said otherwise):
  *  - kernel/sched/fair.c should_numa_migrate_memory(), tiering branch, with
@@ -21,8 +21,8 @@
  *    page off the top tier that is not on the active LRU gets
  *    mark_page_accessed() and stays; only active pages are promoted), and
  *    its decoupled demotion watermark (vm.demote_scale_factor, 2% in TPP,
- *    not merged upstream: 6.12 has WMARK_PROMO instead; off by default
- *    here, see knb_defaults).
+ *    not merged upstream: 6.12 has WMARK_PROMO instead; both only in the
+ *    `tpp` policy, see knb_tpp).
  *
  * What it sees: NUMA hint faults from the scanner (tracker "hintfault",
  * which like task_numa_work() in tiering mode unmaps only pages off the top
@@ -32,7 +32,7 @@
  * struct page; the lists are real lists in LRU order.
  *
  * One promotion, step by step (a fault on a page off the top tier):
- *   1. TPP: not on the active LRU -> folio_mark_accessed() (first call sets
+ *   1. `tpp` only: not on the active LRU -> folio_mark_accessed() (first call sets
  *      PG_referenced, the second activates) and no promotion. A fresh
  *      inactive page is promoted at its third fault, a page already
  *      PG_referenced (reclaim saw it young) at its second.
@@ -72,15 +72,47 @@
 
 #include "core/policies/kernel_nb_impl.h"
 
-/* The knobs' values, the kernel's defaults (each field's meaning and
- * source: struct knb_config). */
+/* The knobs' values as upstream Linux has them (torvalds/linux at
+ * 04026c23c8d8, the same in 6.12; each field's meaning: struct
+ * knb_config). */
 static const struct knb_config knb_defaults = {
+	/* kernel/sched/fair.c: sysctl_numa_balancing_hot_threshold =
+	 * MSEC_PER_SEC */
+	.hot_threshold_ms = 1000,
+	/* kernel/sched/fair.c: sysctl_numa_balancing_promote_rate_limit =
+	 * 65536 */
+	.promote_rate_limit_mbps = 65536,
+	/* kernel/sched/fair.c: sysctl_numa_balancing_scan_period_max = 60000 */
+	.scan_period_max_ms = 60000,
+	/* mm/page_alloc.c: watermark_scale_factor = 10 */
+	.watermark_scale_factor = TIER_LMM_WATERMARK_SCALE_FACTOR,
+	/* Upstream promotes on the fault path without looking at the LRU:
+	 * mm/memory.c do_numa_page() -> numa_migrate_check() and
+	 * kernel/sched/fair.c should_numa_migrate_memory() test the node's
+	 * free space, the fault latency and the rate limit, never
+	 * folio_test_active(). TPP's filter was not merged: the `tpp` policy
+	 * has it. */
+	.tpp_active_filter = false,
+	/* Not upstream (TPP's vm.demote_scale_factor): kswapd balances to
+	 * WMARK_PROMO, mm/vmscan.c pgdat_balanced(). */
+	.tpp_demote_scale_factor = 0,
+	.kswapd_page_ns = 2000,
+};
+
+/* TPP as its patches run (Maruf et al., "TPP: Transparent Page Placement
+ * for CXL-Enabled Tiered-Memory", ASPLOS'23, sec. 5, and its linux-mm
+ * series): promotion only of pages on the active LRU (the patch "active
+ * LRU-based promotion to avoid ping-pong") and a demotion watermark
+ * decoupled from allocation: kswapd on a top tier keeps WMARK_HIGH +
+ * vm.demote_scale_factor free, 2% (200 basis points) by default. The rest
+ * as upstream. */
+static const struct knb_config knb_tpp = {
 	.hot_threshold_ms = 1000,
 	.promote_rate_limit_mbps = 65536,
 	.scan_period_max_ms = 60000,
 	.watermark_scale_factor = TIER_LMM_WATERMARK_SCALE_FACTOR,
 	.tpp_active_filter = true,
-	.tpp_demote_scale_factor = 0,
+	.tpp_demote_scale_factor = 200,
 	.kswapd_page_ns = 2000,
 };
 
@@ -231,7 +263,8 @@ static void init_nodes(struct knb *k, const struct tier__lmm_wmarks wm[TIER_MAX_
 	}
 }
 
-static int knb_create(const struct tier_env *env, void **priv, struct tier_err *err)
+static int knb_create_with(const struct tier_env *env, const struct knb_config *cfg,
+			   void **priv, struct tier_err *err)
 {
 	struct tier__lmm_wmarks wm[TIER_MAX_NODES];
 	struct knb *k;
@@ -244,7 +277,7 @@ static int knb_create(const struct tier_env *env, void **priv, struct tier_err *
 	if (!k)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	k->env = env;
-	k->cfg = knb_defaults;
+	k->cfg = *cfg;
 	if (alloc_arrays(k)) {
 		knb_destroy(k);
 		return tier_err_set(err, -ENOMEM, "out of memory");
@@ -265,6 +298,16 @@ static int knb_create(const struct tier_env *env, void **priv, struct tier_err *
 			tier__knb_kswapd_refill(k, &k->node[i]);
 	*priv = k;
 	return 0;
+}
+
+static int knb_create(const struct tier_env *env, void **priv, struct tier_err *err)
+{
+	return knb_create_with(env, &knb_defaults, priv, err);
+}
+
+static int tpp_create(const struct tier_env *env, void **priv, struct tier_err *err)
+{
+	return knb_create_with(env, &knb_tpp, priv, err);
 }
 
 static int knb_resize(void *priv)
@@ -322,13 +365,28 @@ static size_t knb_metadata_bytes(void *priv)
 
 const struct tier_policy_ops tier_policy_kernel_nb = {
 	.name = "kernel-nb",
-	.description = "Linux NUMA balancing tiering mode 2 + kswapd demotion, TPP active-LRU filter",
+	.description = "Linux NUMA balancing tiering mode 2 + kswapd demotion, as upstream",
 	.obs_kinds = TIER_OBS_HINT_FAULT | TIER_OBS_ACCESSED,
 	.default_tracker = "hintfault,idle",
 	/* Promotion happens in the fault path; a short tick keeps the
 	 * decision and kswapd's response within a millisecond of it. */
 	.interval_us = 1000,
 	.create = knb_create,
+	.destroy = knb_destroy,
+	.observe = knb_observe,
+	.tick = knb_tick,
+	.resize = knb_resize,
+	.forget = knb_forget,
+	.metadata_bytes = knb_metadata_bytes,
+};
+
+const struct tier_policy_ops tier_policy_tpp = {
+	.name = "tpp",
+	.description = "kernel-nb with TPP's patches: active-LRU promotion filter, demotion watermark",
+	.obs_kinds = TIER_OBS_HINT_FAULT | TIER_OBS_ACCESSED,
+	.default_tracker = "hintfault,idle",
+	.interval_us = 1000,
+	.create = tpp_create,
 	.destroy = knb_destroy,
 	.observe = knb_observe,
 	.tick = knb_tick,

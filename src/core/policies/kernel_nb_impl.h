@@ -8,7 +8,8 @@
  *                        threshold and its adjustment, the rate limit, the
  *                        watermark check before a promotion
  *   kernel_nb_demote.c   kswapd: LRU aging and demotion to lower tiers
- * Not for use outside src/core/policies/kernel_nb*.c.
+ * Not for use outside src/core/policies/kernel_nb*.c and their unit test
+ * (tests/unit/test_peer_kernel_nb.c, which pins the knobs' defaults).
  */
 #ifndef TIER_CORE_POLICIES_KERNEL_NB_IMPL_H
 #define TIER_CORE_POLICIES_KERNEL_NB_IMPL_H

@@ -46,12 +46,13 @@
  *    dropped as blocked, nothing moves. Defaults {"IntervalMs":10,
  *    "Bandwidth":100}.
  *
- * Which path: the guest measurements (20 s gate with a plain HeatNumas
- * config; ENOMEM stalls with NumaSize) follow the selection of upstream's
- * earlier policy_heat.go, where numaSize holds only NumaSize entries.
- * Current upstream also enters every HeatNumas node into numaSize as
- * unlimited, which takes every configuration into FillFastFree;
- * seed_numa_size_from_heat_numas selects that.
+ * Which path: current upstream (17dc462) enters every HeatNumas node into
+ * numaSize as unlimited, which takes every configuration into
+ * FillFastFree: the default here (seed_numa_size_from_heat_numas). The
+ * guest measurements (20 s gate with a plain HeatNumas config; ENOMEM
+ * stalls with NumaSize) follow the selection of upstream's earlier
+ * policy_heat.go, where numaSize holds only NumaSize entries: the
+ * memtierd-heat-gated policy.
  *
  * Configuration (tier__memtierd_heat_defaults()): the package defaults
  * where memtierd has them: heatmap HeatMax 1.0, HeatRetention 0.9513,
@@ -173,7 +174,12 @@ void tier__memtierd_heat_defaults(const struct tier_env *env,
 	cfg->heat_classes = 10;
 	for (i = 0; i < TIER_MAX_NODES; i++)
 		cfg->numa_size_pages[i] = -1;
-	cfg->seed_numa_size_from_heat_numas = false;
+	/* intel/memtierd at 17dc462, pkg/memtier/policy_heat.go SetConfig():
+	 * every HeatNumas node enters numaSize as constNumaSizeUnlimited ("the
+	 * default is unlimited"), so startMoves() never takes
+	 * startMovesNoLimits() and its 20 s gate: upstream fills fast memory
+	 * at once. The earlier selection is the memtierd-heat-gated policy. */
+	cfg->seed_numa_size_from_heat_numas = true;
 	cfg->mover_interval_ms = 10;
 	cfg->mover_bandwidth_mbps = 100;
 	/* Hottest class -> tier 0, coldest -> the slowest tier, intermediate
@@ -647,6 +653,18 @@ static int mtd_create(const struct tier_env *env, void **priv, struct tier_err *
 	return tier__memtierd_heat_create(env, &cfg, priv, err);
 }
 
+/* The selection of policy_heat.go before SetConfig() seeded numaSize from
+ * HeatNumas, which the guest's memtierd shows (docs/tiersim.md, Peers): no
+ * NumaSize -> startMovesNoLimits(), a range moved only once 20 s old. */
+static int mtd_gated_create(const struct tier_env *env, void **priv, struct tier_err *err)
+{
+	struct tier_memtierd_heat_config cfg;
+
+	tier__memtierd_heat_defaults(env, &cfg);
+	cfg.seed_numa_size_from_heat_numas = false;
+	return tier__memtierd_heat_create(env, &cfg, priv, err);
+}
+
 static size_t mtd_metadata_bytes(void *priv)
 {
 	const struct mtd *d = priv;
@@ -678,6 +696,19 @@ const struct tier_policy_ops tier_policy_memtierd_heat = {
 	.default_tracker = "softdirty",
 	.interval_us = SCAN_INTERVAL_US,
 	.create = mtd_create,
+	.destroy = mtd_destroy,
+	.observe = mtd_observe,
+	.tick = mtd_tick,
+	.metadata_bytes = mtd_metadata_bytes,
+};
+
+const struct tier_policy_ops tier_policy_memtierd_heat_gated = {
+	.name = "memtierd-heat-gated",
+	.description = "memtierd-heat as earlier memtierd selects its path: a range moves only once 20 s old",
+	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE,
+	.default_tracker = "softdirty",
+	.interval_us = SCAN_INTERVAL_US,
+	.create = mtd_gated_create,
 	.destroy = mtd_destroy,
 	.observe = mtd_observe,
 	.tick = mtd_tick,

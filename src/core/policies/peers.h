@@ -60,10 +60,11 @@ struct tier_memtierd_heat_config {
 	size_t nr_heat_numas[TIER_MTD_MAX_CLASSES];
 	/* NumaSize: a cap in pages per node id; < 0 = not configured. */
 	int64_t numa_size_pages[TIER_MAX_NODES];
-	/* Later upstream versions also enter every HeatNumas node into
-	 * numaSize as unlimited, which selects the FillFastFree path whenever
-	 * HeatNumas is set. false = the selection the guest measurements
-	 * show (FillFastFree only with a NumaSize). */
+	/* Upstream (17dc462) also enters every HeatNumas node into numaSize
+	 * as unlimited, which selects the FillFastFree path whenever
+	 * HeatNumas is set: true by default. false = earlier upstream, the
+	 * selection the guest measurements show (FillFastFree only with a
+	 * NumaSize): memtierd-heat-gated. */
 	bool seed_numa_size_from_heat_numas;
 	uint64_t mover_interval_ms;		/* Mover IntervalMs */
 	uint64_t mover_bandwidth_mbps;		/* Mover Bandwidth, MB/s; 0 moves nothing */
