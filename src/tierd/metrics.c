@@ -613,7 +613,11 @@ void tierd_metrics_step(struct tierd *d, uint64_t step_us)
 	m->step_sum_s += s;
 	if (d->step_errors)
 		m->step_failures++;
-	if (tier_linux_now_us() - m->rendered_us < TIERD_METRICS_RENDER_PERIOD_US)
+	/* At most once a period, but the first step at once: status
+	 * publishes every step, and a scrape must not lag it by a period
+	 * from the start. */
+	if (m->step_count > 1 &&
+	    tier_linux_now_us() - m->rendered_us < TIERD_METRICS_RENDER_PERIOD_US)
 		return;
 	if (publish(d))
 		tierd_log(&d->log, LOG_DEBUG, "metrics: out of memory; serving the last figures");

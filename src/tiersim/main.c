@@ -39,8 +39,7 @@ static int cmd_list(int argc, char **argv)
 			printf("usage: tiersim list [--json]\n"
 			       "  The machine presets, workloads, policies and trackers.\n");
 			return 0;
-		default:
-			fprintf(stderr, "tiersim list: see tiersim list --help\n");
+		default:	/* getopt said what */
 			return 2;
 		}
 	}

@@ -57,6 +57,10 @@ shows() { screen | grep -q -- "$1"; }
 start_top() {
 	rm -f "$TMP/top.pid"
 	$TM kill-server 2>/dev/null
+	# The old server goes asynchronously: a new session must not land in
+	# it just before it exits.
+	i=0
+	while [ -S "$TMP/tmux.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	$TM new-session -d -s top -x 120 -y 30 "$TMP/top.sh"
 	until_ok 20 shows "sorted by"
 }
