@@ -15,7 +15,9 @@ static uint64_t cpu_us(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	/* The step thread's own: the control thread's clients and a
+	 * tracker's thread (which keeps its own share) are not the step's. */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
@@ -205,8 +207,12 @@ void *tierd_step_main(void *arg)
 			/* A drain does not wait for the policy's pause: the
 			 * operator waits on it, and its moves are bounded by
 			 * the budget. */
-			if (!due)
+			if (!due) {
 				tierd_drain_step(d);
+				/* Figures at most a second old while steps
+				 * pause (a group removed, a drain's progress). */
+				tierd_publish(d);
+			}
 			next_maintain = tier_linux_now_us() +
 					(drains_running(d) ? d->cfg.interval_ms * 1000 :
 							     MAINTAIN_EVERY_US);

@@ -86,6 +86,7 @@ struct tier_linux_space {
 	struct tier__id_range *fresh;	/* ids never queried yet, oldest first */
 	size_t nr_fresh, cap_fresh;
 	uint64_t rr_next;	/* round-robin query cursor (an id) */
+	size_t verify_next;	/* round-robin numa_maps cursor (a slot) */
 
 	/* Scratch for query and move. */
 	struct tier__page_req *reqs;

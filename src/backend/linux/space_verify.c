@@ -18,8 +18,9 @@
 #include "backend/linux/space_impl.h"
 #include "backend/linux/sysfs.h"
 
-/* Nodes counted per mapping (node ids above are not compared). */
-enum { VERIFY_NODES = 64 };
+/* Nodes counted per mapping (node ids above are not compared), and the
+ * processes one call reads at most. */
+enum { VERIFY_NODES = 64, VERIFY_PROCS = 64 };
 
 /* One mapping of numa_maps: its start and its pages per node. */
 struct nm_line {
@@ -115,11 +116,16 @@ long long tier_linux_space_verify(struct tier_linux_space *s, uint64_t max_pages
 {
 	char path[PATH_MAX], *line = NULL;
 	uint64_t queued = 0;
-	size_t i, cap = 0;
+	size_t i, n, cap = 0, read = 0;
 	long long ret = 0;
 
-	for (i = 0; i < s->nr_slots && ret >= 0; i++) {
-		const struct tier__slot *sl = &s->slots[i];
+	/* At most VERIFY_PROCS processes a call, round robin: the cost of a
+	 * check stays bounded however many processes are managed. */
+	for (n = 0; n < s->nr_slots && read < VERIFY_PROCS && ret >= 0; n++) {
+		const struct tier__slot *sl;
+
+		i = s->verify_next++ % s->nr_slots;
+		sl = &s->slots[i];
 		struct nm_line cur, nxt;
 		bool have = false;
 		size_t k = sl->ext_begin;
@@ -133,6 +139,7 @@ long long tier_linux_space_verify(struct tier_linux_space *s, uint64_t max_pages
 		f = fopen(path, "re");
 		if (!f)
 			continue;	/* exited, or not ours to read: the query says */
+		read++;
 		while (ret >= 0 && getline(&line, &cap, f) > 0) {
 			if (!parse_line(line, &nxt))
 				continue;
