@@ -85,7 +85,7 @@ int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
  * <procfs>/PID/numa_maps against page_node over the extents in it. The
  * extents of a mapping that differs are queued to be queried first by the
  * next tier_linux_space_query, up to max_pages in all (the first mapping
- * found whatever its size). At most 64 processes a call, round robin
+ * found whatever its size). At most 16 processes a call, round robin
  * over the managed ones. Returns the pages queued or -ENOMEM. A process
  * whose numa_maps cannot be read is left to the query. */
 long long tier_linux_space_verify(struct tier_linux_space *s, uint64_t max_pages);

@@ -20,7 +20,7 @@
 
 /* Nodes counted per mapping (node ids above are not compared), and the
  * processes one call reads at most. */
-enum { VERIFY_NODES = 64, VERIFY_PROCS = 64 };
+enum { VERIFY_NODES = 64, VERIFY_PROCS = 16 };
 
 /* One mapping of numa_maps: its start and its pages per node. */
 struct nm_line {
