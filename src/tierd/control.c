@@ -65,6 +65,7 @@ static void client_close(struct tierd *d, struct tierd_client *c)
 	c->out = NULL;
 	c->out_len = c->out_off = 0;
 	c->close_after = false;
+	c->discard_left = 0;
 }
 
 /* What c waits for: room to send while a response is pending, nothing
@@ -103,7 +104,14 @@ static int client_flush(struct tierd *d, struct tierd_client *c)
 	c->out = NULL;
 	c->out_len = c->out_off = 0;
 	if (c->close_after) {
-		client_close(d, c);
+		c->close_after = false;
+		c->len = 0;
+		c->discard_left = 1 << 20;
+		if (shutdown(c->fd, SHUT_WR)) {
+			client_close(d, c);
+			return -EPIPE;
+		}
+		client_rewatch(d, c);
 		return -EPIPE;
 	}
 	return 0;
@@ -249,6 +257,21 @@ static void client_lines(struct tierd *d, struct tierd_client *c)
 
 static void client_readable(struct tierd *d, struct tierd_client *c, uint32_t events)
 {
+	if (c->discard_left) {
+		for (;;) {
+			ssize_t n = recv(c->fd, c->buf, sizeof(c->buf), MSG_DONTWAIT);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return;
+			if (n <= 0 || (size_t)n >= c->discard_left) {
+				client_close(d, c);
+				return;
+			}
+			c->discard_left -= (size_t)n;
+		}
+	}
 	if (c->out) {
 		/* Room for the pending response; then the requests read
 		 * before it stalled, then more. */

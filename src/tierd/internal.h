@@ -75,6 +75,11 @@ struct tierd_client {
 	char *out;
 	size_t out_len, out_off;
 	bool close_after;		/* close once out went whole */
+	/* After a refused line: the answer went, the write side is shut;
+	 * what the peer still sends is read and dropped (up to this many
+	 * bytes) until it closes, so that it reads the answer rather than
+	 * a broken pipe. */
+	size_t discard_left;
 };
 
 /* The control socket (control.c). */
