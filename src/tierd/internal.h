@@ -226,6 +226,9 @@ struct tierd_job *tierd_jobs_done(struct tierd *d);
 
 /* requests.c */
 
+/* tierd's CPU seconds so far, all its threads (user + system). */
+double tierd_cpu_seconds(void);
+
 /* Renders status's and cgroups's figures from the world (world lock
  * held) and publishes them for the control thread. */
 void tierd_publish(struct tierd *d);

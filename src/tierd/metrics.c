@@ -108,16 +108,6 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static double own_cpu_seconds(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
 static void render_info(const struct tierd *d, FILE *f)
 {
 	family(f, "tierd_info", "gauge",
@@ -229,7 +219,7 @@ static void render_cpu(const struct tierd_metrics *m, const struct tierd *d,
 
 	family(f, "tierd_cpu_seconds_total", "counter",
 	       "CPU time of the tierd process (user and system, all its threads).");
-	fprintf(f, "tierd_cpu_seconds_total %.6f\n", own_cpu_seconds());
+	fprintf(f, "tierd_cpu_seconds_total %.6f\n", tierd_cpu_seconds());
 	if (st->has_tracker_cpu) {
 		family(f, "tierd_tracker_cpu_seconds_total", "counter",
 		       "CPU time tierd spent in its hotness tracker, collecting observations.");

@@ -18,7 +18,7 @@
 
 /* --- published figures ------------------------------------------------------ */
 
-static double cpu_seconds(void)
+double tierd_cpu_seconds(void)
 {
 	struct rusage ru;
 
@@ -151,7 +151,7 @@ struct json_object *tierd_status_json(struct tierd *d)
 {
 	uint64_t at_us = 0, now = tier_linux_now_us(), step_us;
 	struct json_object *o = published(d, &d->pub.status, &at_us), *v;
-	double cpu = cpu_seconds();
+	double cpu = tierd_cpu_seconds();
 
 	if (!o)
 		return NULL;
