@@ -24,13 +24,6 @@
 #define CALL_TIMEOUT_MS 10000
 #define SYSFS "/sys"
 
-static uint64_t get_u64(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_uint64(v) : 0;
-}
-
 /* The rank tierd places node in, from its status; -1 when in none, -2
  * when tierd does not answer. *nr_tiers gets its number of tiers. */
 static int tierd_rank(struct json_object *status, int node, int *nr_tiers)
@@ -166,7 +159,7 @@ static void list_print(struct json_object *o)
 		e = json_object_array_get_idx(dax, i);
 		printf("  %-8s %-10s %9s", json_object_get_string(json_object_object_get(e, "name")),
 		       json_object_get_string(json_object_object_get(e, "mode")),
-		       tier_format_bytes(get_u64(e, "size_bytes"), sz, sizeof(sz)));
+		       tier_format_bytes(tierctl_json_u64(e, "size_bytes"), sz, sizeof(sz)));
 		v = json_object_object_get(e, "target_node");
 		if (v)
 			printf("  target node %d", json_object_get_int(v));
@@ -179,8 +172,8 @@ static void list_print(struct json_object *o)
 			v = json_object_object_get(e, "hmat");
 			if (v)
 				printf(", HMAT %lld ns %lld MB/s",
-				       (long long)get_u64(v, "read_latency_ns"),
-				       (long long)get_u64(v, "read_bandwidth_mbps"));
+				       (long long)tierctl_json_u64(v, "read_latency_ns"),
+				       (long long)tierctl_json_u64(v, "read_bandwidth_mbps"));
 			v = json_object_object_get(e, "kernel_tier");
 			if (v)
 				printf(", memory_tier%d", json_object_get_int(v));
@@ -196,8 +189,8 @@ static void list_print(struct json_object *o)
 	for (i = 0; i < json_object_array_length(a); i++) {
 		e = json_object_array_get_idx(a, i);
 		printf("  %-8s ram %s", json_object_get_string(json_object_object_get(e, "name")),
-		       tier_format_bytes(get_u64(e, "ram_bytes"), sz, sizeof(sz)));
-		printf(", pmem %s, %s\n", tier_format_bytes(get_u64(e, "pmem_bytes"), sz, sizeof(sz)),
+		       tier_format_bytes(tierctl_json_u64(e, "ram_bytes"), sz, sizeof(sz)));
+		printf(", pmem %s, %s\n", tier_format_bytes(tierctl_json_u64(e, "pmem_bytes"), sz, sizeof(sz)),
 		       json_object_get_string(json_object_object_get(e, "host")));
 	}
 	json_object_object_get_ex(cxl, "regions", &a);
@@ -206,7 +199,7 @@ static void list_print(struct json_object *o)
 		e = json_object_array_get_idx(a, i);
 		printf("  %-8s %s %s in %s%s\n", json_object_get_string(json_object_object_get(e, "name")),
 		       json_object_get_string(json_object_object_get(e, "mode")),
-		       tier_format_bytes(get_u64(e, "size_bytes"), sz, sizeof(sz)),
+		       tier_format_bytes(tierctl_json_u64(e, "size_bytes"), sz, sizeof(sz)),
 		       json_object_get_string(json_object_object_get(e, "decoder")),
 		       json_object_get_boolean(json_object_object_get(e, "enabled")) ? "" : " (disabled)");
 	}
@@ -413,8 +406,8 @@ int tierctl_device(int argc, char **argv)
 
 static void progress_bar(struct json_object *p)
 {
-	uint64_t start = get_u64(p, "start_bytes"), moved = get_u64(p, "moved_bytes");
-	uint64_t left = get_u64(p, "left_bytes"), total = moved + left;
+	uint64_t start = tierctl_json_u64(p, "start_bytes"), moved = tierctl_json_u64(p, "moved_bytes");
+	uint64_t left = tierctl_json_u64(p, "left_bytes"), total = moved + left;
 	char a[32], b[32];
 	int pct = total ? (int)(moved * 100 / total) : 100, k;
 

@@ -19,25 +19,25 @@
 
 #define CALL_TIMEOUT_MS 5000
 
-static const char *get_str(struct json_object *o, const char *k)
+uint64_t tierctl_json_u64(struct json_object *o, const char *k)
 {
 	struct json_object *v;
 
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "?";
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_uint64(v) : 0;
 }
 
-static uint64_t get_u64(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-static double get_dbl(struct json_object *o, const char *k)
+double tierctl_json_dbl(struct json_object *o, const char *k)
 {
 	struct json_object *v;
 
 	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
+}
+
+const char *tierctl_json_str(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "?";
 }
 
 static void print_status(struct json_object *st)
@@ -47,9 +47,9 @@ static void print_status(struct json_object *st)
 	size_t i, n;
 
 	printf("machine %s, policy %s, tracker %s, %llu process%s, up %.0f s\n",
-	       get_str(st, "machine"), get_str(st, "policy"), get_str(st, "tracker"),
-	       (unsigned long long)get_u64(st, "processes"), get_u64(st, "processes") == 1 ? "" : "es",
-	       get_dbl(st, "uptime_seconds"));
+	       tierctl_json_str(st, "machine"), tierctl_json_str(st, "policy"), tierctl_json_str(st, "tracker"),
+	       (unsigned long long)tierctl_json_u64(st, "processes"), tierctl_json_u64(st, "processes") == 1 ? "" : "es",
+	       tierctl_json_dbl(st, "uptime_seconds"));
 	if (json_object_object_get_ex(st, "tiers", &tiers)) {
 		n = json_object_array_length(tiers);
 		for (i = 0; i < n; i++) {
@@ -63,42 +63,42 @@ static void print_status(struct json_object *st)
 								k ? "," : "",
 								json_object_get_int(json_object_array_get_idx(nodes, k)));
 			printf("  tier %llu (node%s %s): %s managed\n",
-			       (unsigned long long)get_u64(t, "rank"),
+			       (unsigned long long)tierctl_json_u64(t, "rank"),
 			       json_object_array_length(nodes) == 1 ? "" : "s", list,
-			       tier_format_bytes(get_u64(t, "managed_bytes"), b1, sizeof(b1)));
+			       tier_format_bytes(tierctl_json_u64(t, "managed_bytes"), b1, sizeof(b1)));
 		}
 	}
 	printf("  promoted %s, demoted %s, failed moves %llu\n",
-	       tier_format_bytes(get_u64(st, "promoted_bytes"), b1, sizeof(b1)),
-	       tier_format_bytes(get_u64(st, "demoted_bytes"), b2, sizeof(b2)),
-	       (unsigned long long)get_u64(st, "failed_moves"));
-	if (get_u64(st, "huge_pages") || get_u64(st, "split_huge_pages"))
+	       tier_format_bytes(tierctl_json_u64(st, "promoted_bytes"), b1, sizeof(b1)),
+	       tier_format_bytes(tierctl_json_u64(st, "demoted_bytes"), b2, sizeof(b2)),
+	       (unsigned long long)tierctl_json_u64(st, "failed_moves"));
+	if (tierctl_json_u64(st, "huge_pages") || tierctl_json_u64(st, "split_huge_pages"))
 		printf("  huge pages %llu managed, %llu split\n",
-		       (unsigned long long)get_u64(st, "huge_pages"),
-		       (unsigned long long)get_u64(st, "split_huge_pages"));
-	printf("  tierd CPU %.2f s, metadata %s\n", get_dbl(st, "cpu_seconds"),
-	       tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+		       (unsigned long long)tierctl_json_u64(st, "huge_pages"),
+		       (unsigned long long)tierctl_json_u64(st, "split_huge_pages"));
+	printf("  tierd CPU %.2f s, metadata %s\n", tierctl_json_dbl(st, "cpu_seconds"),
+	       tier_format_bytes(tierctl_json_u64(st, "metadata_bytes"), b1, sizeof(b1)));
 	if (json_object_object_get_ex(st, "kdamond_cpu_seconds", &tiers))
-		printf("  kdamond CPU %.2f s, together %.2f s\n", get_dbl(st, "kdamond_cpu_seconds"),
-		       get_dbl(st, "system_cpu_seconds"));
+		printf("  kdamond CPU %.2f s, together %.2f s\n", tierctl_json_dbl(st, "kdamond_cpu_seconds"),
+		       tierctl_json_dbl(st, "system_cpu_seconds"));
 	if (json_object_object_get_ex(st, "tracker_workload_faults", &tiers))
 		printf("  tracking cost the managed processes %llu faults (rounds of %llu ms)\n",
-		       (unsigned long long)get_u64(st, "tracker_workload_faults"),
-		       (unsigned long long)get_u64(st, "tracker_period_ms"));
+		       (unsigned long long)tierctl_json_u64(st, "tracker_workload_faults"),
+		       (unsigned long long)tierctl_json_u64(st, "tracker_period_ms"));
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))
 		printf("  simulated application: AMAT %.1f ns, %.1f%% of accesses served by tier 0\n",
-		       get_dbl(st, "amat_ns"), get_dbl(st, "fast_access_ratio") * 100);
+		       tierctl_json_dbl(st, "amat_ns"), tierctl_json_dbl(st, "fast_access_ratio") * 100);
 	/* Nodes being drained (docs/devices.md). */
 	if (json_object_object_get_ex(st, "drains", &tiers))
 		for (i = 0; i < json_object_array_length(tiers); i++) {
 			struct json_object *dr = json_object_array_get_idx(tiers, i);
 
 			printf("  node %llu %s: %s moved off, %s left, %.1f s\n",
-			       (unsigned long long)get_u64(dr, "node"),
-			       !strcmp(get_str(dr, "state"), "done") ? "drained" : "draining",
-			       tier_format_bytes(get_u64(dr, "moved_bytes"), b1, sizeof(b1)),
-			       tier_format_bytes(get_u64(dr, "left_bytes"), b2, sizeof(b2)),
-			       get_dbl(dr, "seconds"));
+			       (unsigned long long)tierctl_json_u64(dr, "node"),
+			       !strcmp(tierctl_json_str(dr, "state"), "done") ? "drained" : "draining",
+			       tier_format_bytes(tierctl_json_u64(dr, "moved_bytes"), b1, sizeof(b1)),
+			       tier_format_bytes(tierctl_json_u64(dr, "left_bytes"), b2, sizeof(b2)),
+			       tierctl_json_dbl(dr, "seconds"));
 		}
 }
 

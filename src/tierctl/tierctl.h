@@ -13,6 +13,11 @@ int tierctl_topology(int argc, char **argv);
 int tierctl_probe(int argc, char **argv);
 int tierctl_status(int argc, char **argv);
 int tierctl_top(int argc, char **argv);
+
+/* A member of a JSON object: 0, 0.0 or "?" when it is missing. */
+uint64_t tierctl_json_u64(struct json_object *o, const char *k);
+double tierctl_json_dbl(struct json_object *o, const char *k);
+const char *tierctl_json_str(struct json_object *o, const char *k);
 int tierctl_reload(int argc, char **argv);
 int tierctl_hint(int argc, char **argv);
 int tierctl_cgroup(int argc, char **argv);

@@ -74,27 +74,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint64_t get_u64(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? (uint64_t)json_object_get_int64(v) : 0;
-}
-
-static double get_dbl(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_double(v) : 0;
-}
-
-static const char *get_str(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "?";
-}
-
 static uint64_t growth(uint64_t from, uint64_t to)
 {
 	return to > from ? to - from : 0;
@@ -155,18 +134,18 @@ static int fetch(struct view *v)
 	dt = at - v->st_at;
 	if (v->st) {
 		v->has_prev = true;
-		v->prev_promoted = get_u64(v->st, "promoted_bytes");
-		v->prev_demoted = get_u64(v->st, "demoted_bytes");
-		v->prev_cpu = get_dbl(v->st, "cpu_seconds");
+		v->prev_promoted = tierctl_json_u64(v->st, "promoted_bytes");
+		v->prev_demoted = tierctl_json_u64(v->st, "demoted_bytes");
+		v->prev_cpu = tierctl_json_dbl(v->st, "cpu_seconds");
 		json_object_put(v->st);
 	}
 	v->st = st;
 	/* Counts that went back (another daemon on the socket) read as 0. */
 	if (v->has_prev && dt > 0) {
-		v->promoted_per_s = (double)growth(v->prev_promoted, get_u64(st, "promoted_bytes")) / dt;
-		v->demoted_per_s = (double)growth(v->prev_demoted, get_u64(st, "demoted_bytes")) / dt;
-		v->cpu_pct = get_dbl(st, "cpu_seconds") >= v->prev_cpu ?
-				     (get_dbl(st, "cpu_seconds") - v->prev_cpu) / dt * 100 : 0;
+		v->promoted_per_s = (double)growth(v->prev_promoted, tierctl_json_u64(st, "promoted_bytes")) / dt;
+		v->demoted_per_s = (double)growth(v->prev_demoted, tierctl_json_u64(st, "demoted_bytes")) / dt;
+		v->cpu_pct = tierctl_json_dbl(st, "cpu_seconds") >= v->prev_cpu ?
+				     (tierctl_json_dbl(st, "cpu_seconds") - v->prev_cpu) / dt * 100 : 0;
 	}
 	v->prev_at = v->st_at;
 	v->st_at = at;
@@ -176,7 +155,7 @@ static int fetch(struct view *v)
 	v->nr_prev = v->nr_rows;
 	v->rows = NULL;
 	v->nr_rows = 0;
-	v->total_procs = get_u64(pr, "total");
+	v->total_procs = tierctl_json_u64(pr, "total");
 	if (json_object_object_get_ex(pr, "processes", &arr) && json_object_is_type(arr, json_type_array)) {
 		size_t n = json_object_array_length(arr);
 
@@ -185,8 +164,8 @@ static int fetch(struct view *v)
 			struct json_object *o = json_object_array_get_idx(arr, i), *tb, *hot;
 			struct proc_row *r = &v->rows[v->nr_rows++];
 
-			r->pid = (int)get_u64(o, "pid");
-			r->managed = get_u64(o, "managed_bytes");
+			r->pid = (int)tierctl_json_u64(o, "pid");
+			r->managed = tierctl_json_u64(o, "managed_bytes");
 			r->has_hot = json_object_object_get_ex(o, "hot_bytes", &hot) && hot;
 			r->hot = r->has_hot ? (uint64_t)json_object_get_int64(hot) : 0;
 			if (json_object_object_get_ex(o, "tier_bytes", &tb))
@@ -280,9 +259,9 @@ static void draw(struct view *v)
 
 	erase();
 	line(y++, A_REVERSE, " tierd on %s   policy %s   tracker %s   up %.0f s   %llu process%s   refresh %.1f s%*s",
-	     get_str(st, "machine"), get_str(st, "policy"), get_str(st, "tracker"),
-	     get_dbl(st, "uptime_seconds"), (unsigned long long)get_u64(st, "processes"),
-	     get_u64(st, "processes") == 1 ? "" : "es", v->interval_ms / 1000.0, COLS, "");
+	     tierctl_json_str(st, "machine"), tierctl_json_str(st, "policy"), tierctl_json_str(st, "tracker"),
+	     tierctl_json_dbl(st, "uptime_seconds"), (unsigned long long)tierctl_json_u64(st, "processes"),
+	     tierctl_json_u64(st, "processes") == 1 ? "" : "es", v->interval_ms / 1000.0, COLS, "");
 	y++;
 	line(y++, A_BOLD, "TIER  NODES      MANAGED / CAPACITY      OCCUPANCY");
 	v->nr_tiers = 0;
@@ -290,7 +269,7 @@ static void draw(struct view *v)
 		v->nr_tiers = json_object_array_length(tiers);
 		for (r = 0; r < v->nr_tiers; r++) {
 			struct json_object *t = json_object_array_get_idx(tiers, r), *nodes;
-			uint64_t m = get_u64(t, "managed_bytes"), cap = get_u64(t, "capacity_bytes");
+			uint64_t m = tierctl_json_u64(t, "managed_bytes"), cap = tierctl_json_u64(t, "capacity_bytes");
 			char list[64] = "";
 			size_t k;
 
@@ -311,15 +290,15 @@ static void draw(struct view *v)
 	line(y++, 0, "migrations  promoted %s/s  demoted %s/s   (so far %s up, %s down, %llu failed)",
 	     tier_format_bytes((uint64_t)v->promoted_per_s, b1, sizeof(b1)),
 	     tier_format_bytes((uint64_t)v->demoted_per_s, b2, sizeof(b2)),
-	     tier_format_bytes(get_u64(st, "promoted_bytes"), b3, sizeof(b3)),
-	     tier_format_bytes(get_u64(st, "demoted_bytes"), bb, sizeof(bb)),
-	     (unsigned long long)get_u64(st, "failed_moves"));
+	     tier_format_bytes(tierctl_json_u64(st, "promoted_bytes"), b3, sizeof(b3)),
+	     tier_format_bytes(tierctl_json_u64(st, "demoted_bytes"), bb, sizeof(bb)),
+	     (unsigned long long)tierctl_json_u64(st, "failed_moves"));
 	line(y++, 0, "tierd       CPU %.1f%%   metadata %s   managed %s",
-	     v->has_prev ? v->cpu_pct : 0.0, tier_format_bytes(get_u64(st, "metadata_bytes"), b1, sizeof(b1)),
-	     tier_format_bytes(get_u64(st, "managed_bytes"), b2, sizeof(b2)));
+	     v->has_prev ? v->cpu_pct : 0.0, tier_format_bytes(tierctl_json_u64(st, "metadata_bytes"), b1, sizeof(b1)),
+	     tier_format_bytes(tierctl_json_u64(st, "managed_bytes"), b2, sizeof(b2)));
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))
 		line(y++, 0, "simulated   AMAT %.1f ns, %.1f%% of accesses served by tier 0",
-		     get_dbl(st, "amat_ns"), get_dbl(st, "fast_access_ratio") * 100);
+		     tierctl_json_dbl(st, "amat_ns"), tierctl_json_dbl(st, "fast_access_ratio") * 100);
 	y++;
 	/* The processes' header: the sorted column marked with '*'. */
 	len = (size_t)snprintf(head, sizeof(head), " %6s %-16s  %9s", col(b1, sizeof(b1), "PID", v->sort == SORT_PID),
