@@ -5,6 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The message is one line whatever the values it quotes hold (a YAML
+ * string may span lines, a file name may hold a newline): control
+ * characters become '?'. */
+static void one_line(char *msg)
+{
+	for (; *msg; msg++)
+		if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+			*msg = '?';
+}
+
 int tier_err_set(struct tier_err *err, int code_errno, const char *fmt, ...)
 {
 	va_list ap;
@@ -13,6 +23,7 @@ int tier_err_set(struct tier_err *err, int code_errno, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 		va_end(ap);
+		one_line(err->msg);
 	}
 	return code_errno;
 }
@@ -41,6 +52,7 @@ void tier_err_prefix(struct tier_err *err, const char *fmt, ...)
 	err->msg[plen] = ':';
 	err->msg[plen + 1] = ' ';
 	err->msg[plen + 2 + mlen] = '\0';
+	one_line(err->msg);
 }
 
 void tier_err_clear(struct tier_err *err)

@@ -2,7 +2,9 @@
  *
  * Functions that can fail for a reason a user must read (a malformed file, an
  * unknown node in a config) return -errno and fill a struct tier_err with one
- * line saying what and where. Callers that do not care pass NULL.
+ * line saying what and where. Callers that do not care pass NULL. The
+ * setters keep it one line: control characters in what they quote (a
+ * multi-line YAML string, a name holding a newline) come out as '?'.
  */
 #ifndef TIER_CORE_ERR_H
 #define TIER_CORE_ERR_H

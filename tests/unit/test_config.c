@@ -235,6 +235,25 @@ static void test_listen_addr(void **state)
 	}
 }
 
+/* A value spanning lines (a quoted YAML string folds a blank line into a
+ * newline) still gives one error line: the fuzzer's config finding. */
+static void test_error_one_line(void **state)
+{
+	struct tier_config cfg;
+	struct tier_err err = { "" };
+
+	(void)state;
+	assert_int_equal(load("daemon:\n  metrics: \"[100\n\n  x]\"\n", &cfg, &err), -EINVAL);
+	assert_true(strncmp(err.msg, "tierd.yaml", 10) == 0);
+	assert_null(strchr(err.msg, '\n'));
+	assert_non_null(strstr(err.msg, "daemon.metrics"));
+	assert_non_null(strstr(err.msg, "[100?"));
+	tier_config_release(&cfg);
+	tier_err_set(&err, -EINVAL, "a\tb\x7f");
+	tier_err_prefix(&err, "p\nq");
+	assert_string_equal(err.msg, "p?q: a?b?");
+}
+
 static void test_syntax_error(void **state)
 {
 	struct tier_config cfg;
@@ -280,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_daemon_sections),
 		cmocka_unit_test(test_listen_addr),
+		cmocka_unit_test(test_error_one_line),
 		cmocka_unit_test(test_syntax_error),
 		cmocka_unit_test(test_file),
 	};
