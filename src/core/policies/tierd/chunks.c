@@ -10,6 +10,15 @@
  * their per-tier page counts, and give the coldest victims of a full tier
  * from a cursor, only as many as a tick may move.
  *
+ * A chunk is uniform while all its pages have the same rates and no
+ * samples: a DAMON region that covers it whole adds to one pair of rates,
+ * decay decays one pair, and without a hint (flat) its pages share one
+ * score, one bin (the histogram adds its count) and - below the threshold,
+ * or where no move up pays - are victims of that one score, expanded in
+ * order of score only as far as a tick needs them. A partial region, a
+ * sample or a huge page's share gives the pages their own rates
+ * (tier__tierd_chunk_split()) until the chunk goes idle again.
+ *
  * The per-tier counts follow env->page_node, which the backend writes:
  * recounted for every visited chunk each tick, for every chunk the policy
  * moved pages of after each flush, and for a rotating slice of the others
@@ -85,8 +94,13 @@ int tier__tierd_chunks_grow(struct tier__tierd *t, uint64_t new_pages)
 	} while (0)
 	GROW_ZERO(live, nw, ow);
 	GROW_ZERO(vis, nw, ow);
+	GROW_ZERO(hinted, nw, ow);
 	GROW_ZERO(dirty, nw, ow);
+	GROW_ZERO(uni, nw, ow);
+	GROW_ZERO(ulng, slots, old);
+	GROW_ZERO(ushrt, slots, old);
 	GROW_ZERO(dirty_list, slots, old);
+	GROW_ZERO(flat, slots, old);
 	GROW_ZERO(cnt, slots * TIERD_CNT_SLOTS, old * TIERD_CNT_SLOTS);
 #undef GROW_ZERO
 	return 0;
@@ -96,18 +110,45 @@ void tier__tierd_chunks_count_new(struct tier__tierd *t, uint64_t old_pages)
 {
 	uint64_t n = (t->nr_pages + TIERD_CHUNK_PAGES - 1) >> TIERD_REGION_SHIFT, c;
 
+	/* New chunks are uniform at no rate (the old last one, grown, stays
+	 * as it was: its new pages start at 0 in pages[], and it was split
+	 * before it grew when uniform). */
+	for (c = t->nr_chunks; c < n; c++)
+		t->uni[c >> 6] |= UINT64_C(1) << (c & 63);
 	t->nr_chunks = n;
 	/* The old last chunk may have grown: it is counted again. */
 	for (c = old_pages >> TIERD_REGION_SHIFT; c < n; c++)
 		tier__tierd_chunk_recount(t, c);
 }
 
+void tier__tierd_chunk_split(struct tier__tierd *t, uint64_t c)
+{
+	uint64_t i, end;
+
+	if (c >= t->nr_chunks || !bit_test(t->uni, c))
+		return;
+	end = tier__tierd_chunk_end(t, c);
+	for (i = c << TIERD_REGION_SHIFT; i < end; i++) {
+		t->pages[i].lng = t->ulng[c];
+		t->pages[i].shrt = t->ushrt[c];
+	}
+	t->uni[c >> 6] &= ~(UINT64_C(1) << (c & 63));
+	t->ulng[c] = 0;
+	t->ushrt[c] = 0;
+	*t->env->work_units += end - (c << TIERD_REGION_SHIFT);
+}
+
 void tier__tierd_chunks_free(struct tier__tierd *t)
 {
 	free(t->live);
 	free(t->vis);
+	free(t->hinted);
+	free(t->uni);
+	free(t->ulng);
+	free(t->ushrt);
 	free(t->dirty);
 	free(t->dirty_list);
+	free(t->flat);
 	free(t->cnt);
 }
 
@@ -204,12 +245,14 @@ void tier__tierd_visit_begin(struct tier__tierd *t)
 	for (w = 0; w < words; w++) {
 		uint64_t now = t->live[w], gone;
 
+		t->hinted[w] = 0;
 		if (env->page_hint) {
 			uint64_t k;
 
 			for (k = 0; k < 64 && (w << 6) + k < t->nr_chunks; k++)
-				if (!(now >> k & 1) && chunk_hinted(t, (w << 6) + k))
-					now |= UINT64_C(1) << k;
+				if (chunk_hinted(t, (w << 6) + k))
+					t->hinted[w] |= UINT64_C(1) << k;
+			now |= t->hinted[w];
 		}
 		/* A huge page larger than a chunk may carry its score into
 		 * chunks of no state: visit everything. */
@@ -261,5 +304,46 @@ size_t tier__tierd_idle_victims(struct tier__tierd *t, int r, uint64_t now_us, u
 		scanned += i - (c << TIERD_REGION_SHIFT);
 	}
 	*t->env->work_units += scanned + k / 8;
+	return got;
+}
+
+/* The pages of chunk c in tier r that may move now, into out[got, max). */
+static size_t chunk_victims(struct tier__tierd *t, uint64_t c, int r, uint64_t now_us,
+			    uint64_t *out, size_t got, size_t max)
+{
+	uint64_t i, end = tier__tierd_chunk_end(t, c);
+
+	for (i = c << TIERD_REGION_SHIFT; i < end && got < max; i++)
+		if (tier_page_rank(t->env, t->node_rank, i) == r && !tier__tierd_unit_tail(t, i) &&
+		    !tier__tierd_cooling_down(t, i, now_us))
+			out[got++] = i;
+	*t->env->work_units += i - (c << TIERD_REGION_SHIFT);
+	return got;
+}
+
+/* qsort_r() order of chunk ids by their one score, coldest first (ctx:
+ * the policy); equal scores by id. */
+static int cmp_chunk_score(const void *a, const void *b, void *ctx)
+{
+	const struct tier__tierd *t = ctx;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	float sx = t->score[x << TIERD_REGION_SHIFT], sy = t->score[y << TIERD_REGION_SHIFT];
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+size_t tier__tierd_flat_victims(struct tier__tierd *t, int r, uint64_t now_us, uint64_t *out,
+				size_t max)
+{
+	size_t k, got = 0;
+
+	if (!t->nr_flat)
+		return 0;
+	qsort_r(t->flat, t->nr_flat, sizeof(*t->flat), cmp_chunk_score, t);
+	*t->env->work_units += t->nr_flat;
+	for (k = 0; k < t->nr_flat && got < max; k++)
+		got = chunk_victims(t, t->flat[k], r, now_us, out, got, max);
 	return got;
 }

@@ -318,6 +318,7 @@ static void gather(struct tier__tierd *t, struct fill *f)
 {
 	uint64_t i, c, visited = 0;
 
+	t->nr_flat = 0;
 	if (f->groups) {
 		for (i = 0; i < t->nr_pages; i++)
 			gather_page(t, f, i, tier_page_rank(t->env, t->node_rank, i));
@@ -327,6 +328,28 @@ static void gather(struct tier__tierd *t, struct fill *f)
 	tier__tierd_for_each_chunk(t, t->vis, c) {
 		uint64_t end = tier__tierd_chunk_end(t, c);
 
+		/* A chunk of one score holds no candidate when the score is
+		 * below r's threshold or no move of its pages below r up to r
+		 * pays (its pages per tier are counted this tick, and again
+		 * after every flush); its pages in r are victims of that one
+		 * score, taken in order() as far as the tick needs them. */
+		if (tier__tierd_chunk_flat(t, c)) {
+			const uint16_t *cnt = &t->cnt[c * TIERD_CNT_SLOTS];
+			int bin = t->bin[c << TIERD_REGION_SHIFT], k;
+			bool any = false;
+
+			/* As add_candidate() would find for each of its pages
+			 * below r: hot enough, and the move pays. */
+			if (bin >= t->thr_bin[f->r] || bin >= t->pinned_bin)
+				for (k = f->r + 1; k < (int)t->nr_tiers && !any; k++)
+					any = cnt[k] && pays_off(t, c << TIERD_REGION_SHIFT, k, f->r);
+			if (!any) {
+				if (cnt[f->r])
+					t->flat[t->nr_flat++] = c;
+				visited++;
+				continue;
+			}
+		}
 		for (i = c << TIERD_REGION_SHIFT; i < end; i++)
 			gather_page(t, f, i, tier_page_rank(t->env, t->node_rank, i));
 		visited += end - (c << TIERD_REGION_SHIFT);
@@ -336,25 +359,30 @@ static void gather(struct tier__tierd *t, struct fill *f)
 
 /* --- 3. order ------------------------------------------------------------- */
 
-/* Appends the idle victims (tier__tierd_idle_victims()) the tick may
- * need to down[]: they score 0, the coldest of all, so the coldest
- * want_down victims are among them and the visited chunks' victims. Each
- * victim frees at least a page: exchanges take no more than the pages of
- * the candidates chosen (f->cand[0, f->nr_up)), keep_headroom() no more
- * than the headroom missing now; 64 more stand for the victims passed
- * over. */
+/* Appends the victims the tick may need to down[] from the chunks gather()
+ * left whole: the idle ones' (tier__tierd_idle_victims()), which score 0,
+ * the coldest of all, then the flat chunks' (one score each), coldest
+ * chunk first, until there are as many as the tick may need: so the
+ * coldest of all victims are among them and the visited chunks' pages
+ * taken one by one. Each victim frees at least a page: exchanges take no
+ * more than the pages of the candidates chosen (f->cand[0, f->nr_up)),
+ * keep_headroom() no more than the headroom missing now; 64 more stand for
+ * the victims passed over. */
 static void add_idle_victims(struct tier__tierd *t, struct fill *f, size_t want_down)
 {
 	int64_t short_of = (int64_t)f->room_keep - tier_mover_tier_free(&t->mover, f->r);
 	uint64_t need = (short_of > 0 ? (uint64_t)short_of : 0) + 64, first;
-	size_t k;
+	size_t k, got;
 
 	for (k = 0; k < f->nr_up; k++)
 		need += tier__tierd_unit_of(t, t->cand[k], &first);
 	if (need > want_down)
 		need = want_down;
-	f->nr_down += tier__tierd_idle_victims(t, f->r, f->now_us, t->down + f->nr_down,
-					       (size_t)need);
+	got = tier__tierd_idle_victims(t, f->r, f->now_us, t->down + f->nr_down, (size_t)need);
+	if (got < need)
+		got += tier__tierd_flat_victims(t, f->r, f->now_us, t->down + f->nr_down + got,
+						(size_t)need - got);
+	f->nr_down += got;
 }
 
 /* Only as many as this tick can move need an order: the hottest

@@ -42,11 +42,11 @@ static double shrunk_samples(const struct tier__tierd *t, uint64_t i)
  * bounds keep the prediction continuous as a page crosses them. */
 static double page_heat(const struct tier__tierd *t, uint64_t i)
 {
-	const struct tier__tierd_page *p = &t->pages[i];
-	double lng = p->lng - p->smp + shrunk_samples(t, i);
+	const double shrt = tier__tierd_shrt(t, i);
+	double lng = tier__tierd_lng(t, i) - t->pages[i].smp + shrunk_samples(t, i);
 	const double ts = t->prm->short_tau_us / 1e6;
 	const double up = t->prm->momentum_sd, down = t->prm->cooling_sd;
-	double d = p->shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
+	double d = shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
 
 	/* Within the noise band (the common case) without a square root:
 	 * -down sd < d < up sd. */
@@ -54,9 +54,9 @@ static double page_heat(const struct tier__tierd *t, uint64_t i)
 		return lng;
 	sd = sqrt(var);
 	if (d > 0)
-		return p->shrt - up * sd;
+		return shrt - up * sd;
 	{
-		double high = p->shrt + down * sd, mean = 0.5 * (lng + p->shrt);
+		double high = shrt + down * sd, mean = 0.5 * (lng + shrt);
 
 		return high > mean ? high : mean;
 	}
@@ -142,8 +142,9 @@ void tier__tierd_pool_samples(struct tier__tierd *t)
 		double sum = 0, sum2 = 0, n, m, var, noise, spread;
 		uint32_t age_ms;
 
-		if (t->sample_weight <= 0) {
-			/* No sampling tracker: nothing to pool (smp is 0). */
+		if (t->sample_weight <= 0 || tier__tierd_bit(t->uni, r)) {
+			/* No sampling tracker, or a uniform chunk: nothing to
+			 * pool (smp is 0; so is the short sampled rate). */
 			t->reg_mean[r] = 0;
 			t->reg_boost[r] = 0;
 			t->reg_shrink[r] = 1.0f;
@@ -194,11 +195,41 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
 	float m = sampled ? l : 0;
 
+	uint64_t c;
+
 	if (end > t->nr_pages)
 		end = t->nr_pages;
 	if (page >= end)
 		return;
 	tier__tierd_mark_live(t, page, end);
+	if (!sampled && !(t->env->page_huge && t->sample_weight > 0)) {
+		/* A scan or a fault: the same accesses for every page - one
+		 * update for each uniform chunk it covers whole (a DAMON
+		 * region of many chunks costs as many updates, not 512 times
+		 * as many); the other chunks' pages each their own. */
+		for (c = page >> TIERD_REGION_SHIFT; page < end; c++) {
+			uint64_t cend = tier__tierd_chunk_end(t, c), stop = cend < end ? cend : end;
+
+			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
+			    stop == cend) {
+				t->ulng[c] += l;
+				t->ushrt[c] += s;
+				*t->env->work_units += 1;
+				page = stop;
+				continue;
+			}
+			tier__tierd_chunk_split(t, c);
+			*t->env->work_units += stop - page;
+			for (; page < stop; page++) {
+				t->pages[page].lng += l;
+				t->pages[page].shrt += s;
+			}
+		}
+		return;
+	}
+	/* Samples and huge pages' shares tell pages apart. */
+	for (c = page >> TIERD_REGION_SHIFT; c < t->nr_chunks && (c << TIERD_REGION_SHIFT) < end; c++)
+		tier__tierd_chunk_split(t, c);
 	if (!sampled && t->env->page_huge && t->sample_weight > 0) {
 		/* A huge page's accessed bit and hint fault are its PMD's: an
 		 * access to any of its pages sets it, so they show how often
@@ -295,6 +326,16 @@ void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 		uint64_t i, end = tier__tierd_chunk_end(t, c);
 		bool any;
 
+		if (tier__tierd_bit(t->uni, c)) {
+			/* Uniform: its pages' rates decay as one (no samples,
+			 * no short sampled rate). */
+			t->ulng[c] = t->ulng[c] * fl < rate_floor ? 0 : t->ulng[c] * fl;
+			t->ushrt[c] = t->ushrt[c] * fs < rate_floor ? 0 : t->ushrt[c] * fs;
+			visited++;
+			if (t->ulng[c] == 0 && t->ushrt[c] == 0 && t->reg_sshort[c] == 0)
+				t->live[c >> 6] &= ~(UINT64_C(1) << (c & 63));
+			continue;
+		}
 		for (i = c << TIERD_REGION_SHIFT; i < end; i++) {
 			struct tier__tierd_page *p = &t->pages[i];
 
@@ -315,7 +356,9 @@ void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 		for (i = c << TIERD_REGION_SHIFT; i < end && !any; i++)
 			any = t->pages[i].lng != 0 || t->pages[i].shrt != 0;
 		if (!any) {
+			/* Idle: uniform at no rate again. */
 			t->live[c >> 6] &= ~(UINT64_C(1) << (c & 63));
+			t->uni[c >> 6] |= UINT64_C(1) << (c & 63);
 			t->reg_mean[c] = 0;
 			t->reg_boost[c] = 0;
 			t->reg_shrink[c] = 1.0f;
@@ -334,15 +377,26 @@ void tier__tierd_compute_scores(struct tier__tierd *t)
 
 	tier__tierd_visit_begin(t);
 	tier__tierd_for_each_chunk(t, t->vis, c) {
-		uint64_t i, end = tier__tierd_chunk_end(t, c);
+		uint64_t i, first = c << TIERD_REGION_SHIFT, end = tier__tierd_chunk_end(t, c);
 
-		for (i = c << TIERD_REGION_SHIFT; i < end; i++) {
-			const struct tier__tierd_page *p = &t->pages[i];
+		if (tier__tierd_chunk_flat(t, c)) {
+			/* Uniform, no hint: one score for all its pages. */
+			float sc = t->ulng[c] == 0 && t->ushrt[c] == 0 ? 0 :
+				   (float)tier__tierd_heat_score(t, first);
+			uint16_t b = (uint16_t)tier__tierd_score_bin(t, sc);
 
+			for (i = first; i < end; i++) {
+				t->score[i] = sc;
+				t->bin[i] = b;
+			}
+			*t->env->work_units += 1 + (end - first) / 8;
+			continue;
+		}
+		for (i = first; i < end; i++) {
 			/* Idle, in a region without samples, no hint: nothing
 			 * to compute. */
-			if (p->lng == 0 && p->shrt == 0 && t->reg_mean[c] == 0 &&
-			    tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
+			if (tier__tierd_lng(t, i) == 0 && tier__tierd_shrt(t, i) == 0 &&
+			    t->reg_mean[c] == 0 && tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
 				t->score[i] = 0;
 				t->bin[i] = 0;
 				continue;

@@ -121,8 +121,20 @@ struct tier__tierd {
 	uint64_t *live;			/* any rate in its pages or region */
 	uint64_t *vis;			/* visited this tick: live or hinted; the
 					 * others' pages score 0 in bin 0 */
+	uint64_t *hinted;		/* a page has a hint (this tick) */
+	/* Uniform chunks: every page's rates are the chunk's (ulng, ushrt),
+	 * none sampled; their entries in pages[] hold 0 rates. Whole-chunk
+	 * observations (DAMON's regions) and decay cost one update a chunk;
+	 * a partial one, a sample or a huge page's share makes the chunk's
+	 * pages their own (tier__tierd_chunk_split()), until it goes idle. */
+	uint64_t *uni;
+	float *ulng, *ushrt;
 	uint64_t *dirty;		/* the policy queued moves of its pages */
 	uint64_t *dirty_list;		/* those chunks, nr_dirty of them */
+	uint64_t *flat;			/* the tier being filled: its flat chunks
+					 * (tier__tierd_chunk_flat()) with pages in
+					 * it and no candidate, nr_flat of them */
+	size_t nr_flat;
 	size_t nr_dirty;
 	uint16_t *cnt;			/* [c * TIERD_CNT_SLOTS + rank] present pages */
 	uint64_t tier_present[TIERD_CNT_SLOTS];	/* cnt summed over the chunks */
@@ -156,6 +168,8 @@ void tier__tierd_recount_moved(struct tier__tierd *t);
 void tier__tierd_recheck(struct tier__tierd *t);
 /* The first chunk >= c set in map, or nr_chunks. */
 uint64_t tier__tierd_next_chunk(const struct tier__tierd *t, const uint64_t *map, uint64_t c);
+/* Gives uniform chunk c's rates to its pages (no longer uniform). */
+void tier__tierd_chunk_split(struct tier__tierd *t, uint64_t c);
 /* Sets the tick's visited chunks (live or hinted); the pages of chunks
  * no longer visited get score and bin 0. */
 void tier__tierd_visit_begin(struct tier__tierd *t);
@@ -163,6 +177,11 @@ void tier__tierd_visit_begin(struct tier__tierd *t);
  * move now (no cool-down; the first page of a huge one), into out, from
  * the rank's cursor on. Returns how many. */
 size_t tier__tierd_idle_victims(struct tier__tierd *t, int r, uint64_t now_us, uint64_t *out,
+				size_t max);
+
+/* Up to max pages of tier rank r in t->flat's chunks that may move now,
+ * the coldest chunks' first, into out. Returns how many. */
+size_t tier__tierd_flat_victims(struct tier__tierd *t, int r, uint64_t now_us, uint64_t *out,
 				size_t max);
 
 /* Iterates chunk c over the chunks set in map. */
@@ -261,6 +280,33 @@ static inline bool tier__tierd_cooling_down(const struct tier__tierd *t, uint64_
 {
 	return t->pages[page].moved_ms &&
 	       tier__tierd_ms_since_move(t, page, now_us) < t->prm->cooldown_us / 1000;
+}
+
+static inline bool tier__tierd_bit(const uint64_t *map, uint64_t c)
+{
+	return map[c >> 6] >> (c & 63) & 1;
+}
+
+/* Page i's long and short rates (accesses/s), its chunk's where uniform. */
+static inline float tier__tierd_lng(const struct tier__tierd *t, uint64_t i)
+{
+	uint64_t c = i >> TIERD_REGION_SHIFT;
+
+	return tier__tierd_bit(t->uni, c) ? t->ulng[c] : t->pages[i].lng;
+}
+
+static inline float tier__tierd_shrt(const struct tier__tierd *t, uint64_t i)
+{
+	uint64_t c = i >> TIERD_REGION_SHIFT;
+
+	return tier__tierd_bit(t->uni, c) ? t->ushrt[c] : t->pages[i].shrt;
+}
+
+/* Whether every page of visited chunk c has the same score and bin this
+ * tick: uniform, no hint. */
+static inline bool tier__tierd_chunk_flat(const struct tier__tierd *t, uint64_t c)
+{
+	return tier__tierd_bit(t->uni, c) && !tier__tierd_bit(t->hinted, c);
 }
 
 /* Page i's enum tier_hint. */

@@ -36,6 +36,12 @@
  * over the pages each group has in use, and a group below its share
  * displaces the coldest pages of a group above its share.
  *
+ * Cost (chunks.c): a tick visits the 2 MiB chunks that hold any state
+ * (or a hint), not every page; a DAMON region covering whole chunks
+ * updates each as one; idle pages count into the histogram by per-tier
+ * counts, and the coldest victims come from idle chunks as far as a tick
+ * needs them. So a step grows with what was observed and what moves.
+ *
  * What it is tuned by: struct tier_tierd_params (core/policies/tierd.h).
  */
 #include <errno.h>
@@ -74,6 +80,10 @@ static int grow(struct tier__tierd *t, uint64_t n)
 
 	if (t->pages && n <= t->nr_pages)
 		return 0;
+	/* The last chunk grows: its pages take their own rates first (the
+	 * new ones start at none). */
+	if (t->nr_pages & (TIERD_CHUNK_PAGES - 1))
+		tier__tierd_chunk_split(t, t->nr_chunks - 1);
 #define GROW(field, count)                                                \
 	do {                                                              \
 		void *q = realloc(t->field, (count) * sizeof(*t->field)); \
@@ -217,6 +227,13 @@ static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
 		return;
 	if (nr > t->nr_pages - first)
 		nr = t->nr_pages - first;
+	{
+		uint64_t c;
+
+		for (c = first >> TIERD_REGION_SHIFT; c < t->nr_chunks &&
+						     (c << TIERD_REGION_SHIFT) < first + nr; c++)
+			tier__tierd_chunk_split(t, c);
+	}
 	memset(t->pages + first, 0, nr * sizeof(*t->pages));
 	/* Their chunks go idle in the next decay if nothing else is left;
 	 * their pages are counted again now. */
@@ -239,8 +256,9 @@ static size_t tierd_metadata_bytes(void *priv)
 		       (sizeof(*t->reg_mean) + sizeof(*t->reg_shrink) + sizeof(*t->reg_sshort) +
 			sizeof(*t->reg_boost) + sizeof(*t->reg_since_ms)) +
 	       TIERD_NR_BINS * sizeof(*t->hist) +
-	       ((t->nr_chunks + 63) / 64) * 3 * sizeof(*t->live) +
-	       t->nr_chunks * (sizeof(*t->dirty_list) + TIERD_CNT_SLOTS * sizeof(*t->cnt));
+	       ((t->nr_chunks + 63) / 64) * 5 * sizeof(*t->live) +
+	       t->nr_chunks * (sizeof(*t->dirty_list) + TIERD_CNT_SLOTS * sizeof(*t->cnt) +
+			       sizeof(*t->ulng) + sizeof(*t->ushrt) + sizeof(*t->flat));
 }
 
 const struct tier_policy_ops tier_policy_tierd = {

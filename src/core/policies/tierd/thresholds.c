@@ -109,14 +109,20 @@ void tier__tierd_fit_thresholds(struct tier__tierd *t)
 		size_t k;
 
 		tier__tierd_for_each_chunk(t, t->vis, c) {
-			uint64_t end = tier__tierd_chunk_end(t, c);
+			uint64_t end = tier__tierd_chunk_end(t, c), here = 0;
 
+			tier__tierd_chunk_recount(t, c);
+			for (k = 0; k < TIERD_CNT_SLOTS; k++)
+				here += t->cnt[c * TIERD_CNT_SLOTS + k];
+			seen += here;
+			if (tier__tierd_chunk_flat(t, c)) {
+				/* One bin for all its pages. */
+				t->hist[t->bin[c << TIERD_REGION_SHIFT]] += (uint32_t)here;
+				continue;
+			}
 			for (i = c << TIERD_REGION_SHIFT; i < end; i++)
 				if (t->env->page_node[i] != TIER_NODE_NONE)
 					t->hist[t->bin[i]]++;
-			tier__tierd_chunk_recount(t, c);
-			for (k = 0; k < TIERD_CNT_SLOTS; k++)
-				seen += t->cnt[c * TIERD_CNT_SLOTS + k];
 		}
 		for (k = 0; k < TIERD_CNT_SLOTS; k++)
 			present += t->tier_present[k];
