@@ -48,7 +48,8 @@ struct tier_env {
 	uint64_t nr_pages;			/* managed pages */
 	const uint8_t *page_node;		/* [nr_pages], TIER_NODE_NONE = absent */
 	const uint8_t *page_owner;		/* [nr_pages] tenant/cgroup id, or NULL */
-	const uint8_t *page_hint;		/* [nr_pages] enum tier_hint, or NULL */
+	const uint8_t *page_hint;		/* [nr_pages] enum tier_hint, or NULL:
+						 * no page has one */
 	/* Control groups' tier rules over page_owner (core/groups.h), or
 	 * NULL: no rules. The backend may change them between steps. */
 	const struct tier_groups *groups;

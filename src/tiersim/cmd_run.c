@@ -65,6 +65,11 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "moved_bytes_by_tier", m);
 	json_object_object_add(o, "pingpong_pages", json_object_new_uint64(r->pingpong_pages));
 	json_object_object_add(o, "policy_cpu_seconds", json_object_new_double(r->policy_cpu_s));
+	json_object_object_add(o, "policy_work_units", json_object_new_uint64(r->policy_work_units));
+	json_object_object_add(o, "policy_steps", json_object_new_uint64(r->policy_steps));
+	if (r->step_cpu)
+		json_object_object_add(o, "policy_step_cpu_seconds",
+				       json_object_new_double(r->policy_step_cpu_s));
 	json_object_object_add(o, "metadata_bytes", json_object_new_uint64(r->metadata_bytes));
 	json_object_object_add(o, "sim_seconds", json_object_new_double(r->sim_time_s));
 	json_object_object_add(o, "accesses", json_object_new_uint64(r->accesses));
@@ -275,6 +280,7 @@ const struct option tiersim_run_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "thp", no_argument, NULL, 'H' },
 	{ "cgroup", required_argument, NULL, 'C' },
+	{ "step-cpu", no_argument, NULL, 'S' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -373,6 +379,9 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 		case 'j':
 			o->json = true;
 			break;
+		case 'S':
+			o->p.step_cpu = true;
+			break;
 		case 'H':
 			o->p.thp = true;
 			break;
@@ -421,11 +430,13 @@ static void run_usage(FILE *out)
 	fprintf(out,
 		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
 		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
-		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--json]\n"
+		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--step-cpu] [--json]\n"
 		"                   [--cgroup TENANT[,tier-max=RANK=SIZE|PCT][,tier-min=RANK=SIZE|PCT][,weight=N]]...\n"
 		"  Simulates workload W on machine M under policy P (see tiersim list);\n"
 		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
 		"  --thp       2 MiB pages (THP) instead of 4 KiB\n"
+		"  --step-cpu  also measure this host's CPU in the policy's steps\n"
+		"              (policy_step_cpu_seconds; differs from run to run)\n"
 		"  --cgroup    a tenant's share of each tier, as tierctl cgroup set (docs/cgroups.md)\n"
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"

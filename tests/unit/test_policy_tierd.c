@@ -13,7 +13,10 @@
  *    skips the middle tier, a lukewarm one stops there;
  *  - advice wins over heat: PIN_FAST/LATENCY pages hold the fast tier,
  *    COLD pages go to the slowest tier first and never come up, HOT pages
- *    go up before equally warm unadvised ones.
+ *    go up before equally warm unadvised ones;
+ *  - a tick's work grows with what was observed, not with the pages
+ *    managed (regions and samples alike), and pages moved behind the
+ *    policy's back are noticed.
  * Tests marked Regression pin down defects the policy had (see known_bug()).
  *
  * The loop is driven as tier_loop_step() does: the clock advances, the
@@ -1248,6 +1251,111 @@ static void test_huge_page_bit_is_shared(void **state)
 			 spread);
 }
 
+/* --- step cost ------------------------------------------------------------ */
+
+/* A step costs what was observed and what moves, not what is managed:
+ * nr_pages pages on dram-cxl at 1:4 (tier 0 a quarter of them, full of
+ * pages never accessed, the rest in tier 1), a hot set of 2048 pages in
+ * tier 1 observed every tick - by a DAMON-like tracker (regions covering
+ * the whole space: the hot one seen in 80 of 100 checks, 15 cold ones in
+ * none) or by samples (256 a tick on hot pages). Returns the policy's
+ * work units per tick over ticks 21-40, after the hot set went up
+ * (asserted: 90% of it in tier 0). */
+static double work_per_tick(uint64_t nr_pages, bool samples)
+{
+	const uint64_t hot = nr_pages / 2, nr_hot = 2048;
+	uint64_t before = 0;
+	struct fx f;
+	int step, k;
+
+	fx_init(&f, "dram-cxl", "1:4", nr_pages / 4, nr_pages);
+	place(&f, 0, nr_pages / 4, 0);
+	place(&f, nr_pages / 4, nr_pages - nr_pages / 4, 1);
+	fx_start(&f);
+	for (step = 0; step < 40; step++) {
+		next(&f);
+		if (samples) {
+			for (k = 0; k < 256; k++)
+				test_env_observe(f.ops, f.priv, TIER_OBS_SAMPLE,
+						 hot + (uint64_t)(step * 256 + k) % nr_hot, 1, 2000, 0);
+		} else {
+			uint64_t cold = (nr_pages - nr_hot) / 15, first = 0;
+
+			for (k = 0; k < 16; k++) {
+				uint64_t nr = k == 15 ? nr_pages - first : cold;
+
+				if (first == hot) {
+					heat(&f, hot, (uint32_t)nr_hot, 80);
+					first += nr_hot;
+					continue;
+				}
+				if (first < hot && first + nr > hot)
+					nr = hot - first;
+				heat(&f, first, (uint32_t)nr, 0);
+				first += nr;
+			}
+		}
+		tick(&f);
+		if (step == 19)
+			before = f.te.work_units;
+	}
+	if (count_on(&f, hot, nr_hot, 0) * 10 < nr_hot * 9)
+		fail_msg("%s: %llu of the %llu hot pages in tier 0", samples ? "samples" : "regions",
+			 (unsigned long long)count_on(&f, hot, nr_hot, 0),
+			 (unsigned long long)nr_hot);
+	before = f.te.work_units - before;
+	fx_release(&f);
+	return (double)before / 20;
+}
+
+static void test_step_cost_does_not_grow_with_pages(void **state)
+{
+	int samples;
+
+	(void)state;
+	for (samples = 0; samples <= 1; samples++) {
+		double small = work_per_tick(32768, samples), large = work_per_tick(8 * 32768, samples);
+
+		print_message("# %s: %.0f work units a tick at 32768 pages, %.0f at 8 times as many\n",
+			      samples ? "samples" : "regions", small, large);
+		/* A pass over every page would make it 8 times. Allowed: the
+		 * same work, and two units a chunk of 512 pages (the rotating
+		 * recount of 1/64 of the chunks a tick, their bitmaps). */
+		if (large > 1.5 * small + 2.0 * 8 * 32768 / 512)
+			fail_msg("%s: a tick costs %.0f work units at 8 times the pages, %.0f at 1",
+				 samples ? "samples" : "regions", large, small);
+	}
+}
+
+/* Pages moved behind the policy's back (here: tier 0 filled with pages
+ * it never saw move) are noticed within a bounded number of ticks: a hot
+ * set in tier 1 then finds victims in tier 0 and goes up. */
+static void test_pages_moved_behind_its_back_are_seen(void **state)
+{
+	const uint64_t nr_pages = 64 * 512, nr_hot = 1024, hot = nr_pages / 2;
+	struct fx f;
+	int step;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", nr_pages / 4, nr_pages);
+	place(&f, 0, nr_pages, 1);
+	fx_start(&f);
+	next(&f);
+	tick(&f);
+	/* Behind its back: tier 0 full of idle pages. */
+	place(&f, 0, nr_pages / 4, 0);
+	for (step = 0; step < 80; step++) {
+		next(&f);
+		heat(&f, hot, (uint32_t)nr_hot, 80);
+		tick(&f);
+		if (count_on(&f, hot, nr_hot, 0) * 10 >= nr_hot * 9)
+			break;
+	}
+	fx_release(&f);
+	if (step == 80)
+		fail_msg("the hot set stayed in tier 1 for 80 ticks");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1274,6 +1382,8 @@ int main(void)
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
+		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
+		cmocka_unit_test(test_pages_moved_behind_its_back_are_seen),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

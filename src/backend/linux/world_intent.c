@@ -15,12 +15,17 @@
 
 /* Lays the hints over the dense pages (after every update of the space:
  * ids come and go). A hint none of whose pages is mapped any more - the
- * range was unmapped or the process exited - is dropped. */
+ * range was unmapped or the process exited - is dropped. Without hints
+ * env.page_hint is NULL (policy.h): nothing to clear or scan per page. */
 int tier__lw_apply_hints(struct linux_backend *lb)
 {
 	uint64_t n = lb->env.nr_pages;
 	size_t h, keep = 0;
 
+	if (!lb->nr_hints) {
+		lb->env.page_hint = NULL;
+		return 0;
+	}
 	if (n > lb->page_hint_len) {
 		uint8_t *ph = realloc(lb->page_hint, n);
 
@@ -45,7 +50,7 @@ int tier__lw_apply_hints(struct linux_backend *lb)
 			lb->hints[keep++] = *hi;
 	}
 	lb->nr_hints = keep;
-	lb->env.page_hint = n ? lb->page_hint : NULL;
+	lb->env.page_hint = n && keep ? lb->page_hint : NULL;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/sim/engine_internal.h"
 #include "core/loop.h"
@@ -356,6 +357,7 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	result_moves(s, r);
 	r->pingpong_pages = s->pingpong;
 	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS) / 1e9;
+	r->policy_work_units = s->work_units;
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes +
 			    s->damon.nr_regions * sizeof(*s->damon.regions);
@@ -365,6 +367,17 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	result_tenants(s, r);
 }
 
+/* CPU seconds of the calling thread (what the loop's steps cost this
+ * host, as against the modelled policy_cpu_s). */
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		 struct tier_err *err)
 {
@@ -372,7 +385,8 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	const struct tier_tracker_ops *trk;
 	struct tier_sim *s;
 	void *trk_priv;
-	uint64_t next;
+	uint64_t next, steps = 0;
+	double step_cpu_s = 0;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -389,7 +403,12 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 	next = s->env.interval_us;
 	while ((ret = tier_sim_advance(s, next, err)) > 0) {
 		if (s->pol) {
+			double t0 = p->step_cpu ? thread_cpu_s() : 0;
+
 			ret = tier_loop_step(&loop, err);
+			if (p->step_cpu)
+				step_cpu_s += thread_cpu_s() - t0;
+			steps++;
 			if (ret)
 				goto out;
 		}
@@ -399,6 +418,9 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		goto out;
 	tier_sim_result(s, s->pol && s->pol->metadata_bytes ?
 			   s->pol->metadata_bytes(loop.policy_priv) : 0, r);
+	r->policy_steps = steps;
+	r->step_cpu = p->step_cpu;
+	r->policy_step_cpu_s = step_cpu_s;
 out:
 	tier_loop_release(&loop);
 	tier_sim_destroy(s);

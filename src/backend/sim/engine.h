@@ -50,6 +50,9 @@ struct tier_sim_params {
 	uint64_t duration_us;		/* simulated run length */
 	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
 	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
+	/* Measure this host's CPU in the loop's steps (policy_step_cpu_s):
+	 * the one figure of a result that differs from run to run. */
+	bool step_cpu;
 	/* The oracle's epoch on a trace, in accesses; 0: the default
 	 * (TIER_SIM_ORACLE_EPOCH_ACCESSES), UINT64_MAX: the whole run. */
 	uint64_t oracle_epoch_accesses;
@@ -92,6 +95,10 @@ struct tier_sim_result {
 	size_t nr_tiers;
 	uint64_t pingpong_pages;	/* moved back within 2 s */
 	double policy_cpu_s;		/* policy + tracker + mover CPU */
+	uint64_t policy_work_units;	/* the policy's own work units (policy.h) */
+	uint64_t policy_steps;		/* loop steps (collect, observe, tick) */
+	bool step_cpu;			/* policy_step_cpu_s measured (params) */
+	double policy_step_cpu_s;	/* this host's CPU in those steps */
 	double sim_time_s;		/* simulated application time */
 	size_t metadata_bytes;
 	bool thp;			/* ran with 2 MiB pages */

@@ -34,8 +34,8 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 		return -ENOENT;
 	p = &t->pages[page];
 	memset(out, 0, sizeof(*out));
-	out->long_rate = p->lng;
-	out->short_rate = p->shrt;
+	out->long_rate = tier__tierd_lng(t, page);
+	out->short_rate = tier__tierd_shrt(t, page);
 	out->heat = tier__tierd_heat_score(t, page);
 	score = tier__tierd_score(t, page);
 	out->score = score;

@@ -173,6 +173,7 @@ static bool queue_page(struct tier__tierd *t, uint64_t p, int from, int to, uint
 	if (!tier_mover_add(&t->mover, p, to))
 		return false;
 	mark_moved(t, p, now_us, reason);
+	tier__tierd_mark_moved(t, p);
 	if (t->gs->active && from >= 0) {
 		size_t g = tier__tierd_group_of(t, p);
 
@@ -281,40 +282,108 @@ static void add_candidate(struct tier__tierd *t, struct fill *f, uint64_t i, int
 	}
 }
 
-/* One pass over the pages: advised-cold pages of r go to the slowest
- * tier, the other pages of r become victims (a pinned page never), the
- * pages below r candidates (add_candidate()). */
-static void gather(struct tier__tierd *t, struct fill *f)
+/* Page i of tier cur (-1: absent): an advised-cold page of r goes to the
+ * slowest tier, another page of r becomes a victim (a pinned page never),
+ * a page below r a candidate (add_candidate()). */
+static void gather_page(struct tier__tierd *t, struct fill *f, uint64_t i, int cur)
 {
 	const int r = f->r;
-	uint64_t i;
+	uint8_t hint;
 
-	for (i = 0; i < t->nr_pages; i++) {
-		int cur = tier_page_rank(t->env, t->node_rank, i);
-		uint8_t hint = tier__tierd_hint_of(t, i);
-
-		if (cur < 0 || tier__tierd_unit_tail(t, i))
-			continue;
-		if (hint == TIER_HINT_COLD) {
-			/* Advised cold: to the slowest tier, first of all moves. */
-			if (cur == r && r + 1 < (int)t->nr_tiers &&
-			    !tier__tierd_cooling_down(t, i, f->now_us))
-				queue_move(t, i, cur, (int)t->nr_tiers - 1, f->now_us,
-					   TIERD_REASON_DEMOTE_ADVISED);
-			continue;
-		}
-		if (cur == r) {
-			/* A pinned page is never anyone's victim. */
-			if (r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY))
-				t->down[f->nr_down++] = i;
-		} else if (cur > r) {
-			add_candidate(t, f, i, cur);
-		}
+	if (cur < 0 || tier__tierd_unit_tail(t, i))
+		return;
+	hint = tier__tierd_hint_of(t, i);
+	if (hint == TIER_HINT_COLD) {
+		/* Advised cold: to the slowest tier, first of all moves. */
+		if (cur == r && r + 1 < (int)t->nr_tiers && !tier__tierd_cooling_down(t, i, f->now_us))
+			queue_move(t, i, cur, (int)t->nr_tiers - 1, f->now_us,
+				   TIERD_REASON_DEMOTE_ADVISED);
+		return;
 	}
-	*t->env->work_units += t->nr_pages;
+	if (cur == r) {
+		/* A pinned page is never anyone's victim. */
+		if (r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY))
+			t->down[f->nr_down++] = i;
+	} else if (cur > r) {
+		add_candidate(t, f, i, cur);
+	}
+}
+
+/* Gathers the pages of the visited chunks (gather_page()). The others'
+ * pages score 0 and carry no hint: never candidates; the victims among
+ * them follow in order(), as many as the tick needs. Control groups'
+ * rules may pass over any victim and owe room to any page: with them,
+ * every page. */
+static void gather(struct tier__tierd *t, struct fill *f)
+{
+	uint64_t i, c, visited = 0;
+
+	t->nr_flat = 0;
+	if (f->groups) {
+		for (i = 0; i < t->nr_pages; i++)
+			gather_page(t, f, i, tier_page_rank(t->env, t->node_rank, i));
+		*t->env->work_units += t->nr_pages;
+		return;
+	}
+	tier__tierd_for_each_chunk(t, t->vis, c) {
+		uint64_t end = tier__tierd_chunk_end(t, c);
+
+		/* A chunk of one score holds no candidate when the score is
+		 * below r's threshold or no move of its pages below r up to r
+		 * pays (its pages per tier are counted this tick, and again
+		 * after every flush); its pages in r are victims of that one
+		 * score, taken in order() as far as the tick needs them. */
+		if (tier__tierd_chunk_flat(t, c)) {
+			const uint16_t *cnt = &t->cnt[c * TIERD_CNT_SLOTS];
+			int bin = t->bin[c << TIERD_REGION_SHIFT], k;
+			bool any = false;
+
+			/* As add_candidate() would find for each of its pages
+			 * below r: hot enough, and the move pays. */
+			if (bin >= t->thr_bin[f->r] || bin >= t->pinned_bin)
+				for (k = f->r + 1; k < (int)t->nr_tiers && !any; k++)
+					any = cnt[k] && pays_off(t, c << TIERD_REGION_SHIFT, k, f->r);
+			if (!any) {
+				if (cnt[f->r])
+					t->flat[t->nr_flat++] = c;
+				visited++;
+				continue;
+			}
+		}
+		for (i = c << TIERD_REGION_SHIFT; i < end; i++)
+			gather_page(t, f, i, tier_page_rank(t->env, t->node_rank, i));
+		visited += end - (c << TIERD_REGION_SHIFT);
+	}
+	*t->env->work_units += visited;
 }
 
 /* --- 3. order ------------------------------------------------------------- */
+
+/* Appends the victims the tick may need to down[] from the chunks gather()
+ * left whole: the idle ones' (tier__tierd_idle_victims()), which score 0,
+ * the coldest of all, then the flat chunks' (one score each), coldest
+ * chunk first, until there are as many as the tick may need: so the
+ * coldest of all victims are among them and the visited chunks' pages
+ * taken one by one. Each victim frees at least a page: exchanges take no
+ * more than the pages of the candidates chosen (f->cand[0, f->nr_up)),
+ * keep_headroom() no more than the headroom missing now; 64 more stand for
+ * the victims passed over. */
+static void add_idle_victims(struct tier__tierd *t, struct fill *f, size_t want_down)
+{
+	int64_t short_of = (int64_t)f->room_keep - tier_mover_tier_free(&t->mover, f->r);
+	uint64_t need = (short_of > 0 ? (uint64_t)short_of : 0) + 64, first;
+	size_t k, got;
+
+	for (k = 0; k < f->nr_up; k++)
+		need += tier__tierd_unit_of(t, t->cand[k], &first);
+	if (need > want_down)
+		need = want_down;
+	got = tier__tierd_idle_victims(t, f->r, f->now_us, t->down + f->nr_down, (size_t)need);
+	if (got < need)
+		got += tier__tierd_flat_victims(t, f->r, f->now_us, t->down + f->nr_down + got,
+						(size_t)need - got);
+	f->nr_down += got;
+}
 
 /* Only as many as this tick can move need an order: the hottest
  * candidates and the coldest victims the budget allows (groups' rules may
@@ -333,6 +402,8 @@ static void order(struct tier__tierd *t, struct fill *f)
 			 t->score, true);
 	}
 	f->nr_up = want;
+	if (!f->groups)
+		add_idle_victims(t, f, want_down);
 	if (!f->groups && want_down < f->nr_down) {
 		select_k(t->down, f->nr_down, want_down, t->score, false);
 		f->nr_down = want_down;

@@ -42,11 +42,11 @@ static double shrunk_samples(const struct tier__tierd *t, uint64_t i)
  * bounds keep the prediction continuous as a page crosses them. */
 static double page_heat(const struct tier__tierd *t, uint64_t i)
 {
-	const struct tier__tierd_page *p = &t->pages[i];
-	double lng = p->lng - p->smp + shrunk_samples(t, i);
+	const double shrt = tier__tierd_shrt(t, i);
+	double lng = tier__tierd_lng(t, i) - t->pages[i].smp + shrunk_samples(t, i);
 	const double ts = t->prm->short_tau_us / 1e6;
 	const double up = t->prm->momentum_sd, down = t->prm->cooling_sd;
-	double d = p->shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
+	double d = shrt - lng, var = (lng * ts + 1) / (ts * ts), sd;
 
 	/* Within the noise band (the common case) without a square root:
 	 * -down sd < d < up sd. */
@@ -54,9 +54,9 @@ static double page_heat(const struct tier__tierd *t, uint64_t i)
 		return lng;
 	sd = sqrt(var);
 	if (d > 0)
-		return p->shrt - up * sd;
+		return shrt - up * sd;
 	{
-		double high = p->shrt + down * sd, mean = 0.5 * (lng + p->shrt);
+		double high = shrt + down * sd, mean = 0.5 * (lng + shrt);
 
 		return high > mean ? high : mean;
 	}
@@ -128,34 +128,34 @@ static double region_momentum(const struct tier__tierd *t, double m, double ms, 
 	return 0;
 }
 
-/* Per-region mean and shrinkage factor of the sampled rates. */
+/* Per-region mean and shrinkage factor of the sampled rates, for the live
+ * chunks (an idle region keeps mean 0, shrinkage 1, momentum 0: what its
+ * all-zero rates give). */
 void tier__tierd_pool_samples(struct tier__tierd *t)
 {
 	const double tau = t->prm->long_tau_us / 1e6;
-	uint64_t nr_regions = (t->nr_pages + (1u << TIERD_REGION_SHIFT) - 1) >> TIERD_REGION_SHIFT;
-	uint64_t r;
+	uint64_t r, visited = 0;
 
-	if (t->sample_weight <= 0) {
-		/* No sampling tracker: nothing to pool (smp is 0 everywhere). */
-		memset(t->reg_mean, 0, nr_regions * sizeof(*t->reg_mean));
-		memset(t->reg_boost, 0, nr_regions * sizeof(*t->reg_boost));
-		for (r = 0; r < nr_regions; r++)
-			t->reg_shrink[r] = 1.0f;
-		return;
-	}
-	for (r = 0; r < nr_regions; r++) {
+	tier__tierd_for_each_chunk(t, t->live, r) {
 		uint64_t first = r << TIERD_REGION_SHIFT, i;
-		uint64_t end = first + (1u << TIERD_REGION_SHIFT);
+		uint64_t end = tier__tierd_chunk_end(t, r);
 		double sum = 0, sum2 = 0, n, m, var, noise, spread;
 		uint32_t age_ms;
 
-		if (end > t->nr_pages)
-			end = t->nr_pages;
+		if (t->sample_weight <= 0 || tier__tierd_bit(t->uni, r)) {
+			/* No sampling tracker, or a uniform chunk: nothing to
+			 * pool (smp is 0; so is the short sampled rate). */
+			t->reg_mean[r] = 0;
+			t->reg_boost[r] = 0;
+			t->reg_shrink[r] = 1.0f;
+			continue;
+		}
 		n = (double)(end - first);
 		for (i = first; i < end; i++) {
 			sum += t->pages[i].smp;
 			sum2 += (double)t->pages[i].smp * t->pages[i].smp;
 		}
+		visited += end - first;
 		m = sum / n;
 		var = sum2 / n - m * m;
 		noise = m * t->sample_weight / tau;	/* Poisson: variance of one page's estimate */
@@ -165,7 +165,7 @@ void tier__tierd_pool_samples(struct tier__tierd *t)
 		age_ms = t->reg_since_ms[r] ? tier__tierd_stamp_ms(t->last_us) - t->reg_since_ms[r] : 0;
 		t->reg_boost[r] = (float)region_momentum(t, m, t->reg_sshort[r] / n, n, age_ms);
 	}
-	*t->env->work_units += t->nr_pages;
+	*t->env->work_units += visited;
 }
 
 /* The weight of `accesses` seen over covered_us in a rate of time
@@ -195,8 +195,41 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
 	float m = sampled ? l : 0;
 
+	uint64_t c;
+
 	if (end > t->nr_pages)
 		end = t->nr_pages;
+	if (page >= end)
+		return;
+	tier__tierd_mark_live(t, page, end);
+	if (!sampled && !(t->env->page_huge && t->sample_weight > 0)) {
+		/* A scan or a fault: the same accesses for every page - one
+		 * update for each uniform chunk it covers whole (a DAMON
+		 * region of many chunks costs as many updates, not 512 times
+		 * as many); the other chunks' pages each their own. */
+		for (c = page >> TIERD_REGION_SHIFT; page < end; c++) {
+			uint64_t cend = tier__tierd_chunk_end(t, c), stop = cend < end ? cend : end;
+
+			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
+			    stop == cend) {
+				t->ulng[c] += l;
+				t->ushrt[c] += s;
+				*t->env->work_units += 1;
+				page = stop;
+				continue;
+			}
+			tier__tierd_chunk_split(t, c);
+			*t->env->work_units += stop - page;
+			for (; page < stop; page++) {
+				t->pages[page].lng += l;
+				t->pages[page].shrt += s;
+			}
+		}
+		return;
+	}
+	/* Samples and huge pages' shares tell pages apart. */
+	for (c = page >> TIERD_REGION_SHIFT; c < t->nr_chunks && (c << TIERD_REGION_SHIFT) < end; c++)
+		tier__tierd_chunk_split(t, c);
 	if (!sampled && t->env->page_huge && t->sample_weight > 0) {
 		/* A huge page's accessed bit and hint fault are its PMD's: an
 		 * access to any of its pages sets it, so they show how often
@@ -277,62 +310,103 @@ void tier__tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 	*t->env->work_units += n;
 }
 
+/* Decays the live chunks' rates (the others' are all zero); a chunk whose
+ * rates all reached zero is idle from now on. */
 void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 {
 	double dt = (double)(now_us - t->last_us);
 	float fl = (float)exp(-dt / t->prm->long_tau_us);
 	float fs = (float)exp(-dt / t->prm->short_tau_us);
 	const float rate_floor = t->prm->rate_floor_per_s;
-	uint64_t i;
+	uint64_t c, visited = 0;
 
 	t->gap_us = now_us - t->last_us;
 
-	for (i = 0; i < t->nr_pages; i++) {
-		struct tier__tierd_page *p = &t->pages[i];
+	tier__tierd_for_each_chunk(t, t->live, c) {
+		uint64_t i, end = tier__tierd_chunk_end(t, c);
+		bool any;
 
-		/* A rate that decayed below the floor is none: exact zeros let
-		 * idle pages take the short way through every pass, and keep
-		 * floats out of denormals (slow on every FPU, and far slower
-		 * where floating point is emulated). */
-		if (p->lng == 0 && p->shrt == 0)
+		if (tier__tierd_bit(t->uni, c)) {
+			/* Uniform: its pages' rates decay as one (no samples,
+			 * no short sampled rate). */
+			t->ulng[c] = t->ulng[c] * fl < rate_floor ? 0 : t->ulng[c] * fl;
+			t->ushrt[c] = t->ushrt[c] * fs < rate_floor ? 0 : t->ushrt[c] * fs;
+			visited++;
+			if (t->ulng[c] == 0 && t->ushrt[c] == 0 && t->reg_sshort[c] == 0)
+				t->live[c >> 6] &= ~(UINT64_C(1) << (c & 63));
 			continue;
-		p->lng = p->lng * fl < rate_floor ? 0 : p->lng * fl;
-		p->shrt = p->shrt * fs < rate_floor ? 0 : p->shrt * fs;
-		p->smp = p->lng == 0 ? 0 : p->smp * fl;
-	}
-	{
-		uint64_t r;
-		uint64_t nr_regions = (t->nr_pages + (1u << TIERD_REGION_SHIFT) - 1) >>
-				      TIERD_REGION_SHIFT;
+		}
+		for (i = c << TIERD_REGION_SHIFT; i < end; i++) {
+			struct tier__tierd_page *p = &t->pages[i];
 
-		for (r = 0; r < nr_regions; r++)
-			t->reg_sshort[r] = t->reg_sshort[r] * fs < rate_floor ? 0 : t->reg_sshort[r] * fs;
+			/* A rate that decayed below the floor is none: exact
+			 * zeros let idle pages take the short way through
+			 * every pass (and idle chunks out of them), and keep
+			 * floats out of denormals (slow on every FPU, and far
+			 * slower where floating point is emulated). */
+			if (p->lng == 0 && p->shrt == 0)
+				continue;
+			p->lng = p->lng * fl < rate_floor ? 0 : p->lng * fl;
+			p->shrt = p->shrt * fs < rate_floor ? 0 : p->shrt * fs;
+			p->smp = p->lng == 0 ? 0 : p->smp * fl;
+		}
+		visited += end - (c << TIERD_REGION_SHIFT);
+		t->reg_sshort[c] = t->reg_sshort[c] * fs < rate_floor ? 0 : t->reg_sshort[c] * fs;
+		any = t->reg_sshort[c] != 0;
+		for (i = c << TIERD_REGION_SHIFT; i < end && !any; i++)
+			any = t->pages[i].lng != 0 || t->pages[i].shrt != 0;
+		if (!any) {
+			/* Idle: uniform at no rate again. */
+			t->live[c >> 6] &= ~(UINT64_C(1) << (c & 63));
+			t->uni[c >> 6] |= UINT64_C(1) << (c & 63);
+			t->reg_mean[c] = 0;
+			t->reg_boost[c] = 0;
+			t->reg_shrink[c] = 1.0f;
+		}
 	}
-	*t->env->work_units += t->nr_pages;
+	*t->env->work_units += visited;
 	t->last_us = now_us;
 }
 
-/* Computes every page's score once per tick (placement reads it many
- * times: histogram, candidates, sorting, exchanges). */
+/* Computes the score of every page of the visited chunks once per tick
+ * (placement reads it many times: histogram, candidates, sorting,
+ * exchanges); the other pages' is 0. */
 void tier__tierd_compute_scores(struct tier__tierd *t)
 {
-	uint64_t i;
+	uint64_t c, visited = 0;
 
-	for (i = 0; i < t->nr_pages; i++) {
-		const struct tier__tierd_page *p = &t->pages[i];
+	tier__tierd_visit_begin(t);
+	tier__tierd_for_each_chunk(t, t->vis, c) {
+		uint64_t i, first = c << TIERD_REGION_SHIFT, end = tier__tierd_chunk_end(t, c);
 
-		/* Idle, in a region without samples, no hint: nothing to
-		 * compute. */
-		if (p->lng == 0 && p->shrt == 0 && t->reg_mean[i >> TIERD_REGION_SHIFT] == 0 &&
-		    tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
-			t->score[i] = 0;
-			t->bin[i] = 0;
+		if (tier__tierd_chunk_flat(t, c)) {
+			/* Uniform, no hint: one score for all its pages. */
+			float sc = t->ulng[c] == 0 && t->ushrt[c] == 0 ? 0 :
+				   (float)tier__tierd_heat_score(t, first);
+			uint16_t b = (uint16_t)tier__tierd_score_bin(t, sc);
+
+			for (i = first; i < end; i++) {
+				t->score[i] = sc;
+				t->bin[i] = b;
+			}
+			*t->env->work_units += 1 + (end - first) / 8;
 			continue;
 		}
-		t->score[i] = (float)tier__tierd_score(t, i);
-		t->bin[i] = (uint16_t)tier__tierd_score_bin(t, t->score[i]);
+		for (i = first; i < end; i++) {
+			/* Idle, in a region without samples, no hint: nothing
+			 * to compute. */
+			if (tier__tierd_lng(t, i) == 0 && tier__tierd_shrt(t, i) == 0 &&
+			    t->reg_mean[c] == 0 && tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
+				t->score[i] = 0;
+				t->bin[i] = 0;
+				continue;
+			}
+			t->score[i] = (float)tier__tierd_score(t, i);
+			t->bin[i] = (uint16_t)tier__tierd_score_bin(t, t->score[i]);
+		}
+		visited += end - (c << TIERD_REGION_SHIFT);
 	}
-	*t->env->work_units += t->nr_pages;
+	*t->env->work_units += visited;
 	if (t->env->page_huge)
 		tier__tierd_score_units(t);
 }

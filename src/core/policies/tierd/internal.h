@@ -1,5 +1,7 @@
 /* internal.h - the tierd policy's state and the contracts between its
  * modules (what the policy does: policy.c):
+ *   chunks.c      the pages in chunks of 2 MiB: which hold any state (the
+ *                 passes visit only those), pages per tier, idle victims
  *   heat.c        observations -> per-page rates, decay, sample pooling,
  *                 the score each page is placed by
  *   thresholds.c  the score histogram, thresholds fitted to the tiers'
@@ -30,8 +32,16 @@ enum {
 	TIERD_NR_BINS = 512,
 	/* Bits of a float's mantissa the score_bin() table reads. */
 	TIERD_MANT_BITS = 10,
-	/* Pages per region for pooling sample counts (2 MiB of 4 KiB pages). */
+	/* Pages per region for pooling sample counts (2 MiB of 4 KiB pages),
+	 * and per chunk (chunks.c). */
 	TIERD_REGION_SHIFT = 9,
+	TIERD_CHUNK_PAGES = 1 << TIERD_REGION_SHIFT,
+	/* Per-tier counts per chunk: a slot per rank, one for pages on no
+	 * tier's node. */
+	TIERD_CNT_SLOTS = TIER_MAX_TIERS + 1,
+	/* Every chunk's counts are checked against page_node within this
+	 * many ticks (pages moved behind the policy's back). */
+	TIERD_RECHECK_TICKS = 64,
 };
 
 /* The score of a pinned or latency-critical page: above any heat. */
@@ -105,10 +115,79 @@ struct tier__tierd {
 	uint16_t *bin;			/* and its bin */
 	struct tier__tierd_groups *gs;
 	uint64_t splits;		/* huge pages split */
+	/* Chunks (chunks.c): pages [c << TIERD_REGION_SHIFT, ...) of
+	 * chunk c, as the regions above. Bitmaps of nr_chunks bits. */
+	uint64_t nr_chunks;
+	uint64_t *live;			/* any rate in its pages or region */
+	uint64_t *vis;			/* visited this tick: live or hinted; the
+					 * others' pages score 0 in bin 0 */
+	uint64_t *hinted;		/* a page has a hint (this tick) */
+	/* Uniform chunks: every page's rates are the chunk's (ulng, ushrt),
+	 * none sampled; their entries in pages[] hold 0 rates. Whole-chunk
+	 * observations (DAMON's regions) and decay cost one update a chunk;
+	 * a partial one, a sample or a huge page's share makes the chunk's
+	 * pages their own (tier__tierd_chunk_split()), until it goes idle. */
+	uint64_t *uni;
+	float *ulng, *ushrt;
+	uint64_t *dirty;		/* the policy queued moves of its pages */
+	uint64_t *dirty_list;		/* those chunks, nr_dirty of them */
+	uint64_t *flat;			/* the tier being filled: its flat chunks
+					 * (tier__tierd_chunk_flat()) with pages in
+					 * it and no candidate, nr_flat of them */
+	size_t nr_flat;
+	size_t nr_dirty;
+	uint16_t *cnt;			/* [c * TIERD_CNT_SLOTS + rank] present pages */
+	uint64_t tier_present[TIERD_CNT_SLOTS];	/* cnt summed over the chunks */
+	uint64_t recheck_next;		/* the rotating recount's next chunk */
+	uint64_t victim_next[TIER_MAX_TIERS];	/* per rank: where idle victims are
+						 * looked for first */
 	uint8_t mant_bin[1u << TIERD_MANT_BITS];	/* the score_bin() table */
 	int pinned_bin;			/* the bin of TIERD_PINNED_SCORE */
 	bool decayed;			/* scores decayed to the current collect */
 };
+
+/* --- chunks.c ----------------------------------------------------------- */
+
+/* Grows the chunks' arrays for new_pages pages (zeroed); nr_chunks
+ * follows in tier__tierd_chunks_count_new(). Returns 0 or -ENOMEM. */
+int tier__tierd_chunks_grow(struct tier__tierd *t, uint64_t new_pages);
+/* After t->nr_pages grew from old_pages: counts the new chunks' pages. */
+void tier__tierd_chunks_count_new(struct tier__tierd *t, uint64_t old_pages);
+void tier__tierd_chunks_free(struct tier__tierd *t);
+/* The end of chunk c's pages. */
+uint64_t tier__tierd_chunk_end(const struct tier__tierd *t, uint64_t c);
+/* Counts chunk c's present pages per tier again from page_node. */
+void tier__tierd_chunk_recount(struct tier__tierd *t, uint64_t c);
+/* Pages [first, end) got a rate: their chunks are live. */
+void tier__tierd_mark_live(struct tier__tierd *t, uint64_t first, uint64_t end);
+/* A move of page was queued: its chunk is counted again after the flush. */
+void tier__tierd_mark_moved(struct tier__tierd *t, uint64_t page);
+/* Counts the chunks of the pages moved since the last call again. */
+void tier__tierd_recount_moved(struct tier__tierd *t);
+/* Counts the tick's slice of the chunks not visited again. */
+void tier__tierd_recheck(struct tier__tierd *t);
+/* The first chunk >= c set in map, or nr_chunks. */
+uint64_t tier__tierd_next_chunk(const struct tier__tierd *t, const uint64_t *map, uint64_t c);
+/* Gives uniform chunk c's rates to its pages (no longer uniform). */
+void tier__tierd_chunk_split(struct tier__tierd *t, uint64_t c);
+/* Sets the tick's visited chunks (live or hinted); the pages of chunks
+ * no longer visited get score and bin 0. */
+void tier__tierd_visit_begin(struct tier__tierd *t);
+/* Up to max pages of tier rank r in chunks not visited (score 0), that may
+ * move now (no cool-down; the first page of a huge one), into out, from
+ * the rank's cursor on. Returns how many. */
+size_t tier__tierd_idle_victims(struct tier__tierd *t, int r, uint64_t now_us, uint64_t *out,
+				size_t max);
+
+/* Up to max pages of tier rank r in t->flat's chunks that may move now,
+ * the coldest chunks' first, into out. Returns how many. */
+size_t tier__tierd_flat_victims(struct tier__tierd *t, int r, uint64_t now_us, uint64_t *out,
+				size_t max);
+
+/* Iterates chunk c over the chunks set in map. */
+#define tier__tierd_for_each_chunk(t, map, c)                                   \
+	for ((c) = tier__tierd_next_chunk((t), (map), 0); (c) < (t)->nr_chunks; \
+	     (c) = tier__tierd_next_chunk((t), (map), (c) + 1))
 
 /* --- heat.c ------------------------------------------------------------- */
 
@@ -201,6 +280,33 @@ static inline bool tier__tierd_cooling_down(const struct tier__tierd *t, uint64_
 {
 	return t->pages[page].moved_ms &&
 	       tier__tierd_ms_since_move(t, page, now_us) < t->prm->cooldown_us / 1000;
+}
+
+static inline bool tier__tierd_bit(const uint64_t *map, uint64_t c)
+{
+	return map[c >> 6] >> (c & 63) & 1;
+}
+
+/* Page i's long and short rates (accesses/s), its chunk's where uniform. */
+static inline float tier__tierd_lng(const struct tier__tierd *t, uint64_t i)
+{
+	uint64_t c = i >> TIERD_REGION_SHIFT;
+
+	return tier__tierd_bit(t->uni, c) ? t->ulng[c] : t->pages[i].lng;
+}
+
+static inline float tier__tierd_shrt(const struct tier__tierd *t, uint64_t i)
+{
+	uint64_t c = i >> TIERD_REGION_SHIFT;
+
+	return tier__tierd_bit(t->uni, c) ? t->ushrt[c] : t->pages[i].shrt;
+}
+
+/* Whether every page of visited chunk c has the same score and bin this
+ * tick: uniform, no hint. */
+static inline bool tier__tierd_chunk_flat(const struct tier__tierd *t, uint64_t c)
+{
+	return tier__tierd_bit(t->uni, c) && !tier__tierd_bit(t->hinted, c);
 }
 
 /* Page i's enum tier_hint. */

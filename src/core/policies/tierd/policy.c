@@ -36,6 +36,12 @@
  * over the pages each group has in use, and a group below its share
  * displaces the coldest pages of a group above its share.
  *
+ * Cost (chunks.c): a tick visits the 2 MiB chunks that hold any state
+ * (or a hint), not every page; a DAMON region covering whole chunks
+ * updates each as one; idle pages count into the histogram by per-tier
+ * counts, and the coldest victims come from idle chunks as far as a tick
+ * needs them. So a step grows with what was observed and what moves.
+ *
  * What it is tuned by: struct tier_tierd_params (core/policies/tierd.h).
  */
 #include <errno.h>
@@ -58,19 +64,26 @@ static void free_state(struct tier__tierd *t)
 	free(t->reg_since_ms);
 	free(t->reg_boost);
 	free(t->gs);
+	tier__tierd_chunks_free(t);
 	free(t);
 }
 
 /* Grows every per-page and per-region array to n pages (new pages start
- * with no heat; region figures are recomputed every tick). On -ENOMEM the
- * policy keeps working on its old size. */
+ * with no heat, score 0, in idle chunks; the new chunks' pages are
+ * counted). On -ENOMEM the policy keeps working on its old size. */
 static int grow(struct tier__tierd *t, uint64_t n)
 {
 	/* At least one slot: a daemon may start with nothing managed yet. */
 	size_t slots = n ? n : 1, nr_regions = (n >> TIERD_REGION_SHIFT) + 1;
+	size_t old_slots = t->pages ? (t->nr_pages ? t->nr_pages : 1) : 0;
+	uint64_t old = t->nr_pages;
 
 	if (t->pages && n <= t->nr_pages)
 		return 0;
+	/* The last chunk grows: its pages take their own rates first (the
+	 * new ones start at none). */
+	if (t->nr_pages & (TIERD_CHUNK_PAGES - 1))
+		tier__tierd_chunk_split(t, t->nr_chunks - 1);
 #define GROW(field, count)                                                \
 	do {                                                              \
 		void *q = realloc(t->field, (count) * sizeof(*t->field)); \
@@ -87,6 +100,7 @@ static int grow(struct tier__tierd *t, uint64_t n)
 	GROW(reg_boost, nr_regions);
 	{
 		size_t old_regions = t->pages ? (size_t)(t->nr_pages >> TIERD_REGION_SHIFT) + 1 : 0;
+		size_t r;
 
 		GROW(reg_sshort, nr_regions);
 		memset(t->reg_sshort + old_regions, 0,
@@ -94,12 +108,22 @@ static int grow(struct tier__tierd *t, uint64_t n)
 		GROW(reg_since_ms, nr_regions);
 		memset(t->reg_since_ms + old_regions, 0,
 		       (nr_regions - old_regions) * sizeof(*t->reg_since_ms));
-		memset(t->reg_boost, 0, nr_regions * sizeof(*t->reg_boost));
+		/* An idle region's figures: what pooling its zeros gives. */
+		for (r = old_regions; r < nr_regions; r++) {
+			t->reg_mean[r] = 0;
+			t->reg_shrink[r] = 1.0f;
+			t->reg_boost[r] = 0;
+		}
 	}
+	if (tier__tierd_chunks_grow(t, n))
+		return -ENOMEM;
 	GROW(pages, slots);
 #undef GROW
+	memset(t->score + old_slots, 0, (slots - old_slots) * sizeof(*t->score));
+	memset(t->bin + old_slots, 0, (slots - old_slots) * sizeof(*t->bin));
 	memset(t->pages + t->nr_pages, 0, (slots - t->nr_pages) * sizeof(*t->pages));
 	t->nr_pages = n;
+	tier__tierd_chunks_count_new(t, old);
 	return 0;
 }
 
@@ -179,6 +203,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 
 		/* Moves queued for r must land before r + 1 is planned. */
 		ret = tier_mover_flush(&t->mover);
+		tier__tierd_recount_moved(t);
 		if (ret && ret != -EBUSY)
 			return ret;
 		if (!more)
@@ -202,7 +227,23 @@ static void tierd_forget(void *priv, uint64_t first, uint64_t nr)
 		return;
 	if (nr > t->nr_pages - first)
 		nr = t->nr_pages - first;
+	{
+		uint64_t c;
+
+		for (c = first >> TIERD_REGION_SHIFT; c < t->nr_chunks &&
+						     (c << TIERD_REGION_SHIFT) < first + nr; c++)
+			tier__tierd_chunk_split(t, c);
+	}
 	memset(t->pages + first, 0, nr * sizeof(*t->pages));
+	/* Their chunks go idle in the next decay if nothing else is left;
+	 * their pages are counted again now. */
+	{
+		uint64_t c;
+
+		for (c = first >> TIERD_REGION_SHIFT; c < t->nr_chunks &&
+						     (c << TIERD_REGION_SHIFT) < first + nr; c++)
+			tier__tierd_chunk_recount(t, c);
+	}
 }
 
 static size_t tierd_metadata_bytes(void *priv)
@@ -214,7 +255,10 @@ static size_t tierd_metadata_bytes(void *priv)
 	       ((t->nr_pages >> TIERD_REGION_SHIFT) + 1) *
 		       (sizeof(*t->reg_mean) + sizeof(*t->reg_shrink) + sizeof(*t->reg_sshort) +
 			sizeof(*t->reg_boost) + sizeof(*t->reg_since_ms)) +
-	       TIERD_NR_BINS * sizeof(*t->hist);
+	       TIERD_NR_BINS * sizeof(*t->hist) +
+	       ((t->nr_chunks + 63) / 64) * 5 * sizeof(*t->live) +
+	       t->nr_chunks * (sizeof(*t->dirty_list) + TIERD_CNT_SLOTS * sizeof(*t->cnt) +
+			       sizeof(*t->ulng) + sizeof(*t->ushrt) + sizeof(*t->flat));
 }
 
 const struct tier_policy_ops tier_policy_tierd = {

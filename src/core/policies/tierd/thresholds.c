@@ -101,9 +101,33 @@ void tier__tierd_fit_thresholds(struct tier__tierd *t)
 	int b;
 
 	memset(t->hist, 0, TIERD_NR_BINS * sizeof(*t->hist));
-	for (i = 0; i < t->nr_pages; i++)
-		if (t->env->page_node[i] != TIER_NODE_NONE)
-			t->hist[t->bin[i]]++;
+	/* The visited chunks page by page (counted again on the way); every
+	 * other present page is idle: bin 0, by the chunks' counts. */
+	tier__tierd_recheck(t);
+	{
+		uint64_t c, present = 0, seen = 0;
+		size_t k;
+
+		tier__tierd_for_each_chunk(t, t->vis, c) {
+			uint64_t end = tier__tierd_chunk_end(t, c), here = 0;
+
+			tier__tierd_chunk_recount(t, c);
+			for (k = 0; k < TIERD_CNT_SLOTS; k++)
+				here += t->cnt[c * TIERD_CNT_SLOTS + k];
+			seen += here;
+			if (tier__tierd_chunk_flat(t, c)) {
+				/* One bin for all its pages. */
+				t->hist[t->bin[c << TIERD_REGION_SHIFT]] += (uint32_t)here;
+				continue;
+			}
+			for (i = c << TIERD_REGION_SHIFT; i < end; i++)
+				if (t->env->page_node[i] != TIER_NODE_NONE)
+					t->hist[t->bin[i]]++;
+		}
+		for (k = 0; k < TIERD_CNT_SLOTS; k++)
+			present += t->tier_present[k];
+		t->hist[0] += (uint32_t)(present - seen);
+	}
 	for (r = 0; r < t->nr_tiers; r++) {
 		uint64_t total, free;
 
