@@ -302,6 +302,37 @@ static void load_v1(struct fixture *fx)
 	assert_int_equal(page_of(fx, 4202, D), 41);
 }
 
+/* ---- numa_maps checks ---- */
+
+/* A mapping whose numa_maps counts differ from the picture is queued for
+ * a query; one that keeps differing (numa_maps and move_pages disagreeing)
+ * is checked less and less often, and every time again once it agrees. */
+static void test_verify_backoff(void **state)
+{
+	/* Both mappings (1 + 8 pages) differ every time they are read: the
+	 * checks skipped after each difference in a row go 0, 1, 3, 7. */
+	static const long long expect[] = { 9, 9, 0, 9, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 9 };
+	struct fixture fx;
+	size_t i;
+
+	(void)state;
+	load_v1(&fx);
+	fx_root(&fx, "space-v1");
+	for (i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		if (tier_linux_space_verify(fx.s, UINT64_MAX) != expect[i])
+			fail_msg("check %zu: expected %lld pages queued", i, expect[i]);
+	/* The 15 checks due to be skipped, then one that agrees: every check
+	 * reads the mappings again. */
+	fx_root(&fx, "numa-maps-agree");
+	for (i = 0; i < 16; i++)
+		assert_int_equal(tier_linux_space_verify(fx.s, UINT64_MAX), 0);
+	fx_root(&fx, "space-v1");
+	assert_int_equal(tier_linux_space_verify(fx.s, UINT64_MAX), 9);
+	assert_int_equal(tier_linux_space_verify(fx.s, UINT64_MAX), 9);
+	assert_int_equal(tier_linux_space_verify(fx.s, UINT64_MAX), 0);
+	tier_linux_space_destroy(fx.s);
+}
+
 static void test_update_unchanged(void **state)
 {
 	static const pid_t pids[] = { 4201, 4202 };
@@ -854,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_reservation),
 		cmocka_unit_test(test_malformed_maps),
 		cmocka_unit_test(test_update_unchanged),
+		cmocka_unit_test(test_verify_backoff),
 		cmocka_unit_test(test_update_grow_shrink_vanish),
 		cmocka_unit_test(test_update_split),
 		cmocka_unit_test(test_update_reuses_ids),

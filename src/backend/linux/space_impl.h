@@ -40,6 +40,13 @@ struct tier__extent {
 	uint64_t dev, ino;	/* backing file; 0, 0 for anonymous memory */
 	int64_t key;		/* file page offset - address page number; 0 anon */
 	uint32_t slot;		/* owner slot */
+	/* numa_maps checks (space_verify.c): a mapping whose counts keep
+	 * differing after its pages were queried is checked less often -
+	 * verify_wait checks are skipped, doubling up to VERIFY_MAX_WAIT
+	 * with each difference in a row (verify_backoff), back to every
+	 * check once they agree. Kept on the mapping's first extent. */
+	uint8_t verify_backoff;
+	uint8_t verify_wait;
 };
 
 struct tier__slot {

@@ -18,9 +18,12 @@
 #include "backend/linux/space_impl.h"
 #include "backend/linux/sysfs.h"
 
-/* Nodes counted per mapping (node ids above are not compared), and the
- * processes one call reads at most. */
-enum { VERIFY_NODES = 64, VERIFY_PROCS = 16 };
+/* Nodes counted per mapping (node ids above are not compared), the
+ * processes one call reads at most, and the most checks a mapping that
+ * keeps differing skips (numa_maps and move_pages(2) may go on disagreeing
+ * about a mapping - seen on 7.2 while its owner moved it - and each
+ * difference costs a query of the whole mapping). */
+enum { VERIFY_NODES = 64, VERIFY_PROCS = 16, VERIFY_MAX_WAIT = 63 };
 
 /* One mapping of numa_maps: its start and its pages per node. */
 struct nm_line {
@@ -78,7 +81,9 @@ static int queue_ids(struct tier_linux_space *s, uint64_t first, uint64_t nr)
 
 /* Compares one mapping [l->start, next) of slot's extents [*k, ext_end);
  * queues them on a difference, when they fit the budget. Advances *k past
- * them. Returns the pages queued or -ENOMEM. */
+ * them. A mapping that differed the last time too skips checks first
+ * (struct tier__extent's verify_wait). Returns the pages queued or
+ * -ENOMEM. */
 static long long check_mapping(struct tier_linux_space *s, const struct tier__slot *sl,
 			       size_t *k, const struct nm_line *l, uint64_t next,
 			       uint64_t budget)
@@ -102,10 +107,22 @@ static long long check_mapping(struct tier_linux_space *s, const struct tier__sl
 	*k = b;
 	if (a == b || !l->base_pages || s->page_shift != 12)
 		return 0;
+	if (s->ext[a].verify_wait) {
+		s->ext[a].verify_wait--;
+		return 0;
+	}
 	for (n = 0; n < VERIFY_NODES && !differ; n++)
 		differ = mine[n] != l->pages[n];
-	if (!differ || pages > budget)
+	if (!differ) {
+		s->ext[a].verify_backoff = 0;
 		return 0;
+	}
+	if (pages > budget)
+		return 0;
+	/* Skip 0, 1, 3, 7, ... checks after a difference in a row. */
+	s->ext[a].verify_wait = (uint8_t)((1u << s->ext[a].verify_backoff) - 1);
+	if (s->ext[a].verify_wait < VERIFY_MAX_WAIT)
+		s->ext[a].verify_backoff++;
 	for (; a < b; a++)
 		if (queue_ids(s, s->ext[a].first, s->ext[a].nr))
 			return -ENOMEM;
