@@ -27,13 +27,19 @@ struct fx {
 	void *priv;
 };
 
-static void fx_init(struct fx *f)
+static void fx_init_policy(struct fx *f, const char *policy)
 {
 	assert_int_equal(test_env_init(&f->te, "dram-cxl", "1:4", UNIT_PAGES, NR_PAGES), 0);
-	f->ops = tier_policy_find("damon");
+	f->ops = tier_policy_find(policy);
 	assert_non_null(f->ops);
 	f->te.env.interval_us = f->ops->interval_us;
 	f->te.now_us = 0;
+}
+
+/* damon, as damo's mem_tier.sh sets it up. */
+static void fx_init(struct fx *f)
+{
+	fx_init_policy(f, "damon");
 }
 
 static void fx_create(struct fx *f)
@@ -176,12 +182,39 @@ static void test_hot_promoted_hottest_first(void **state)
 	fx_release(&f);
 }
 
+/* damon-fixed-quota: no goals, so the first window may charge the whole
+ * 200 MB size quota (damos_set_effective_quota(): esz = sz), whatever node
+ * 0's free space; the young filter still keeps the pages touched since the
+ * last look. */
+static void test_fixed_quota_demotes_at_once(void **state)
+{
+	const struct region cold[] = { { 0, NR_PAGES, 0 } };
+	struct fx f;
+	uint64_t p;
+
+	(void)state;
+	fx_init_policy(&f, "damon-fixed-quota");
+	place(&f, 0, 512, 0);			/* node 0 half free */
+	place(&f, UNIT_PAGES, 2 * UNIT_PAGES, 1);
+	fx_create(&f);
+	second(&f, cold, 1, 0, 512);		/* the first apply: all young */
+	assert_int_equal(f.te.moves, 0);
+	second(&f, cold, 1, 0, 256);		/* [0, 256) young */
+	assert_int_equal(f.te.moves, 256);	/* [256, 512) demoted at once */
+	for (p = 0; p < 256; p++)
+		assert_int_equal(f.te.page_node[p], 0);
+	for (p = 256; p < 512; p++)
+		assert_int_equal(f.te.page_node[p], 1);
+	fx_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quota_never_exceeded),
 		cmocka_unit_test(test_cold_demoted_only_below_free_goal),
 		cmocka_unit_test(test_hot_promoted_hottest_first),
+		cmocka_unit_test(test_fixed_quota_demotes_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
