@@ -105,6 +105,12 @@ struct tier_policy_ops {
 	/* Sampling trackers: one sample per this many cache-line misses
 	 * (perf's sample_period); 0: the tracker's default. */
 	uint32_t sample_period_lines;
+	/* Sampling trackers: stores sampled as a stream of their own, one
+	 * sample per this many stores (a second perf event with its own
+	 * sample_period, as HeMem's MEM_INST_RETIRED.ALL_STORES next to its
+	 * load events); sample_period_lines then counts loads only. 0: loads
+	 * and stores share the one stream. */
+	uint32_t sample_period_store_lines;
 	/* Required. Builds the policy's state over env. Returns 0 or -errno. */
 	int (*create)(const struct tier_env *env, void **priv, struct tier_err *err);
 	/* Required. */

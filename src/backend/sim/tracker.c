@@ -124,7 +124,8 @@ int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write
 
 int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 {
-	uint64_t period = s->sample.period;
+	unsigned k = write && s->sample.store_stream;
+	uint64_t period = s->sample.period[k];
 	struct tier_obs o;
 
 	memset(&o, 0, sizeof(o));
@@ -137,7 +138,7 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 		return -ENOMEM;
 	s->policy_cpu_ns += SAMPLE_NS;
 	/* Jitter of +-1/8 so periodic patterns do not alias. */
-	s->sample.countdown = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
+	s->sample.countdown[k] = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
 	return 0;
 }
 
@@ -211,6 +212,8 @@ int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_e
 
 int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err)
 {
+	unsigned k;
+
 	if ((s->trackers & TRK_DAMON) && tier__sim_damon_init(s))
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	if (s->trackers & TRK_HINT) {
@@ -219,12 +222,18 @@ int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err)
 		if (!s->hint.chunk_unmap_ns)
 			return tier_err_set(err, -ENOMEM, "out of memory");
 	}
-	s->sample.period = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
-								  : SAMPLE_PERIOD_LINES) /
-			   LINES_PER_ACCESS;
-	if (!s->sample.period)
-		s->sample.period = 1;
-	s->sample.countdown = s->sample.period;
+	s->sample.period[0] = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
+								     : SAMPLE_PERIOD_LINES) /
+			      LINES_PER_ACCESS;
+	s->sample.store_stream = s->pol && s->pol->sample_period_store_lines;
+	s->sample.period[1] = s->sample.store_stream
+				      ? s->pol->sample_period_store_lines / LINES_PER_ACCESS
+				      : s->sample.period[0];
+	for (k = 0; k < 2; k++) {
+		if (!s->sample.period[k])
+			s->sample.period[k] = 1;
+		s->sample.countdown[k] = s->sample.period[k];
+	}
 	s->hint.next_scan_ns = HINT_SCAN_PERIOD_NS;
 	s->hint.period_ns = HINT_SCAN_PERIOD_NS;
 	return 0;
