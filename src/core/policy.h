@@ -94,6 +94,11 @@ struct tier_page_explain {
 struct tier_policy_ops {
 	const char *name;
 	const char *description;
+	/* A named variant of the policy of this name (a patch set never
+	 * merged, an older setup): run only where named, never among the
+	 * defaults of a comparison. NULL: the policy as its upstream runs it
+	 * by default (or tierd's own). */
+	const char *variant_of;
 	/* Tracker kinds the policy uses, as a mask of enum tier_obs_kind; the
 	 * loop picks a tracker that offers at least one. */
 	unsigned obs_kinds;

@@ -760,6 +760,7 @@ const struct tier_policy_ops tier_policy_damon = {
 const struct tier_policy_ops tier_policy_damon_fixed_quota = {
 	.name = "damon-fixed-quota",
 	.variant_of = "damon",
+	.variant_of = "damon",
 	.description = "damon with fixed 200 MB/s quotas and no quota goals (the guest's earlier setup)",
 	.obs_kinds = TIER_OBS_ACCESSED,
 	.default_tracker = "damon,idle",

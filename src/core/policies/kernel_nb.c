@@ -393,6 +393,7 @@ const struct tier_policy_ops tier_policy_kernel_nb = {
 
 const struct tier_policy_ops tier_policy_tpp = {
 	.name = "tpp",
+	.variant_of = "kernel-nb",
 	.description = "kernel-nb with TPP's patches: active-LRU promotion filter, demotion watermark",
 	.obs_kinds = TIER_OBS_HINT_FAULT | TIER_OBS_ACCESSED,
 	.default_tracker = "hintfault",
