@@ -430,7 +430,8 @@ static void run_usage(FILE *out)
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
 		"              trace, sized so the tiers hold its footprint and a quarter more)\n"
-		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
+		"  --tracker   none|damon|idle|softdirty|samples|hintfault|young[,...]\n"
+		"              (default: the policy's)\n");
 }
 
 int tiersim_run(int argc, char **argv)

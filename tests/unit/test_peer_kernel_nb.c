@@ -118,8 +118,8 @@ static void test_upstream_defaults(void **state)
 	assert_int_equal(c->watermark_scale_factor, 10);
 	assert_false(c->tpp_active_filter);
 	assert_int_equal(c->tpp_demote_scale_factor, 0);
-	/* Hint faults only: reclaim reads young bits itself. */
-	assert_string_equal(f.ops->default_tracker, "hintfault");
+	/* Hint faults; reclaim reads young bits itself (no scan's cost). */
+	assert_string_equal(f.ops->default_tracker, "hintfault,young");
 	fx_release(&f);
 	fx_init_policy(&f, "tpp", 512);
 	c = &((const struct knb *)f.priv)->cfg;

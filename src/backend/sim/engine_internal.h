@@ -103,6 +103,7 @@ enum {
 	TRK_SOFTDIRTY = 4,
 	TRK_SAMPLES = 8,
 	TRK_HINT = 16,
+	TRK_YOUNG = 32,
 };
 
 struct tier__sim_damon_region {
