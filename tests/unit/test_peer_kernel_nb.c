@@ -112,20 +112,29 @@ static void test_upstream_defaults(void **state)
 	(void)state;
 	fx_init(&f, 512);
 	c = &((const struct knb *)f.priv)->cfg;
+	/* kernel/sched/fair.c (torvalds/linux 04026c23c8d8, as 6.12):
+	 * sysctl_numa_balancing_hot_threshold = MSEC_PER_SEC */
 	assert_int_equal(c->hot_threshold_ms, 1000);
+	/* sysctl_numa_balancing_promote_rate_limit = 65536 */
 	assert_int_equal(c->promote_rate_limit_mbps, 65536);
+	/* sysctl_numa_balancing_scan_period_max = 60000 */
 	assert_int_equal(c->scan_period_max_ms, 60000);
+	/* mm/page_alloc.c: watermark_scale_factor = 10 */
 	assert_int_equal(c->watermark_scale_factor, 10);
+	/* should_numa_migrate_memory() never tests folio_test_active() */
 	assert_false(c->tpp_active_filter);
+	/* mm/vmscan.c pgdat_balanced(): WMARK_PROMO, no demote_scale_factor */
 	assert_int_equal(c->tpp_demote_scale_factor, 0);
 	/* Hint faults; reclaim reads young bits itself (no scan's cost). */
 	assert_string_equal(f.ops->default_tracker, "hintfault,young");
+	assert_null(f.ops->variant_of);
 	fx_release(&f);
 	fx_init_policy(&f, "tpp", 512);
 	c = &((const struct knb *)f.priv)->cfg;
 	assert_true(c->tpp_active_filter);
 	assert_int_equal(c->tpp_demote_scale_factor, 200);
 	assert_int_equal(c->hot_threshold_ms, 1000);
+	assert_string_equal(f.ops->variant_of, "kernel-nb");
 	fx_release(&f);
 }
 

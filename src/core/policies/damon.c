@@ -83,6 +83,7 @@
 #include <string.h>
 
 #include "core/policies/linux_mm.h"
+#include "core/policies/peers.h"
 #include "core/policy.h"
 
 /* include/linux/damon.h */
@@ -100,25 +101,9 @@ enum damos_goal_metric {
 	DAMOS_QUOTA_NODE_MEM_FREE_BP,
 };
 
-/* The reference setup's parameters (damo scripts/mem_tier.sh at
- * damonitor/damo 7e1d3afcf9b9; each value: damon_defaults). */
-struct damon_config {
-	uint64_t apply_interval_us;	/* --damos_apply_interval 1s */
-	uint64_t quota_reset_us;	/* --damos_quota_interval 1s */
-	uint64_t quota_sz_bytes;	/* --damos_quota_space 200MB (damo: MiB) */
-	unsigned weight_sz, weight_nr_accesses, weight_age;	/* damo default 1 1 1 */
-	unsigned hot_min_access_pct;	/* --damos_access_rate 5% max */
-	unsigned cold_max_access_pct;	/* --damos_access_rate 0% 0% */
-	uint64_t free_goal_bp;		/* node_mem_free_bp 0.5% */
-	uint64_t used_goal_bp;		/* node_mem_used_bp 99.7% */
-	/* The two goals above tune each scheme's effective quota; false:
-	 * no goals, the effective quota is the size quota itself. */
-	bool quota_goals;
-};
-
 /* damo scripts/mem_tier.sh (damonitor/damo 7e1d3afcf9b9), the lines of
  * its `damo start` command; the same for both schemes unless said. */
-static const struct damon_config damon_defaults = {
+static const struct tier_damon_config damon_defaults = {
 	.apply_interval_us = 1000000,		/* --damos_apply_interval 1s */
 	.quota_reset_us = 1000000,		/* --damos_quota_interval 1s */
 	.quota_sz_bytes = UINT64_C(200) << 20,	/* --damos_quota_space 200MB */
@@ -141,7 +126,7 @@ static const struct damon_config damon_defaults = {
  * goals mm/damon/core.c damos_set_effective_quota() (6.12, the same in
  * 6.16) takes `if (!quota->ms && list_empty(&quota->goals)) quota->esz =
  * quota->sz;`: every window may charge the full 200 MB at once. */
-static const struct damon_config damon_fixed_quota = {
+static const struct tier_damon_config damon_fixed_quota = {
 	.apply_interval_us = 1000000,
 	.quota_reset_us = 1000000,
 	.quota_sz_bytes = UINT64_C(200) << 20,
@@ -188,7 +173,7 @@ struct damon_regions {
 
 struct damon {
 	const struct tier_env *env;
-	struct damon_config cfg;
+	struct tier_damon_config cfg;
 	uint64_t nr_pages;		/* size of the per-page arrays */
 	struct tier__lmm_wmarks wm[TIER_MAX_NODES];
 	uint8_t *young;			/* per page: accessed bit seen */
@@ -643,7 +628,7 @@ static int add_schemes(struct damon *d)
 	return 0;
 }
 
-static int damon_create_with(const struct tier_env *env, const struct damon_config *cfg,
+static int damon_create_with(const struct tier_env *env, const struct tier_damon_config *cfg,
 			     void **priv, struct tier_err *err)
 {
 	struct damon *d = calloc(1, sizeof(*d));
@@ -741,6 +726,11 @@ static size_t damon_metadata_bytes(void *priv)
 	       d->nr_schemes * sizeof(*d->schemes);
 }
 
+const struct tier_damon_config *tier__damon_config(const void *priv)
+{
+	return &((const struct damon *)priv)->cfg;
+}
+
 const struct tier_policy_ops tier_policy_damon = {
 	.name = "damon",
 	.description = "DAMOS migrate_hot/migrate_cold as damo's mem_tier.sh (quota goals, 200 MB/s)",
@@ -759,7 +749,6 @@ const struct tier_policy_ops tier_policy_damon = {
 
 const struct tier_policy_ops tier_policy_damon_fixed_quota = {
 	.name = "damon-fixed-quota",
-	.variant_of = "damon",
 	.variant_of = "damon",
 	.description = "damon with fixed 200 MB/s quotas and no quota goals (the guest's earlier setup)",
 	.obs_kinds = TIER_OBS_ACCESSED,
