@@ -363,6 +363,8 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 					verb, optarg);
 				return 2;
 			}
+			/* Given, it binds every policy, peers included. */
+			o->p.budget_every_policy = true;
 			break;
 		case 'T':
 			o->timeline = optarg;
@@ -431,7 +433,10 @@ static void run_usage(FILE *out)
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
 		"              trace, sized so the tiers hold its footprint and a quarter more)\n"
 		"  --tracker   none|damon|idle|softdirty|samples|hintfault|young[,...]\n"
-		"              (default: the policy's)\n");
+		"              (default: the policy's)\n"
+		"  --budget    bytes/s every policy's moves share, peers' included (a token\n"
+		"              bucket of one second); without it tierd keeps to 256 MiB/s\n"
+		"              and each peer to its own limits\n");
 }
 
 int tiersim_run(int argc, char **argv)

@@ -458,6 +458,25 @@ static void test_young_bits_without_scan_cost(void **state)
 	assert_true(young.policy_cpu_s * 10 < idle.policy_cpu_s);
 }
 
+/* --budget binds every policy (budget_every_policy): kernel-nb, which
+ * keeps to no budget of its own, moves at most the budget's rate over the
+ * run plus the one second the bucket starts with; without it, more. */
+static void test_one_budget_for_every_policy(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "kernel-nb");
+	struct tier_sim_result own, common;
+	const uint64_t budget = 1u << 20;
+
+	(void)state;
+	p.budget_bytes_per_s = budget;
+	run_ok(&p, &own);
+	p.budget_every_policy = true;
+	run_ok(&p, &common);
+	assert_true(own.migrated_bytes > 4 * budget);
+	assert_true(common.migrated_bytes > 0);
+	assert_true(common.migrated_bytes <= budget * (p.duration_us / 1000000 + 1));
+}
+
 static struct thp_seen idle_scan(bool thp)
 {
 	struct tier_sim_params p = params("uniform", "static");
@@ -561,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_thp_split_pays_where_pages_differ),
 		cmocka_unit_test(test_thp_tracker_sees_units),
 		cmocka_unit_test(test_young_bits_without_scan_cost),
+		cmocka_unit_test(test_one_budget_for_every_policy),
 		cmocka_unit_test(test_thp_deterministic_and_different),
 	};
 

@@ -150,6 +150,12 @@ struct tier_sim {
 
 	/* The migrator (migrator.c). */
 	uint64_t splits;
+	struct {
+		bool on;		/* params' budget_every_policy */
+		double rate_bps;	/* bytes per second */
+		double tokens;		/* bytes that may move now */
+		double last_ns;		/* application time of the last refill */
+	} budget;
 	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
 	uint32_t *unit_gen;		/* [units] call that last decided a unit */
 	int *unit_status;		/* [units] its status in that call */
