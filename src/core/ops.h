@@ -117,6 +117,13 @@ struct tier_mem_ops {
 	 * as measured (memory controller counters, a simulated machine's
 	 * model). Returns 0, -ENOENT, or -EOPNOTSUPP when not measurable. */
 	int (*node_latency_ns)(void *priv, int node, double *ns);
+	/* Optional. Whether a page table maps page young (accessed since
+	 * the last call for it), clearing that: what reclaim's
+	 * folio_referenced() does to each page it looks at, at that cost.
+	 * For policies that read accessed bits only of the pages they look
+	 * at, not in a periodic scan of all. Returns 1, 0, or -errno
+	 * (-EFAULT: no such page). */
+	int (*test_and_clear_young)(void *priv, uint64_t page);
 };
 
 /* Reads the topology through ops, validates it and ranks it into tiers

@@ -14,6 +14,7 @@ extern const struct tier_policy_ops tier_policy_kernel_nb;
 extern const struct tier_policy_ops tier_policy_tpp;
 extern const struct tier_policy_ops tier_policy_memtierd_heat_gated;
 extern const struct tier_policy_ops tier_policy_damon;
+extern const struct tier_policy_ops tier_policy_damon_fixed_quota;
 
 const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_tierd,
@@ -25,6 +26,7 @@ const struct tier_policy_ops *const tier_policies[] = {
 	&tier_policy_damon,
 	&tier_policy_tpp,
 	&tier_policy_memtierd_heat_gated,
+	&tier_policy_damon_fixed_quota,
 	NULL,
 };
 

@@ -95,6 +95,11 @@ struct tier_page_explain {
 struct tier_policy_ops {
 	const char *name;
 	const char *description;
+	/* A named variant of the policy of this name (a patch set never
+	 * merged, an older setup): run only where named, never among the
+	 * defaults of a comparison. NULL: the policy as its upstream runs it
+	 * by default (or tierd's own). */
+	const char *variant_of;
 	/* Tracker kinds the policy uses, as a mask of enum tier_obs_kind; the
 	 * loop picks a tracker that offers at least one. */
 	unsigned obs_kinds;
@@ -106,6 +111,12 @@ struct tier_policy_ops {
 	/* Sampling trackers: one sample per this many cache-line misses
 	 * (perf's sample_period); 0: the tracker's default. */
 	uint32_t sample_period_lines;
+	/* Sampling trackers: stores sampled as a stream of their own, one
+	 * sample per this many stores (a second perf event with its own
+	 * sample_period, as HeMem's MEM_INST_RETIRED.ALL_STORES next to its
+	 * load events); sample_period_lines then counts loads only. 0: loads
+	 * and stores share the one stream. */
+	uint32_t sample_period_store_lines;
 	/* Required. Builds the policy's state over env. Returns 0 or -errno. */
 	int (*create)(const struct tier_env *env, void **priv, struct tier_err *err);
 	/* Required. */

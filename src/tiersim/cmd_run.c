@@ -369,6 +369,8 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 					verb, optarg);
 				return 2;
 			}
+			/* Given, it binds every policy, peers included. */
+			o->p.budget_every_policy = true;
 			break;
 		case 'T':
 			o->timeline = optarg;
@@ -441,7 +443,11 @@ static void run_usage(FILE *out)
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
 		"              trace, sized so the tiers hold its footprint and a quarter more)\n"
-		"  --tracker   none|damon|idle|softdirty|samples|hintfault[,...] (default: the policy's)\n");
+		"  --tracker   none|damon|idle|softdirty|samples|hintfault|young[,...]\n"
+		"              (default: the policy's)\n"
+		"  --budget    bytes/s every policy's moves share, peers' included (a token\n"
+		"              bucket of one second); without it tierd keeps to 256 MiB/s\n"
+		"              and each peer to its own limits\n");
 }
 
 int tiersim_run(int argc, char **argv)
@@ -532,8 +538,10 @@ static void compare_usage(FILE *out)
 		"                       [--tracker T] [--budget BYTES_PER_S] [--unit BYTES]\n"
 		"                       [--cgroup TENANT[,...]]...\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
-		"  all policies, with the oracle) and prints AMAT side by side; --tracker,\n"
-		"  --budget, --unit and --cgroup as for tiersim run (run --help).\n");
+		"  every policy but the named variants, with the oracle) and prints AMAT side\n"
+		"  by side; a variant (tpp, damon-fixed-quota, ...: see tiersim list) runs\n"
+		"  when --policies names it. --tracker, --budget, --unit and --cgroup as for\n"
+		"  tiersim run (run --help).\n");
 }
 
 int tiersim_compare(int argc, char **argv)
@@ -559,9 +567,12 @@ int tiersim_compare(int argc, char **argv)
 	for (i = 0; tier_sim_workloads[i]; i++)
 		snprintf(all_w + strlen(all_w), sizeof(all_w) - strlen(all_w), "%s%s", i ? "," : "",
 			 tier_sim_workloads[i]->name);
+	/* The variants (tpp, damon-fixed-quota, ...) only when named: the
+	 * default table is each peer as its upstream runs it. */
 	for (i = 0; tier_policies[i]; i++)
-		snprintf(all_p + strlen(all_p), sizeof(all_p) - strlen(all_p), "%s,",
-			 tier_policies[i]->name);
+		if (!tier_policies[i]->variant_of)
+			snprintf(all_p + strlen(all_p), sizeof(all_p) - strlen(all_p), "%s,",
+				 tier_policies[i]->name);
 	strncat(all_p, "oracle", sizeof(all_p) - strlen(all_p) - 1);
 	wl = split_list(o.workloads ? o.workloads : all_w, &wbuf, &nw);
 	pol = split_list(o.policies ? o.policies : all_p, &pbuf, &np);

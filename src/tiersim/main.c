@@ -67,9 +67,13 @@ static int cmd_list(int argc, char **argv)
 				       tier_sim_workloads[i]->params);
 		}
 		printf("\npolicies:\n");
-		for (i = 0; tier_policies[i]; i++)
+		for (i = 0; tier_policies[i]; i++) {
 			printf("  %-22s %s (tracker %s)\n", tier_policies[i]->name,
 			       tier_policies[i]->description, tier_policies[i]->default_tracker);
+			if (tier_policies[i]->variant_of)
+				printf("  %-22s   variant of %s: compare runs it only when named\n", "",
+				       tier_policies[i]->variant_of);
+		}
 		printf("  %-22s %s\n", "oracle",
 		       "lower bound: each epoch's hottest pages in the fastest tiers, moved for free");
 		printf("\ntrackers: none");
@@ -121,6 +125,8 @@ static int cmd_list(int argc, char **argv)
 				       json_object_new_string(tier_policies[i]->description));
 		json_object_object_add(o, "tracker",
 				       json_object_new_string(tier_policies[i]->default_tracker));
+		json_object_object_add(o, "variant_of", tier_policies[i]->variant_of ?
+				       json_object_new_string(tier_policies[i]->variant_of) : NULL);
 		json_object_array_add(arr, o);
 	}
 	{

@@ -8,6 +8,11 @@ is "$rc" 0 "list --json exits 0"
 is "$(echo "$out" | jq -c '[.machines[].name] | contains(["dram-cxl","dram-cxl-slow","hbm-dram-cxl"])')" true "the required presets exist"
 is "$(echo "$out" | jq -c '[.machines[] | select(.name == "dram-cxl-slow") | .nodes[].latency_ns]')" '[100,250,500]' \
 	"dram-cxl-slow has the guest's latencies"
+# Peers as upstream runs them by default; the variants run only when named.
+run "$B/tiersim" list --json
+is "$(echo "$out" | jq -c '[.policies[] | select(.variant_of != null) | [.name, .variant_of]]')" \
+	'[["tpp","kernel-nb"],["memtierd-heat-gated","memtierd-heat"],["damon-fixed-quota","damon"]]' \
+	"list: the variants and what they vary"
 run "$B/tiersim" topology --machine dram-cxl --ratio 1:8 --json
 is "$(echo "$out" | jq -c '[.nodes[].mem_total_bytes]')" "[$((1 << 30)),$((8 << 30))]" "--ratio 1:8 sets capacities"
 run "$B/tiersim" topology --machine dram-cxl --ratio 1:x
@@ -57,6 +62,12 @@ else
 	skip "compare: JSON on stdout while progress shows" "script(1) not installed"
 fi
 
+run "$B/tiersim" compare --workloads uniform $SMALL --json
+is "$(echo "$out" | jq -c '[.results[].policy]')" \
+	'["tierd","static","hemem","memtis","memtierd-heat","kernel-nb","damon","oracle"]' \
+	"compare: no variant unless named"
+run "$B/tiersim" compare --workloads uniform --policies tpp,damon-fixed-quota $SMALL --json
+is "$(echo "$out" | jq -c '[.results[].policy]')" '["tpp","damon-fixed-quota"]' "compare: a variant runs when named"
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
 first=$out
 run "$B/tiersim" compare --workloads gups-hotset,zipf --policies static,tierd,oracle $SMALL --json --seed 3
@@ -172,14 +183,15 @@ check "a 1:8 machine keeps a smaller share in the fast tier than 1:4 ($f8 < $f4)
 	awk -v a="$f8" -v b="$f4" 'BEGIN { exit !(a < b * 0.8) }'
 
 # The oracle is a lower bound on the whole default suite: every workload x
-# every policy, on a two- and a three-tier machine.
+# every policy but the named variants, on a two- and a three-tier machine.
 for m in dram-cxl dram-cxl-slow; do
 	run "$B/tiersim" compare --machine "$m" $SMALL --json
 	is "$rc" 0 "compare on $m: the default suite runs"
 	is "$(echo "$out" | jq '[.results[].workload] | unique | length')" \
 		"$("$B/tiersim" list --json | jq '.workloads | length')" "compare on $m: every built-in workload"
 	is "$(echo "$out" | jq '[.results[].policy] | unique | length')" \
-		"$(($("$B/tiersim" list --json | jq '.policies | length')))" "compare on $m: every policy and the oracle"
+		"$("$B/tiersim" list --json | jq '[.policies[] | select(.variant_of == null)] | length')" \
+		"compare on $m: every policy but the variants, and the oracle"
 	worse=$(echo "$out" | jq -r '[.results | group_by(.workload)[] |
 		(map(select(.policy == "oracle"))[0].amat_ns) as $o |
 		.[] | select(.policy != "oracle" and .amat_ns < $o) | "\(.workload)/\(.policy)"] | join(" ")')

@@ -439,6 +439,44 @@ static void thp_sink(void *ctx, const struct tier_obs *o, size_t n)
 	}
 }
 
+/* kernel-nb's default tracker (hintfault,young) hands kswapd the same
+ * accessed bits as an idle scan at each tick, without the scan's cost:
+ * the same AMAT, a small fraction of the policy CPU (the scan charged
+ * 50 ns a page every 1 ms tick). */
+static void test_young_bits_without_scan_cost(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "kernel-nb");
+	struct tier_sim_result young, idle;
+
+	(void)state;
+	run_ok(&p, &young);
+	p.tracker = "hintfault,idle";
+	run_ok(&p, &idle);
+	assert_true(young.amat_ns == idle.amat_ns);
+	assert_true(young.migrated_bytes == idle.migrated_bytes);
+	assert_true(young.migrated_bytes > 0);
+	assert_true(young.policy_cpu_s * 10 < idle.policy_cpu_s);
+}
+
+/* --budget binds every policy (budget_every_policy): kernel-nb, which
+ * keeps to no budget of its own, moves at most the budget's rate over the
+ * run plus the one second the bucket starts with; without it, more. */
+static void test_one_budget_for_every_policy(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "kernel-nb");
+	struct tier_sim_result own, common;
+	const uint64_t budget = 1u << 20;
+
+	(void)state;
+	p.budget_bytes_per_s = budget;
+	run_ok(&p, &own);
+	p.budget_every_policy = true;
+	run_ok(&p, &common);
+	assert_true(own.migrated_bytes > 4 * budget);
+	assert_true(common.migrated_bytes > 0);
+	assert_true(common.migrated_bytes <= budget * (p.duration_us / 1000000 + 1));
+}
+
 static struct thp_seen idle_scan(bool thp)
 {
 	struct tier_sim_params p = params("uniform", "static");
@@ -541,6 +579,8 @@ int main(void)
 		cmocka_unit_test(test_thp_split),
 		cmocka_unit_test(test_thp_split_pays_where_pages_differ),
 		cmocka_unit_test(test_thp_tracker_sees_units),
+		cmocka_unit_test(test_young_bits_without_scan_cost),
+		cmocka_unit_test(test_one_budget_for_every_policy),
 		cmocka_unit_test(test_thp_deterministic_and_different),
 	};
 

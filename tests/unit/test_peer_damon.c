@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../lib/policy_env.h"
+#include "core/policies/peers.h"
 
 /* dram-cxl at 1:4, 1024 pages per unit: node 0 1024 pages, node 1 4096. */
 #define NR_PAGES 4096
@@ -27,13 +28,19 @@ struct fx {
 	void *priv;
 };
 
-static void fx_init(struct fx *f)
+static void fx_init_policy(struct fx *f, const char *policy)
 {
 	assert_int_equal(test_env_init(&f->te, "dram-cxl", "1:4", UNIT_PAGES, NR_PAGES), 0);
-	f->ops = tier_policy_find("damon");
+	f->ops = tier_policy_find(policy);
 	assert_non_null(f->ops);
 	f->te.env.interval_us = f->ops->interval_us;
 	f->te.now_us = 0;
+}
+
+/* damon, as damo's mem_tier.sh sets it up. */
+static void fx_init(struct fx *f)
+{
+	fx_init_policy(f, "damon");
 }
 
 static void fx_create(struct fx *f)
@@ -176,12 +183,80 @@ static void test_hot_promoted_hottest_first(void **state)
 	fx_release(&f);
 }
 
+/* damon-fixed-quota: no goals, so the first window may charge the whole
+ * 200 MB size quota (damos_set_effective_quota(): esz = sz), whatever node
+ * 0's free space; the young filter still keeps the pages touched since the
+ * last look. */
+static void test_fixed_quota_demotes_at_once(void **state)
+{
+	const struct region cold[] = { { 0, NR_PAGES, 0 } };
+	struct fx f;
+	uint64_t p;
+
+	(void)state;
+	fx_init_policy(&f, "damon-fixed-quota");
+	place(&f, 0, 512, 0);			/* node 0 half free */
+	place(&f, UNIT_PAGES, 2 * UNIT_PAGES, 1);
+	fx_create(&f);
+	second(&f, cold, 1, 0, 512);		/* the first apply: all young */
+	assert_int_equal(f.te.moves, 0);
+	second(&f, cold, 1, 0, 256);		/* [0, 256) young */
+	assert_int_equal(f.te.moves, 256);	/* [256, 512) demoted at once */
+	for (p = 0; p < 256; p++)
+		assert_int_equal(f.te.page_node[p], 0);
+	for (p = 256; p < 512; p++)
+		assert_int_equal(f.te.page_node[p], 1);
+	fx_release(&f);
+}
+
+/* The schemes as damo's scripts/mem_tier.sh (damonitor/damo 7e1d3afcf9b9)
+ * starts them, one assertion per line of its `damo start` command, and
+ * the variant without goals. A change to a default fails here. */
+static void test_upstream_defaults(void **state)
+{
+	const struct tier_damon_config *c;
+	struct fx f;
+
+	(void)state;
+	fx_init(&f);
+	fx_create(&f);
+	c = tier__damon_config(f.priv);
+	assert_int_equal(c->apply_interval_us, 1000000);	/* --damos_apply_interval 1s */
+	assert_int_equal(c->quota_reset_us, 1000000);	/* --damos_quota_interval 1s */
+	assert_int_equal(c->quota_sz_bytes, 200 << 20);	/* --damos_quota_space 200MB */
+	assert_int_equal(c->cold_max_access_pct, 0);	/* migrate_cold: --damos_access_rate 0% 0% */
+	assert_int_equal(c->hot_min_access_pct, 5);	/* migrate_hot: --damos_access_rate 5% max */
+	assert_int_equal(c->free_goal_bp, 50);		/* --damos_quota_goal node_mem_free_bp 0.5% 0 */
+	assert_int_equal(c->used_goal_bp, 9970);	/* --damos_quota_goal node_mem_used_bp 99.7% 0 */
+	assert_true(c->quota_goals);
+	assert_int_equal(c->weight_sz, 1);
+	assert_int_equal(c->weight_nr_accesses, 1);
+	assert_int_equal(c->weight_age, 1);
+	assert_null(f.ops->variant_of);
+	/* The young filters (reject young, allow young) read accessed bits. */
+	assert_string_equal(f.ops->default_tracker, "damon,idle");
+	assert_int_equal(f.ops->interval_us, 1000000);
+	fx_release(&f);
+
+	fx_init_policy(&f, "damon-fixed-quota");
+	fx_create(&f);
+	c = tier__damon_config(f.priv);
+	assert_false(c->quota_goals);
+	assert_int_equal(c->quota_sz_bytes, 200 << 20);
+	assert_int_equal(c->hot_min_access_pct, 5);
+	assert_int_equal(c->cold_max_access_pct, 0);
+	assert_string_equal(f.ops->variant_of, "damon");
+	fx_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quota_never_exceeded),
 		cmocka_unit_test(test_cold_demoted_only_below_free_goal),
 		cmocka_unit_test(test_hot_promoted_hottest_first),
+		cmocka_unit_test(test_fixed_quota_demotes_at_once),
+		cmocka_unit_test(test_upstream_defaults),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

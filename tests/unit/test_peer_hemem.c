@@ -239,6 +239,24 @@ static void test_no_demotion_of_hot_dram(void **state)
 	fx_release(&f);
 }
 
+/* The sampling setup as HeMem's source (cuhk-mass/hemem 57fb561) has it:
+ * pebs.c pebs_init() opens a load event per tier (DRAMREAD, NVMREAD) and a
+ * store event (WRITE), and perf_setup() gives each sample_period =
+ * SAMPLE_PERIOD (pebs.h: 19997); the policy thread's interval is
+ * PEBS_KSWAPD_INTERVAL (pebs.h: 10 ms). A change to a default fails here. */
+static void test_upstream_defaults(void **state)
+{
+	const struct tier_policy_ops *ops = tier_policy_find("hemem");
+
+	(void)state;
+	assert_non_null(ops);
+	assert_int_equal(ops->sample_period_lines, 19997);	/* loads */
+	assert_int_equal(ops->sample_period_store_lines, 19997);	/* stores, own stream */
+	assert_int_equal(ops->interval_us, 10000);
+	assert_string_equal(ops->default_tracker, "samples");
+	assert_null(ops->variant_of);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_cooling_cools_hot_regions),
 		cmocka_unit_test(test_pass_is_bounded_and_fifo),
 		cmocka_unit_test(test_no_demotion_of_hot_dram),
+		cmocka_unit_test(test_upstream_defaults),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -112,19 +112,29 @@ static void test_upstream_defaults(void **state)
 	(void)state;
 	fx_init(&f, 512);
 	c = &((const struct knb *)f.priv)->cfg;
+	/* kernel/sched/fair.c (torvalds/linux 04026c23c8d8, as 6.12):
+	 * sysctl_numa_balancing_hot_threshold = MSEC_PER_SEC */
 	assert_int_equal(c->hot_threshold_ms, 1000);
+	/* sysctl_numa_balancing_promote_rate_limit = 65536 */
 	assert_int_equal(c->promote_rate_limit_mbps, 65536);
+	/* sysctl_numa_balancing_scan_period_max = 60000 */
 	assert_int_equal(c->scan_period_max_ms, 60000);
+	/* mm/page_alloc.c: watermark_scale_factor = 10 */
 	assert_int_equal(c->watermark_scale_factor, 10);
+	/* should_numa_migrate_memory() never tests folio_test_active() */
 	assert_false(c->tpp_active_filter);
+	/* mm/vmscan.c pgdat_balanced(): WMARK_PROMO, no demote_scale_factor */
 	assert_int_equal(c->tpp_demote_scale_factor, 0);
-	assert_string_equal(f.ops->default_tracker, "hintfault,idle");
+	/* Hint faults; reclaim reads young bits itself (no scan's cost). */
+	assert_string_equal(f.ops->default_tracker, "hintfault,young");
+	assert_null(f.ops->variant_of);
 	fx_release(&f);
 	fx_init_policy(&f, "tpp", 512);
 	c = &((const struct knb *)f.priv)->cfg;
 	assert_true(c->tpp_active_filter);
 	assert_int_equal(c->tpp_demote_scale_factor, 200);
 	assert_int_equal(c->hot_threshold_ms, 1000);
+	assert_string_equal(f.ops->variant_of, "kernel-nb");
 	fx_release(&f);
 }
 
@@ -234,6 +244,83 @@ static void test_demotion_only_under_pressure(void **state)
 	fx_release(&f);
 }
 
+/* Page-table young bits behind test_and_clear_young, and the pages it was
+ * asked about. */
+static uint8_t pte_young[NR_PAGES];
+static uint64_t young_calls;
+
+static int young_node_pages(void *priv, int node, uint64_t *total, uint64_t *free)
+{
+	struct test_env *te = priv;
+
+	if (node < 0 || (size_t)node >= te->machine.nr_nodes)
+		return -ENOENT;
+	*total = te->cap[node];
+	*free = te->cap[node] - te->used[node];
+	return 0;
+}
+
+static int young_test_and_clear(void *priv, uint64_t page)
+{
+	int y = pte_young[page];
+
+	(void)priv;
+	pte_young[page] = 0;
+	young_calls++;
+	return y;
+}
+
+static const struct tier_mem_ops young_mem_ops = {
+	.name = "young",
+	.node_pages = young_node_pages,
+	.test_and_clear_young = young_test_and_clear,
+};
+
+/* kswapd reads each page's young bit when it looks at the page
+ * (folio_referenced() from shrink_active_list() and
+ * folio_check_references()), and only then: no bit is read while the
+ * node is balanced, however many ticks pass; under pressure a page whose
+ * PTE is young gets its second chance, the others are demoted. */
+static void test_young_read_by_reclaim_only(void **state)
+{
+	struct tier_err err = { "" };
+	struct fx f;
+	uint64_t p;
+	int i;
+
+	(void)state;
+	assert_int_equal(test_env_init(&f.te, "dram-cxl", "1:4", UNIT_PAGES, NR_PAGES), 0);
+	f.ops = tier_policy_find("kernel-nb");
+	f.te.env.interval_us = f.ops->interval_us;
+	f.te.env.mem = &young_mem_ops;
+	f.te.now_us = 1000000;
+	for (p = 0; p < NR_PAGES; p++)
+		test_env_place(&f.te, p, p < 900 ? 0 : 1);	/* 124 free > low 35 */
+	if (f.ops->create(&f.te.env, &f.priv, &err))
+		fail_msg("create: %s", err.msg);
+	memset(pte_young, 1, sizeof(pte_young));
+	young_calls = 0;
+	for (i = 0; i < 1000; i++)
+		tick(&f);
+	assert_int_equal(young_calls, 0);	/* one second, no reclaim */
+	assert_int_equal(f.te.moves, 0);
+	for (p = 900; p < 1000; p++)		/* node 0 under its low mark */
+		test_env_place(&f.te, p, 0);
+	for (i = 0; i < 5; i++) {
+		memset(pte_young, 0, sizeof(pte_young));
+		memset(pte_young, 1, 100);	/* pages 0..99 in use */
+		tick(&f);
+	}
+	assert_true(f.te.moves > 0);
+	assert_true(free_pages(&f, 0) > 49);
+	for (p = 0; p < 100; p++)
+		assert_int_equal(f.te.page_node[p], 0);
+	/* kswapd looked at some pages, not at every page every tick. */
+	assert_true(young_calls > 0);
+	assert_true(young_calls < 5 * 1000);
+	fx_release(&f);
+}
+
 /* resize/forget: pages that appear later join the LRU like fresh ones;
  * a forgotten page starts over. */
 static void test_resize_and_forget(void **state)
@@ -298,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_latency_threshold),
 		cmocka_unit_test(test_no_promotion_at_watermark),
 		cmocka_unit_test(test_demotion_only_under_pressure),
+		cmocka_unit_test(test_young_read_by_reclaim_only),
 		cmocka_unit_test(test_resize_and_forget),
 		cmocka_unit_test(test_watermarks_follow_kernel_formula),
 	};

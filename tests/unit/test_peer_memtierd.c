@@ -118,7 +118,9 @@ static void test_upstream_defaults(void **state)
 	assert_int_equal(f.cfg.mover_bandwidth_mbps, 100);
 	assert_true(f.cfg.seed_numa_size_from_heat_numas);	/* SetConfig() at 17dc462 */
 	assert_int_equal(f.cfg.numa_size_pages[0], -1);	/* no NumaSize */
+	assert_null(f.ops->variant_of);
 	assert_non_null(tier_policy_find("memtierd-heat-gated"));
+	assert_string_equal(tier_policy_find("memtierd-heat-gated")->variant_of, "memtierd-heat");
 	test_env_release(&f.te);
 }
 

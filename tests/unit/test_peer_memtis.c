@@ -206,6 +206,23 @@ static void test_cold_page_not_promoted(void **state)
 	fx_release(&f);
 }
 
+/* The knobs as MEMTIS's kernel sets them (cosmoss-jigu/memtis
+ * linux/mm/mempolicy.c: htmm_sample_period = 199,
+ * htmm_{promotion,demotion}_period_in_ms = 500; adaptation and cooling
+ * periods, 100000 and 2000000 samples, are pinned by the tests above
+ * through ADAPT and COOL). A change to a default fails here. */
+static void test_upstream_defaults(void **state)
+{
+	const struct tier_policy_ops *ops = tier_policy_find("memtis");
+
+	(void)state;
+	assert_non_null(ops);
+	assert_int_equal(ops->sample_period_lines, 199);
+	assert_int_equal(ops->interval_us, 500000);
+	assert_string_equal(ops->default_tracker, "samples");
+	assert_null(ops->variant_of);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_cooling_halves_counts),
 		cmocka_unit_test(test_warm_band),
 		cmocka_unit_test(test_cold_page_not_promoted),
+		cmocka_unit_test(test_upstream_defaults),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,6 +232,11 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.clock_priv = s;
 	s->env.budget_bytes_per_s = p->budget_bytes_per_s ? p->budget_bytes_per_s
 							   : TIER_SIM_DEFAULT_BUDGET;
+	/* One budget for every policy: the bucket starts full. */
+	s->budget.on = p->budget_every_policy && p->budget_bytes_per_s;
+	s->budget.rate_bps = (double)s->env.budget_bytes_per_s;
+	s->budget.tokens = s->budget.rate_bps;
+	s->budget.last_ns = 0;
 	s->env.max_batch = 1024;
 	s->env.interval_us = s->pol && s->pol->interval_us ? s->pol->interval_us : 100000;
 	s->env.work_units = &s->work_units;

@@ -49,6 +49,11 @@ struct tier_sim_params {
 	uint64_t seed;
 	uint64_t duration_us;		/* simulated run length */
 	uint64_t budget_bytes_per_s;	/* migration budget; 0: the default */
+	/* budget_bytes_per_s binds every move the migrator makes, whatever
+	 * the policy (a token bucket of one second's bytes): one budget for
+	 * every policy. false: only policies that read env's budget keep to
+	 * it (tierd); the peers keep their own limits. */
+	bool budget_every_policy;
 	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
 	/* Measure this host's CPU in the loop's steps (policy_step_cpu_s):
 	 * the one figure of a result that differs from run to run. */

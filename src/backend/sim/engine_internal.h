@@ -75,7 +75,11 @@
 #define DAMON_CHECK_NS 100.0
 /* Sampled accesses: the PMU's assist plus reading the sample, ~200 ns of
  * the collecting thread; by default one sample per 20000 misses
- * (HeMem-like period), or the period the policy asks for. */
+ * (HeMem-like period), or the period the policy asks for. A policy with a
+ * store period gets two streams, each with its own countdown: loads, and
+ * stores counted one per cache line written (LINES_PER_ACCESS per store
+ * access; the PMU's store event counts store instructions, which the model
+ * does not have). */
 #define SAMPLE_NS 200.0
 #define SAMPLE_PERIOD_LINES 20000
 /* A policy's own work: ~5 ns per page or observation it visits. */
@@ -99,6 +103,7 @@ enum {
 	TRK_SOFTDIRTY = 4,
 	TRK_SAMPLES = 8,
 	TRK_HINT = 16,
+	TRK_YOUNG = 32,
 };
 
 struct tier__sim_damon_region {
@@ -145,6 +150,12 @@ struct tier_sim {
 
 	/* The migrator (migrator.c). */
 	uint64_t splits;
+	struct {
+		bool on;		/* params' budget_every_policy */
+		double rate_bps;	/* bytes per second */
+		double tokens;		/* bytes that may move now */
+		double last_ns;		/* application time of the last refill */
+	} budget;
 	uint32_t move_gen;		/* THP: sim_move call, for the statuses */
 	uint32_t *unit_gen;		/* [units] call that last decided a unit */
 	int *unit_status;		/* [units] its status in that call */
@@ -169,8 +180,11 @@ struct tier_sim {
 		double next_sample_ns, next_aggr_ns;
 	} damon;
 	struct {
-		uint64_t countdown;
-		uint64_t period;	/* simulated accesses per sample */
+		/* [0] loads, or every access when the policy has no store
+		 * stream; [1] stores when it has (store_stream). */
+		uint64_t countdown[2];
+		uint64_t period[2];	/* simulated accesses per sample */
+		bool store_stream;
 	} sample;
 	struct {
 		double next_scan_ns;
@@ -293,7 +307,8 @@ int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o);
 /* A hint fault on page p (flags at fp) by an access t_ns into the batch.
  * Returns 0 or -ENOMEM. */
 int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write, double t_ns);
-/* A sampled access to page p; rearms the sample countdown. Returns 0 or
+/* A sampled access to page p; rearms the countdown of its stream (the
+ * store stream for a store when the policy has one). Returns 0 or
  * -ENOMEM. */
 int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write);
 

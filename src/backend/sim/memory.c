@@ -92,10 +92,30 @@ static int sim_node_latency(void *priv, int node, double *ns)
 	return 0;
 }
 
+/* folio_referenced() on one page (with THP, its unit): the same rmap walk
+ * and PTE test-and-clear that page_idle's bitmap read does per page
+ * (mm/page_idle.c page_idle_clear_pte_refs()), so at the idle scan's cost
+ * per page, charged to the caller's CPU (kswapd, not the application). */
+static int sim_test_and_clear_young(void *priv, uint64_t page)
+{
+	struct tier_sim *s = priv;
+	uint64_t i;
+	bool young;
+
+	if (page >= s->nr_pages)
+		return -EFAULT;
+	i = tier__sim_flag_idx(s, page);
+	young = s->flags[i] & F_ACCESSED;
+	s->flags[i] &= (uint8_t)~F_ACCESSED;
+	s->policy_cpu_ns += IDLE_SCAN_PAGE_NS;
+	return young;
+}
+
 const struct tier_mem_ops tier__sim_mem_ops = {
 	.name = "sim",
 	.node_pages = sim_node_pages,
 	.node_latency_ns = sim_node_latency,
+	.test_and_clear_young = sim_test_and_clear_young,
 };
 
 uint64_t tier__sim_tier_cap(const struct tier_sim *s, size_t rank)

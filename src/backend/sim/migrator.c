@@ -9,6 +9,27 @@
 
 #define PINGPONG_WINDOW_MS 2000
 
+/* One budget for every policy (tier_sim_params.budget_every_policy): a
+ * token bucket refilled at the budget's rate, holding at most one second
+ * of it, so a policy that moves once a second (damon's apply interval)
+ * gets the same bytes as one that moves every tick. Takes bytes and
+ * returns true when the bucket holds them; false: the move waits (-EBUSY,
+ * "try later", as a migrator at its limit answers). */
+static bool budget_take(struct tier_sim *s, uint64_t bytes)
+{
+	double t;
+
+	if (!s->budget.on)
+		return true;
+	t = s->budget.tokens + s->budget.rate_bps * (s->app_ns - s->budget.last_ns) / 1e9;
+	s->budget.tokens = t < s->budget.rate_bps ? t : s->budget.rate_bps;
+	s->budget.last_ns = s->app_ns;
+	if (s->budget.tokens < (double)bytes)
+		return false;
+	s->budget.tokens -= (double)bytes;
+	return true;
+}
+
 /* Moves one page with its costs: 4 KiB read on the source and written on
  * the target, the mover's CPU, the per-tier-pair count, and ping-pong
  * (back to the tier it left within the window). */
@@ -56,6 +77,8 @@ static int move_unit(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bo
 		return to;
 	if (s->cap_pages[to] - s->used_pages[to] < need)
 		return -ENOMEM;
+	if (!budget_take(s, need * PAGE_BYTES))
+		return -EBUSY;
 	for (q = base; q < base + len; q++) {
 		uint8_t from = s->page_node[q];
 
@@ -81,6 +104,8 @@ static int move_page(struct tier_sim *s, uint64_t p, int to, uint32_t now_ms, bo
 		return to;
 	if (s->used_pages[to] >= s->cap_pages[to])
 		return -ENOMEM;
+	if (!budget_take(s, PAGE_BYTES))
+		return -EBUSY;
 	move_one(s, p, to, now_ms);
 	*did = true;
 	return to;

@@ -61,9 +61,12 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 				return -ENOMEM;
 		}
 		s->flags[fp] = f | F_ACCESSED;
-		if ((trk & TRK_SAMPLES) && --s->sample.countdown == 0 &&
-		    tier__sim_sample(s, p, a[i].write))
-			return -ENOMEM;
+		if (trk & TRK_SAMPLES) {
+			unsigned k = a[i].write && s->sample.store_stream;
+
+			if (--s->sample.countdown[k] == 0 && tier__sim_sample(s, p, a[i].write))
+				return -ENOMEM;
+		}
 	}
 	/* Traffic per node is added per batch by the caller, from the
 	 * per-node counters. */

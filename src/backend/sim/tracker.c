@@ -1,8 +1,9 @@
 /* tracker.c - the simulated trackers and the tracker ops that deliver their
  * observations: accessed-bit (idle) and soft-dirty scans, 1-in-N sampled
  * accesses, NUMA hint faults from a scan that unmaps pages as the kernel's
- * NUMA balancing does; DAMON's regions are in tracker_damon.c. Each charges
- * the costs of engine_internal.h to the policy's CPU or the application.
+ * NUMA balancing does, and the young bits as the hardware leaves them
+ * (young); DAMON's regions are in tracker_damon.c. Each charges the costs
+ * of engine_internal.h to the policy's CPU or the application.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #define HINT_CHUNK_SHIFT 9				/* unmap time per 2 MiB */
 
 const char *const tier_sim_trackers[] = {
-	"damon", "idle", "softdirty", "samples", "hintfault", NULL,
+	"damon", "idle", "softdirty", "samples", "hintfault", "young", NULL,
 };
 
 int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o)
@@ -35,8 +36,10 @@ int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o)
 	return 0;
 }
 
-/* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs. */
-static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us)
+/* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs;
+ * charged unless `free` (the young tracker: no software scans). */
+static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us,
+		    bool free)
 {
 	uint64_t p = 0;
 	int ret;
@@ -63,6 +66,8 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 	}
 	for (p = 0; p < s->nr_pages; p++)
 		s->flags[p] &= (uint8_t)~bit;
+	if (free)
+		return 0;
 	if (bit == F_ACCESSED) {
 		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
 	} else {
@@ -124,7 +129,8 @@ int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write
 
 int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 {
-	uint64_t period = s->sample.period;
+	unsigned k = write && s->sample.store_stream;
+	uint64_t period = s->sample.period[k];
 	struct tier_obs o;
 
 	memset(&o, 0, sizeof(o));
@@ -137,7 +143,7 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 		return -ENOMEM;
 	s->policy_cpu_ns += SAMPLE_NS;
 	/* Jitter of +-1/8 so periodic patterns do not alias. */
-	s->sample.countdown = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
+	s->sample.countdown[k] = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
 	return 0;
 }
 
@@ -164,11 +170,21 @@ static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *,
 	uint32_t interval_us = (uint32_t)s->env.interval_us;
 	int ret = 0;
 
-	/* Scanning trackers look at the bits right before the policy runs. */
-	if (s->trackers & TRK_IDLE)
-		ret = bit_scan(s, F_ACCESSED, TIER_OBS_ACCESSED, interval_us);
+	/* Scanning trackers look at the bits right before the policy runs.
+	 * young hands over the same bits without a scan's cost: the page
+	 * table's young bits, which a policy that reads them page by page
+	 * (kernel-nb's kswapd, through test_and_clear_young) pays for per
+	 * page it reads. Handing them over each tick makes the accesses of a
+	 * tick count after the reads in it: the tick's hint faults, and the
+	 * kswapd runs they start, are replayed at the tick's end, where the
+	 * kernel's kswapd runs beside the application and sees its accesses
+	 * meanwhile (a hot page is touched between its deactivation and its
+	 * turn at the inactive tail). */
+	if (s->trackers & (TRK_IDLE | TRK_YOUNG))
+		ret = bit_scan(s, F_ACCESSED, TIER_OBS_ACCESSED, interval_us,
+			       !(s->trackers & TRK_IDLE));
 	if (!ret && (s->trackers & TRK_SOFTDIRTY))
-		ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, interval_us);
+		ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, interval_us, false);
 	if (ret)
 		return tier_err_set(err, ret, "out of memory");
 	if (s->nr_obs)
@@ -200,7 +216,7 @@ int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_e
 				break;
 		if (!tier_sim_trackers[k])
 			return tier_err_set(err, -EINVAL,
-					    "unknown tracker '%s' (none, damon, idle, softdirty, samples, hintfault)",
+					    "unknown tracker '%s' (none, damon, idle, softdirty, samples, hintfault, young)",
 					    tok);
 		s->trackers |= 1u << k;
 	}
@@ -211,6 +227,8 @@ int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_e
 
 int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err)
 {
+	unsigned k;
+
 	if ((s->trackers & TRK_DAMON) && tier__sim_damon_init(s))
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	if (s->trackers & TRK_HINT) {
@@ -219,12 +237,18 @@ int tier__sim_trackers_init(struct tier_sim *s, struct tier_err *err)
 		if (!s->hint.chunk_unmap_ns)
 			return tier_err_set(err, -ENOMEM, "out of memory");
 	}
-	s->sample.period = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
-								  : SAMPLE_PERIOD_LINES) /
-			   LINES_PER_ACCESS;
-	if (!s->sample.period)
-		s->sample.period = 1;
-	s->sample.countdown = s->sample.period;
+	s->sample.period[0] = (s->pol && s->pol->sample_period_lines ? s->pol->sample_period_lines
+								     : SAMPLE_PERIOD_LINES) /
+			      LINES_PER_ACCESS;
+	s->sample.store_stream = s->pol && s->pol->sample_period_store_lines;
+	s->sample.period[1] = s->sample.store_stream
+				      ? s->pol->sample_period_store_lines / LINES_PER_ACCESS
+				      : s->sample.period[0];
+	for (k = 0; k < 2; k++) {
+		if (!s->sample.period[k])
+			s->sample.period[k] = 1;
+		s->sample.countdown[k] = s->sample.period[k];
+	}
 	s->hint.next_scan_ns = HINT_SCAN_PERIOD_NS;
 	s->hint.period_ns = HINT_SCAN_PERIOD_NS;
 	return 0;

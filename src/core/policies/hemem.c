@@ -6,10 +6,17 @@
  * What HeMem does, and what this file does the same way:
  *  - Memory is managed in 2 MiB pages (hemem.h PAGE_SIZE = HUGEPAGE_SIZE);
  *    here a region of 512 pages of 4 KiB (2 MiB / page size).
- *  - PEBS samples, one per SAMPLE_PERIOD (19997) events (the policy asks
- *    the sampling tracker for that period), are counted per region in three
- *    counters by event: DRAM loads, NVM loads, stores (pebs_scan_thread():
- *    accesses[j]++).
+ *  - PEBS samples from separate perf events, each with its own
+ *    sample_period of SAMPLE_PERIOD (19997) events (pebs.c perf_setup(),
+ *    pebs_init()): loads served by DRAM (MEM_LOAD_L3_MISS_RETIRED.
+ *    LOCAL_DRAM), loads served by NVM (MEM_LOAD_RETIRED.LOCAL_PMM) and
+ *    stores (MEM_INST_RETIRED.ALL_STORES). The policy asks the sampling
+ *    tracker for two streams, loads and stores, each of that period
+ *    (sample_period_lines, sample_period_store_lines). The two load events
+ *    are one load stream here: each fires once per 19997 loads of its own
+ *    tier, which gives every page the same sample rate as one stream over
+ *    all loads. Samples are counted per region in three counters by event:
+ *    DRAM loads, NVM loads, stores (pebs_scan_thread(): accesses[j]++).
  *  - Hot once stores >= HOT_WRITE_THRESHOLD (4) or loads >= HOT_READ_THRESHOLD
  *    (4); the check runs on the raw counts before the lazy cooling below,
  *    and sends a hot or cold request through a ring to the policy thread.
@@ -65,7 +72,9 @@
 #include "core/policy.h"
 
 #define HUGE_BYTES (UINT64_C(2) << 20)		/* hemem.h HUGEPAGE_SIZE */
-#define SAMPLE_PERIOD 19997			/* pebs.h */
+/* pebs.h SAMPLE_PERIOD, the sample_period perf_setup() gives each of
+ * the three events (DRAMREAD, NVMREAD, WRITE) */
+#define SAMPLE_PERIOD 19997
 #define HOT_READ_THRESHOLD 4			/* pebs.h */
 #define HOT_WRITE_THRESHOLD 4			/* pebs.h */
 #define PEBS_COOLING_THRESHOLD 10		/* pebs.h */
@@ -684,7 +693,9 @@ const struct tier_policy_ops tier_policy_hemem = {
 	.obs_kinds = TIER_OBS_SAMPLE,
 	.default_tracker = "samples",
 	.interval_us = PEBS_KSWAPD_INTERVAL_US,
+	/* Loads and stores, each its own event and period (pebs_init()). */
 	.sample_period_lines = SAMPLE_PERIOD,
+	.sample_period_store_lines = SAMPLE_PERIOD,
 	.create = hemem_create,
 	.destroy = hemem_destroy,
 	.observe = hemem_observe,

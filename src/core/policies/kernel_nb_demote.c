@@ -41,7 +41,7 @@ static uint64_t shrink_active(struct knb *k, int node, unsigned nr)
 			tier__knb_lru_sync(k, p);
 			continue;
 		}
-		k->flags[p] &= (uint8_t)~PG_YOUNG;
+		knb_test_clear_young(k, p);
 		tier__knb_lru_add(k, p, node, false);
 	}
 	return scanned;
@@ -81,15 +81,18 @@ static size_t isolate_inactive(struct knb *k, int node, unsigned nr, uint64_t *s
 
 	while (nr-- && l->tail != KNB_NIL && n < k->batch_cap) {
 		uint64_t p = l->tail;
-		uint8_t f = k->flags[p];
+		uint8_t f;
+		bool young;
 
 		(*scanned)++;
 		if (env->page_node[p] != node) {
 			tier__knb_lru_sync(k, p);
 			continue;
 		}
-		k->flags[p] = (uint8_t)(f & ~(PG_YOUNG | PG_REFERENCED));
-		if (f & PG_YOUNG) {
+		young = knb_test_clear_young(k, p);
+		f = k->flags[p];
+		k->flags[p] = (uint8_t)(f & ~PG_REFERENCED);
+		if (young) {
 			/* folio_check_references(): referenced PTEs set
 			 * PG_referenced; referenced before too -> activate,
 			 * else keep for another trip. */

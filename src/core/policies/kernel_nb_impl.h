@@ -119,6 +119,24 @@ static inline uint64_t knb_node_free(const struct knb *k, int node)
 	return free;
 }
 
+/* folio_referenced() as reclaim calls it on a page it looks at: whether
+ * a PTE maps p young, clearing it. The bit is read from the page table
+ * through env->mem's test_and_clear_young where the backend has one (the
+ * simulator: charged per page looked at, as kswapd pays), and from the
+ * young bits an accessed-bit tracker delivered (PG_YOUNG) otherwise or
+ * as well. */
+static inline bool knb_test_clear_young(struct knb *k, uint64_t p)
+{
+	const struct tier_env *env = k->env;
+	bool young = k->flags[p] & PG_YOUNG;
+
+	k->flags[p] &= (uint8_t)~PG_YOUNG;
+	if (env->mem->test_and_clear_young &&
+	    env->mem->test_and_clear_young(env->mem_priv, p) > 0)
+		young = true;
+	return young;
+}
+
 /* Whether node is in the top tier (node_is_toptier()). */
 static inline bool knb_toptier(const struct knb *k, int node)
 {

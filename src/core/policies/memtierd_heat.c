@@ -704,6 +704,7 @@ const struct tier_policy_ops tier_policy_memtierd_heat = {
 
 const struct tier_policy_ops tier_policy_memtierd_heat_gated = {
 	.name = "memtierd-heat-gated",
+	.variant_of = "memtierd-heat",
 	.description = "memtierd-heat as earlier memtierd selects its path: a range moves only once 20 s old",
 	.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE,
 	.default_tracker = "softdirty",

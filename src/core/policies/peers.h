@@ -82,4 +82,25 @@ double tier__memtierd_heat_of(const void *priv, uint64_t page);
 /* Mover tasks queued (memtierd's Mover.TaskCount()). */
 size_t tier__memtierd_tasks(const void *priv);
 
+/* --- damon --------------------------------------------------------------- */
+
+/* The parameters of the DAMOS schemes (damon.c cites each); units in the
+ * names. */
+struct tier_damon_config {
+	uint64_t apply_interval_us;	/* --damos_apply_interval */
+	uint64_t quota_reset_us;	/* --damos_quota_interval */
+	uint64_t quota_sz_bytes;	/* --damos_quota_space */
+	unsigned weight_sz, weight_nr_accesses, weight_age;	/* quota weights */
+	unsigned hot_min_access_pct;	/* migrate_hot: --damos_access_rate MIN max */
+	unsigned cold_max_access_pct;	/* migrate_cold: --damos_access_rate 0% MAX */
+	uint64_t free_goal_bp;		/* migrate_cold goal: node_mem_free_bp */
+	uint64_t used_goal_bp;		/* migrate_hot goal: node_mem_used_bp */
+	/* The two goals above tune each scheme's effective quota; false:
+	 * no goals, the effective quota is the size quota itself. */
+	bool quota_goals;
+};
+
+/* The configuration a damon (or damon-fixed-quota) policy runs with. */
+const struct tier_damon_config *tier__damon_config(const void *priv);
+
 #endif
