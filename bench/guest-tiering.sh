@@ -24,13 +24,16 @@
 # the defaults (~75 s a run, six runs, and the boot).
 #
 #   bench/guest-tiering.sh [--kernel SUITE] [--layout LAYOUTS] [--out FILE]
-#                          [SECONDS [SETTLE [TRACKER [MAX_CPU_PERCENT]]]]
+#                          [--render RAW] [SECONDS [SETTLE [TRACKER [MAX_CPU_PERCENT]]]]
 # --kernel: the guest kernel (scripts/tiered-vm --kernel: a Debian suite such
 # as sid, or a bzImage path; default the test bed's, Linux 6.12); any other
 # kernel writes bench/results/guest-tiering[-TRACKER-cpuPERCENT]-SUITE.txt.
 # --layout: contiguous, scattered or both comma-separated (the default);
 # one alone writes bench/results/guest-tiering[...]-LAYOUT[-SUITE].txt.
 # --out: write FILE instead (e.g. a short check that leaves the results be).
+# --render RAW: boot nothing; make the tables and lines from RAW, the guest's
+# raw output kept by an earlier run (BENCH_GUEST_RAW below), to --out FILE
+# or standard output.
 # SECONDS: ticks per run (default 60); SETTLE: stop the kernel and tierd runs
 # that many seconds after their hot set reached 90% on node 0 (default 0:
 # never early); TRACKER: tierd's policy.tracker, MAX_CPU_PERCENT its
@@ -44,14 +47,15 @@ B=${TIERD_BUILD:-$ROOT/build}
 KERNEL=
 LAYOUTS=contiguous,scattered
 OUT=
+RENDER=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--kernel | --layout | --out)
+	--kernel | --layout | --out | --render)
 		[ $# -ge 2 ] || { echo "bench-guest: $1 needs a value" >&2; exit 2; }
 		opt=${1#--}; val=$2; shift 2 ;;
-	--kernel=* | --layout=* | --out=*)
+	--kernel=* | --layout=* | --out=* | --render=*)
 		opt=${1%%=*}; opt=${opt#--}; val=${1#*=}; shift ;;
-	--*) echo "bench-guest: unknown option $1 (--kernel SUITE, --layout LAYOUTS, --out FILE)" >&2
+	--*) echo "bench-guest: unknown option $1 (--kernel SUITE, --layout LAYOUTS, --out FILE, --render RAW)" >&2
 		exit 2 ;;
 	*) break ;;
 	esac
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
 	kernel) KERNEL=$val ;;
 	layout) LAYOUTS=$val ;;
 	out) OUT=$val ;;
+	render) RENDER=$val ;;
 	esac
 done
 for l in ${LAYOUTS//,/ }; do
@@ -77,7 +82,9 @@ case $SECS$SETTLE in
 	exit 2 ;;
 esac
 TOPO="100:20G:768 250:8G:768 500:2G:768"
-if [ -z "$OUT" ]; then
+if [ -n "$RENDER" ]; then
+	[ -r "$RENDER" ] || { echo "bench-guest: --render $RENDER: cannot read it" >&2; exit 2; }
+elif [ -z "$OUT" ]; then
 	OUT=$ROOT/bench/results/guest-tiering.txt
 	[ "$TRACKER" = auto ] && [ -z "$MAXCPU" ] ||
 		OUT=$ROOT/bench/results/guest-tiering-$TRACKER-cpu${MAXCPU:-5}.txt
@@ -89,30 +96,37 @@ VM_KERNEL=()
 [ -z "$KERNEL" ] || VM_KERNEL=(--kernel "$KERNEL")
 export TIERED_VM_BUILD_DIR=$B
 
-if ! command -v qemu-system-x86_64 >/dev/null; then
-	echo "bench-guest: qemu-system-x86_64 is not installed (scripts/install-deps)" >&2
-	exit 1
+table=$(mktemp)
+trap 'rm -f "$table"' EXIT
+if [ -n "$RENDER" ]; then
+	raw=$RENDER
+	ran="rendered from $RENDER, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+else
+	if ! command -v qemu-system-x86_64 >/dev/null; then
+		echo "bench-guest: qemu-system-x86_64 is not installed (scripts/install-deps)" >&2
+		exit 1
+	fi
+	for f in gups tierd tierctl; do
+		[ -x "$B/$f" ] || { echo "bench-guest: $B/$f missing (make)" >&2; exit 1; }
+	done
+	raw=$(mktemp)
+	trap 'rm -f "$raw" "$table"' EXIT
+	[ -z "${BENCH_GUEST_RAW:-}" ] || trap 'cp "$raw" "$BENCH_GUEST_RAW"; rm -f "$raw" "$table"' EXIT
+	start=$(date +%s)
+	"$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" --timeout $(((SECS + 60) * 3 * nlayouts + 200)) \
+		--topology "$TOPO" --files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
+		-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" "$LAYOUTS" >"$raw" || {
+		rc=$?
+		cat "$raw"
+		echo "bench-guest: the guest run failed (status $rc); nothing written" >&2
+		exit 1
+	}
+	ran="$(date -u +%Y-%m-%dT%H:%M:%SZ), $(($(date +%s) - start)) s wall"
+	mkdir -p "$(dirname "$OUT")"
 fi
-for f in gups tierd tierctl; do
-	[ -x "$B/$f" ] || { echo "bench-guest: $B/$f missing (make)" >&2; exit 1; }
-done
-raw=$(mktemp)
-trap 'rm -f "$raw"' EXIT
-[ -z "${BENCH_GUEST_RAW:-}" ] || trap 'cp "$raw" "$BENCH_GUEST_RAW"; rm -f "$raw"' EXIT
-start=$(date +%s)
-"$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" --timeout $(((SECS + 60) * 3 * nlayouts + 200)) \
-	--topology "$TOPO" --files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
-	-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" "$LAYOUTS" >"$raw" || {
-	rc=$?
-	cat "$raw"
-	echo "bench-guest: the guest run failed (status $rc); nothing written" >&2
-	exit 1
-}
-wall=$(($(date +%s) - start))
-mkdir -p "$(dirname "$OUT")"
 {
 	opts="${KERNEL:+--kernel $KERNEL }--layout $LAYOUTS"
-	echo "# command: bench/guest-tiering.sh $opts $SECS $SETTLE $TRACKER $MAXCPU (make bench-guest${KERNEL:+ KERNEL=$KERNEL}), $(date -u +%Y-%m-%dT%H:%M:%SZ), ${wall} s wall"
+	echo "# command: bench/guest-tiering.sh $opts $SECS $SETTLE $TRACKER $MAXCPU (make bench-guest${KERNEL:+ KERNEL=$KERNEL}), $ran"
 	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, 2 vCPUs on one host thread), $(uname -m) host"
 	echo "# workload: gups, 640 MiB array bound to node 1 for its first touch then unbound; 96 MiB of its pages"
@@ -220,5 +234,10 @@ mkdir -p "$(dirname "$OUT")"
 			printf "cold-promoted kernel=%d tierd=%d\n", R[lay, "kernel", "rest0"], R[lay, "tierd", "rest0"]
 		}
 	}' "$raw"
-} | tee "$OUT"
-echo "wrote $OUT"
+} >"$table"
+if [ -z "$OUT" ]; then
+	cat "$table"
+else
+	cp "$table" "$OUT"
+	[ -n "$RENDER" ] || { cat "$OUT"; echo "wrote $OUT"; }
+fi
