@@ -113,6 +113,7 @@ else
 	trap 'rm -f "$raw" "$table"' EXIT
 	[ -z "${BENCH_GUEST_RAW:-}" ] || trap 'cp "$raw" "$BENCH_GUEST_RAW"; rm -f "$raw" "$table"' EXIT
 	start=$(date +%s)
+	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	"$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" --timeout $(((SECS + 60) * 3 * nlayouts + 200)) \
 		--topology "$TOPO" --files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
 		-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" "$LAYOUTS" >"$raw" || {
@@ -121,7 +122,7 @@ else
 		echo "bench-guest: the guest run failed (status $rc); nothing written" >&2
 		exit 1
 	}
-	ran="$(date -u +%Y-%m-%dT%H:%M:%SZ), $(($(date +%s) - start)) s wall"
+	ran="$(date -u +%Y-%m-%dT%H:%M:%SZ), $(($(date +%s) - start)) s wall, host load average $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 	mkdir -p "$(dirname "$OUT")"
 fi
 {
