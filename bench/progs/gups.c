@@ -43,9 +43,10 @@
  * numa_pages_migrated, which counts promotions, plus every pgdemote_*);
  * G: cumulative pgmigrate_success since then (every migration, move_pages(2)
  * included); with --tierd, B: tierd's promoted_bytes + demoted_bytes
- * since the first update from `tierctl status --json`, polled by a thread
- * of its own every 0.2 s ("*": no answer since the previous tick, the last
- * figure) and C: tierd's CPU seconds (user + system, the status's
+ * since the first update from tierd's status, asked on its control socket
+ * (TIERD_SOCKET, default /run/tierd/tierd.sock; one connection) by a
+ * thread of its own every 0.2 s ("*": no answer
+ * since the previous tick, the last figure) and C: tierd's CPU seconds (user + system, the status's
  * cpu_seconds, every thread of it) since the first update, read from
  * /proc/TIERD_PID/stat so that a busy tierd is measured too; S: the status's
  * kdamond_cpu_seconds since the first update (-1: the status has none), P:
@@ -64,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -298,21 +301,55 @@ static double kdamond_cpu(void)
 	return sum;
 }
 
-/* From `tierctl status --json`: tierd's promoted_bytes + demoted_bytes
- * (-1 when it did not answer), its kdamond_cpu_seconds in ms (-1: none
- * reported) and its steps. */
+/* tierd's status over its control socket (docs/protocol.md), on one
+ * connection kept open: a tierctl process every poll would cost the
+ * guest's CPUs, and so the workload, in the tierd run alone. */
+static int status_fd = -1;
+
+static int status_request(char *buf, size_t size)
+{
+	static const char req[] = "{\"v\":1,\"cmd\":\"status\",\"args\":{}}\n";
+	size_t n = 0;
+
+	if (status_fd < 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		const char *path = getenv("TIERD_SOCKET");
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : "/run/tierd/tierd.sock");
+		status_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (status_fd < 0)
+			return -1;
+		if (connect(status_fd, (struct sockaddr *)&a, sizeof(a)))
+			goto fail;
+	}
+	if (write(status_fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+		goto fail;
+	while (n + 1 < size) {
+		ssize_t r = read(status_fd, buf + n, size - 1 - n);
+
+		if (r <= 0)
+			goto fail;
+		n += (size_t)r;
+		if (buf[n - 1] == '\n')
+			break;
+	}
+	buf[n] = 0;
+	return n && buf[n - 1] == '\n' && strstr(buf, "\"ok\":true") ? 0 : -1;
+fail:
+	close(status_fd);
+	status_fd = -1;
+	return -1;
+}
+
+/* From tierd's status: promoted_bytes + demoted_bytes (-1 when it did not
+ * answer), its kdamond_cpu_seconds in ms (-1: none reported) and its
+ * steps. */
 static double tierd_moved(long long *kd_ms, long long *steps)
 {
-	char buf[16384];
-	size_t n;
+	static char buf[65536];
 	double k;
-	FILE *f = popen("tierctl status --json 2>/dev/null", "r");
 
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	if (pclose(f) != 0 || !n)
+	if (status_request(buf, sizeof(buf)))
 		return -1;
 	k = json_num(buf, "kdamond_cpu_seconds");
 	*kd_ms = k < 0 ? -1 : (long long)(k * 1000 + 0.5);
@@ -320,8 +357,9 @@ static double tierd_moved(long long *kd_ms, long long *steps)
 	return json_num(buf, "promoted_bytes") + json_num(buf, "demoted_bytes");
 }
 
-/* tierctl may wait seconds for a busy tierd: its own thread polls it and
- * the monitor takes the latest answer (-1 until the first one). */
+/* Its own thread polls the status and the monitor takes the latest
+ * answer (-1 until the first one), so that a slow answer never delays a
+ * tick. */
 static long long moved_latest = -1, kd_latest = -1, steps_latest = -1;
 static int moved_fresh;
 
