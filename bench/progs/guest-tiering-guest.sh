@@ -39,17 +39,25 @@ start_gups() { # LAYOUT NAME: gups set up with tiering off, waiting on /tmp/go.N
 	kernel_tiering off
 	rm -f /tmp/go.$2 /tmp/gups.$2
 	echo "== run $1/$2"
+	# The array (640 MiB) is bound to node 1 (768 MiB) for its first
+	# touch: leave it no page cache of the runs before to reclaim first.
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
 	echo "# before set-up: $(free_mib)"
 	$GUPS --layout "$1" --seconds "$SECS" --settle "$SETTLE" --go-file /tmp/go.$2 \
 		>/tmp/gups.$2 2>&1 &
 	gups=$!
-	i=0
+	t0=$(date +%s)
 	while ! grep -q '^ready$' /tmp/gups.$2 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -gt 3000 ] && { echo "# gups not ready"; cat /tmp/gups.$2; return 1; }
-		sleep 0.1
+		if ! kill -0 "$gups" 2>/dev/null || [ $(($(date +%s) - t0)) -gt 600 ]; then
+			echo "# gups not ready after $(($(date +%s) - t0)) s: $(free_mib)"
+			sed 's/^/# gups: /' /tmp/gups.$2
+			dmesg | tail -20 | sed 's/^/# dmesg: /'
+			return 1
+		fi
+		sleep 0.2
 	done
-	echo "# after set-up: $(free_mib)"
+	echo "# after set-up ($(($(date +%s) - t0)) s): $(free_mib)"
 }
 
 finish_gups() { # LAYOUT NAME
