@@ -5,9 +5,11 @@
 #   make run      the main job: tierd on this host's tiers, or on a simulated
 #                 tiered machine when this host has one tier
 #   make bench    benchmarks, figures into bench/results/
-#   make bench-guest  kernel tiering vs tierd on a GUPS-like workload in the
-#                 QEMU guest (~3 min; not part of make test);
-#                 KERNEL=sid (or another Debian suite) boots that kernel
+#   make bench-guest  no tiering vs kernel tiering vs tierd on a GUPS-like
+#                 workload in the QEMU guest, a contiguous and a scattered
+#                 hot set (~10 min; not part of make test); KERNEL=sid (or
+#                 another Debian suite) boots that kernel, LAYOUT=contiguous
+#                 or LAYOUT=scattered runs one layout
 #   make fuzz     the fuzzing campaign: each fuzz target under libFuzzer and
 #                 ASan+UBSan (build-fuzz/, needs clang) to FUZZ_RUNS
 #                 executions (default 10^7; hours on a shared machine),
@@ -67,7 +69,7 @@ bench: all
 	bench/run
 
 bench-guest: all
-	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL))
+	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT))
 
 fuzz:
 	@scripts/install-deps fuzz

@@ -3,7 +3,14 @@
  *
  *   gups [--array-mib 640] [--hot-mib 96] [--hot-pct 90] [--array-node 1]
  *        [--cold-mib 600] [--cold-node 0] [--seconds 60] [--settle 0]
- *        [--tierd TIERD_PID] [--go-file FILE]
+ *        [--layout contiguous|scattered] [--tierd TIERD_PID] [--go-file FILE]
+ *
+ * --layout: where the hot set's --hot-mib MiB of pages lie in the array.
+ * contiguous (the default): the first --hot-mib MiB. scattered: as many
+ * pages, picked one by one by a seeded shuffle of the array's pages (the
+ * same pages every run), so that every stretch of the array holds hot and
+ * cold pages mixed: --hot-mib / --array-mib of its pages are hot (15% with
+ * the defaults, about one page in 6.7).
  *
  * Set-up: maps the array (base pages, no THP) bound to --array-node (mbind
  * MPOL_BIND), touches every page, then unbinds it (MPOL_DEFAULT) so that the
@@ -18,23 +25,32 @@
  * prints "go tierd_pid=N".
  *
  * Run: random read-modify-write updates of 8-byte words, --hot-pct % of them
- * in the hot set (the first --hot-mib MiB of the array), the rest uniform over
- * the rest of the array. A monitor thread wakes once per second, on
+ * uniform over the hot set's pages, the rest uniform over the rest of the
+ * array. A monitor thread wakes once per second, on
  * absolute deadlines from the first update (late when the guest's CPUs are
  * busy), and prints
- *   tick t=T at=A rate=U hot0=H hot=N rest0=R restn=M vm_moved=V
- *        vm_migrated=G [tierd_moved=B[*] tierd_cpu=C]
+ *   tick t=T at=A rate=U hot0=H hot=N rest0=R restn=M cold0=D coldn=K
+ *        vm_moved=V vm_migrated=G kd_cpu=Q [tierd_moved=B[*] tierd_cpu=C
+ *        tierd_kd=S[*] steps=P[*]]
  * A: seconds since the first update; U: updates per second since the previous tick;
  * H of N hot pages on node 0 (move_pages status queries of every hot page);
  * R of M sampled pages (every 16th) of the rest of the array on node 0;
+ * D of K sampled pages (every 16th) of the cold memory on node 0;
+ * Q: CPU seconds (user + system) since the first update of every kdamond
+ * whose pid DAMON's sysfs lists (/sys/kernel/mm/damon/admin/kdamonds/N/pid,
+ * read each tick; one that stopped counts as last read);
  * V: cumulative kernel migrations in pages since the first update (/proc/vmstat
  * numa_pages_migrated, which counts promotions, plus every pgdemote_*);
  * G: cumulative pgmigrate_success since then (every migration, move_pages(2)
  * included); with --tierd, B: tierd's promoted_bytes + demoted_bytes
- * since the first update from `tierctl status --json`, polled by a thread
- * of its own every 0.2 s ("*": no answer since the previous tick, the last
- * figure) and C: tierd's CPU seconds (user + system, the status's
- * cpu_seconds) since the first update, read from /proc/TIERD_PID/stat so that a busy tierd is measured too.
+ * since the first update from tierd's status, asked on its control socket
+ * (TIERD_SOCKET, default /run/tierd/tierd.sock; one connection) by a
+ * thread of its own every 0.2 s ("*": no answer
+ * since the previous tick, the last figure) and C: tierd's CPU seconds (user + system, the status's
+ * cpu_seconds, every thread of it) since the first update, read from
+ * /proc/TIERD_PID/stat so that a busy tierd is measured too; S: the status's
+ * kdamond_cpu_seconds since the first update (-1: the status has none), P:
+ * the status's steps since the first update (both from the same poll as B).
  * Stops after --seconds ticks, or --settle seconds after the hot share
  * first reached 90% (0: never early), then prints
  *   end t=T hot0=H hot=N rest0=R rest=M cold0=C cold=K reached90=S
@@ -49,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -60,6 +78,9 @@ enum { BATCH = 1024, REST_STRIDE = 16 };
 
 static char *array, *cold;
 static size_t array_len, hot_len, cold_len;
+/* The array's pages (indices) of the hot set and of the rest, ascending. */
+static uint32_t *hot_pg, *rest_pg;
+static size_t nhot_pg, nrest_pg;
 static unsigned long updates; /* written by the updater, read by the monitor */
 static volatile int stop;
 static int seconds = 60, settle;
@@ -100,6 +121,70 @@ static unsigned long on_node0(char *p, size_t len, size_t stride, unsigned long 
 	return n0;
 }
 
+/* Pages of the array listed in pg[0..n) on node 0, counting every
+ * stride-th; *total gets the number queried. */
+static unsigned long list_on_node0(const uint32_t *pg, size_t n, size_t stride,
+				   unsigned long *total)
+{
+	void *pages[BATCH];
+	int status[BATCH];
+	unsigned long n0 = 0, tot = 0;
+	size_t i = 0;
+
+	while (i < n) {
+		int k = 0;
+
+		for (; k < BATCH && i < n; k++, i += stride)
+			pages[k] = array + (size_t)pg[i] * PAGE;
+		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0) < 0)
+			break;
+		for (int j = 0; j < k; j++)
+			n0 += status[j] == 0;
+		tot += (unsigned long)k;
+	}
+	*total = tot;
+	return n0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Fills hot_pg and rest_pg: the first nhot pages, or (scattered) nhot
+ * pages picked by a partial Fisher-Yates shuffle with a fixed seed. */
+static int pick_pages(size_t npages, size_t nhot, int scattered)
+{
+	uint32_t *all = malloc(npages * sizeof(*all));
+	uint64_t s = 0x2545f4914f6cdd1dull;
+
+	if (!all)
+		return -1;
+	for (size_t i = 0; i < npages; i++)
+		all[i] = (uint32_t)i;
+	for (size_t i = 0; scattered && i < nhot; i++) {
+		size_t j;
+		uint32_t t;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		j = i + (size_t)(s % (npages - i));
+		t = all[i];
+		all[i] = all[j];
+		all[j] = t;
+	}
+	qsort(all, nhot, sizeof(*all), cmp_u32);
+	qsort(all + nhot, npages - nhot, sizeof(*all), cmp_u32);
+	hot_pg = all;
+	nhot_pg = nhot;
+	rest_pg = all + nhot;
+	nrest_pg = npages - nhot;
+	return 0;
+}
+
 /* From /proc/vmstat: the kernel tiering's moves (numa_pages_migrated, which
  * counts promotions, plus every pgdemote_*) and every migration of a page
  * (pgmigrate_success, which counts move_pages(2) too). */
@@ -134,16 +219,17 @@ static double json_num(const char *s, const char *key)
 static pid_t tierd_pid;
 static const char *go_file;
 
-/* tierd's CPU seconds (user + system) from /proc/PID/stat: read even
- * while tierd is busy in a step and does not answer its socket. */
-static double tierd_cpu(void)
+/* A process's or kernel thread's CPU seconds (user + system, every
+ * thread) from /proc/PID/stat, -1 when it is gone: read even while tierd
+ * is busy in a step and does not answer its socket. */
+static double proc_cpu(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut, st;
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tierd_pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -157,36 +243,137 @@ static double tierd_cpu(void)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-/* tierd's promoted_bytes + demoted_bytes from `tierctl status --json`,
- * -1 when it did not answer (tierd answers between its steps). */
-static double tierd_moved(void)
+static double tierd_cpu(void)
 {
-	char buf[8192];
-	size_t n;
-	FILE *f = popen("tierctl status --json 2>/dev/null", "r");
+	return proc_cpu(tierd_pid);
+}
 
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+/* The kdamonds DAMON's sysfs lists, each with its CPU when first seen
+ * (those seen at the first call count from then, later ones from their
+ * start) and when last read (a kdamond that stopped keeps that). */
+enum { MAX_KDAMONDS = 32 };
+static struct {
+	pid_t pid;
+	double base, last;
+} kd[MAX_KDAMONDS];
+static int nkd, kd_started;
+
+static double kdamond_cpu(void)
+{
+	const char *dir = "/sys/kernel/mm/damon/admin/kdamonds";
+	char path[128];
+	unsigned long nr = 0;
+	double sum = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nr_kdamonds", dir);
+	if ((f = fopen(path, "r"))) {
+		if (fscanf(f, "%lu", &nr) != 1)
+			nr = 0;
+		fclose(f);
+	}
+	for (unsigned long i = 0; i < nr; i++) {
+		int pid = -1, j;
+		double c;
+
+		snprintf(path, sizeof(path), "%s/%lu/pid", dir, i);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fscanf(f, "%d", &pid) != 1)
+			pid = -1;
+		fclose(f);
+		if (pid <= 0 || (c = proc_cpu(pid)) < 0)
+			continue;
+		for (j = 0; j < nkd && kd[j].pid != pid; j++)
+			;
+		if (j == nkd) {
+			if (nkd == MAX_KDAMONDS)
+				continue;
+			nkd++;
+			kd[j].pid = pid;
+			kd[j].base = kd_started ? 0 : c;
+		}
+		kd[j].last = c;
+	}
+	kd_started = 1;
+	for (int j = 0; j < nkd; j++)
+		sum += kd[j].last - kd[j].base;
+	return sum;
+}
+
+/* tierd's status over its control socket (docs/protocol.md), on one
+ * connection kept open: a tierctl process every poll would cost the
+ * guest's CPUs, and so the workload, in the tierd run alone. */
+static int status_fd = -1;
+
+static int status_request(char *buf, size_t size)
+{
+	static const char req[] = "{\"v\":1,\"cmd\":\"status\",\"args\":{}}\n";
+	size_t n = 0;
+
+	if (status_fd < 0) {
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		const char *path = getenv("TIERD_SOCKET");
+
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", path ? path : "/run/tierd/tierd.sock");
+		status_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (status_fd < 0)
+			return -1;
+		if (connect(status_fd, (struct sockaddr *)&a, sizeof(a)))
+			goto fail;
+	}
+	if (write(status_fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+		goto fail;
+	while (n + 1 < size) {
+		ssize_t r = read(status_fd, buf + n, size - 1 - n);
+
+		if (r <= 0)
+			goto fail;
+		n += (size_t)r;
+		if (buf[n - 1] == '\n')
+			break;
+	}
 	buf[n] = 0;
-	if (pclose(f) != 0 || !n)
+	return n && buf[n - 1] == '\n' && strstr(buf, "\"ok\":true") ? 0 : -1;
+fail:
+	close(status_fd);
+	status_fd = -1;
+	return -1;
+}
+
+/* From tierd's status: promoted_bytes + demoted_bytes (-1 when it did not
+ * answer), its kdamond_cpu_seconds in ms (-1: none reported) and its
+ * steps. */
+static double tierd_moved(long long *kd_ms, long long *steps)
+{
+	static char buf[65536];
+	double k;
+
+	if (status_request(buf, sizeof(buf)))
 		return -1;
+	k = json_num(buf, "kdamond_cpu_seconds");
+	*kd_ms = k < 0 ? -1 : (long long)(k * 1000 + 0.5);
+	*steps = (long long)json_num(buf, "steps");
 	return json_num(buf, "promoted_bytes") + json_num(buf, "demoted_bytes");
 }
 
-/* tierctl may wait seconds for a busy tierd: its own thread polls it and
- * the monitor takes the latest answer (-1 until the first one). */
-static long long moved_latest = -1;
+/* Its own thread polls the status and the monitor takes the latest
+ * answer (-1 until the first one), so that a slow answer never delays a
+ * tick. */
+static long long moved_latest = -1, kd_latest = -1, steps_latest = -1;
 static int moved_fresh;
 
 static void *poll_status(void *arg)
 {
 	(void)arg;
 	while (!stop) {
-		double m = tierd_moved();
+		long long k, st;
+		double m = tierd_moved(&k, &st);
 
 		if (m >= 0) {
 			__atomic_store_n(&moved_latest, (long long)m, __ATOMIC_RELAXED);
+			__atomic_store_n(&kd_latest, k, __ATOMIC_RELAXED);
+			__atomic_store_n(&steps_latest, st, __ATOMIC_RELAXED);
 			__atomic_store_n(&moved_fresh, 1, __ATOMIC_RELAXED);
 		}
 		usleep(200000);
@@ -199,12 +386,14 @@ static void *monitor(void *arg)
 	struct timespec t0, prev, now;
 	unsigned long last = 0, vm0, mig0, vm, mig;
 	double moved0 = 0, cpu0 = 0;
+	long long kd0 = -1, steps0 = 0;
 	pthread_t poller;
 
 	(void)arg;
 	vm_moved(&vm0, &mig0);
+	kdamond_cpu();
 	if (tierd_pid) {
-		moved0 = tierd_moved();
+		moved0 = tierd_moved(&kd0, &steps0);
 		cpu0 = tierd_cpu();
 		if (moved0 < 0)
 			moved0 = 0;
@@ -215,7 +404,7 @@ static void *monitor(void *arg)
 	prev = t0;
 	for (int t = 1; t <= seconds; t++) {
 		struct timespec dl = { t0.tv_sec + t, t0.tv_nsec };
-		unsigned long u, hot, hot0, restn, rest0;
+		unsigned long u, hot, hot0, restn, rest0, coldn = 0, cold0 = 0;
 		double dt;
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR)
@@ -224,21 +413,29 @@ static void *monitor(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		dt = (double)(now.tv_sec - prev.tv_sec) + (double)(now.tv_nsec - prev.tv_nsec) / 1e9;
 		prev = now;
-		hot0 = on_node0(array, hot_len, 1, &hot);
-		rest0 = on_node0(array + hot_len, array_len - hot_len, REST_STRIDE, &restn);
+		hot0 = list_on_node0(hot_pg, nhot_pg, 1, &hot);
+		rest0 = list_on_node0(rest_pg, nrest_pg, REST_STRIDE, &restn);
+		if (cold_len)
+			cold0 = on_node0(cold, cold_len, REST_STRIDE, &coldn);
 		vm_moved(&vm, &mig);
-		printf("tick t=%d at=%.2f rate=%.0f hot0=%lu hot=%lu rest0=%lu restn=%lu vm_moved=%lu "
-		       "vm_migrated=%lu", t,
+		printf("tick t=%d at=%.2f rate=%.0f hot0=%lu hot=%lu rest0=%lu restn=%lu cold0=%lu "
+		       "coldn=%lu vm_moved=%lu vm_migrated=%lu kd_cpu=%.3f", t,
 		       (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9,
-		       (double)(u - last) / dt, hot0, hot, rest0, restn, vm - vm0, mig - mig0);
+		       (double)(u - last) / dt, hot0, hot, rest0, restn, cold0, coldn, vm - vm0,
+		       mig - mig0, kdamond_cpu());
 		last = u;
 		if (tierd_pid) {
 			double moved = (double)__atomic_load_n(&moved_latest, __ATOMIC_RELAXED);
+			long long k = __atomic_load_n(&kd_latest, __ATOMIC_RELAXED);
+			long long st = __atomic_load_n(&steps_latest, __ATOMIC_RELAXED);
 			int fresh = __atomic_exchange_n(&moved_fresh, 0, __ATOMIC_RELAXED);
+			const char *mark = fresh ? "" : "*";
 
-			/* no answer since the last tick: the last figure, marked */
-			printf(" tierd_moved=%.0f%s tierd_cpu=%.3f", moved < 0 ? 0 : moved - moved0,
-			       fresh ? "" : "*", tierd_cpu() - cpu0);
+			/* no answer since the last tick: the last figures, marked */
+			printf(" tierd_moved=%.0f%s tierd_cpu=%.3f tierd_kd=%.3f%s steps=%lld%s",
+			       moved < 0 ? 0 : moved - moved0, mark, tierd_cpu() - cpu0,
+			       k < 0 || kd0 < 0 ? -1.0 : (double)(k - kd0) / 1000, mark,
+			       st < 0 ? 0 : st - steps0, mark);
 		}
 		printf("\n");
 		fflush(stdout);
@@ -266,7 +463,7 @@ static inline uint64_t next(void)
 int main(int argc, char **argv)
 {
 	unsigned long array_mib = 640, hot_mib = 96, cold_mib = 600, hot_pct = 90;
-	int array_node = 1, cold_node = 0;
+	int array_node = 1, cold_node = 0, scattered = 0;
 	unsigned long hot0, hot, rest0, rest, cold0, coldn, t_end;
 	struct timespec a, b;
 	pthread_t th;
@@ -298,6 +495,12 @@ int main(int argc, char **argv)
 			go_file = v;
 		else if (!strcmp(o, "--settle"))
 			settle = atoi(v);
+		else if (!strcmp(o, "--layout") && (!strcmp(v, "contiguous") || !strcmp(v, "scattered")))
+			scattered = !strcmp(v, "scattered");
+		else if (!strcmp(o, "--layout")) {
+			fprintf(stderr, "gups: --layout %s: contiguous or scattered\n", v);
+			return 2;
+		}
 		else {
 			fprintf(stderr, "gups: unknown option %s\n", o);
 			return 2;
@@ -311,6 +514,10 @@ int main(int argc, char **argv)
 	array_len = array_mib * MIB;
 	hot_len = hot_mib * MIB;
 	cold_len = cold_mib * MIB;
+	if (pick_pages(array_len / PAGE, hot_len / PAGE, scattered)) {
+		fprintf(stderr, "gups: out of memory for the page lists\n");
+		return 1;
+	}
 
 	array = mmap(NULL, array_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (array == MAP_FAILED) {
@@ -339,11 +546,10 @@ int main(int argc, char **argv)
 		if (bind_range(cold, cold_len, MPOL_DEFAULT, -1))
 			return 1;
 	}
-	printf("gups pid=%d hot=%#lx-%#lx rest=%#lx-%#lx cold=%#lx-%#lx\nready\n", (int)getpid(),
-	       (unsigned long)(uintptr_t)array, (unsigned long)(uintptr_t)(array + hot_len),
-	       (unsigned long)(uintptr_t)(array + hot_len),
-	       (unsigned long)(uintptr_t)(array + array_len), (unsigned long)(uintptr_t)cold,
-	       (unsigned long)(uintptr_t)(cold + cold_len));
+	printf("gups pid=%d layout=%s array=%#lx-%#lx hot_pages=%zu cold=%#lx-%#lx\nready\n",
+	       (int)getpid(), scattered ? "scattered" : "contiguous",
+	       (unsigned long)(uintptr_t)array, (unsigned long)(uintptr_t)(array + array_len),
+	       nhot_pg, (unsigned long)(uintptr_t)cold, (unsigned long)(uintptr_t)(cold + cold_len));
 	fflush(stdout);
 	if (go_file) {
 		/* Wait for the tiering under test to be switched on; the file
@@ -371,14 +577,32 @@ int main(int argc, char **argv)
 		uint64_t cut = (uint64_t)((double)hot_pct / 100.0 * 65536.0);
 		unsigned long n = 0;
 
-		while (!stop) {
-			for (int k = 0; k < 4096; k++) {
-				uint64_t r = next(), hi = r >> 16;
+		/* scattered: word w of the hot set (or the rest) is word w % 512
+		 * of its page w / 512 in the list */
+		const uint64_t wpp = PAGE / 8;
 
-				if ((r & 0xffff) < cut)
-					hw[(unsigned __int128)hi * nhot >> 48] ^= r;
-				else
-					rw[(unsigned __int128)hi * nrest >> 48] ^= r;
+		while (!stop) {
+			if (scattered) {
+				for (int k = 0; k < 4096; k++) {
+					uint64_t r = next(), hi = r >> 16, w;
+
+					if ((r & 0xffff) < cut) {
+						w = (unsigned __int128)hi * nhot >> 48;
+						((uint64_t *)(array + (size_t)hot_pg[w / wpp] * PAGE))[w % wpp] ^= r;
+					} else {
+						w = (unsigned __int128)hi * nrest >> 48;
+						((uint64_t *)(array + (size_t)rest_pg[w / wpp] * PAGE))[w % wpp] ^= r;
+					}
+				}
+			} else {
+				for (int k = 0; k < 4096; k++) {
+					uint64_t r = next(), hi = r >> 16;
+
+					if ((r & 0xffff) < cut)
+						hw[(unsigned __int128)hi * nhot >> 48] ^= r;
+					else
+						rw[(unsigned __int128)hi * nrest >> 48] ^= r;
+				}
 			}
 			n += 4096;
 			__atomic_store_n(&updates, n, __ATOMIC_RELAXED);
@@ -387,10 +611,11 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	t_end = (unsigned long)(b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9 + 0.5);
-	hot0 = on_node0(array, hot_len, 1, &hot);
-	rest0 = on_node0(array + hot_len, array_len - hot_len, 1, &rest);
+	hot0 = list_on_node0(hot_pg, nhot_pg, 1, &hot);
+	rest0 = list_on_node0(rest_pg, nrest_pg, 1, &rest);
 	cold0 = cold_len ? on_node0(cold, cold_len, 1, &coldn) : (coldn = 0);
 	printf("end t=%lu hot0=%lu hot=%lu rest0=%lu rest=%lu cold0=%lu cold=%lu reached90=%d\n",
 	       t_end, hot0, hot, rest0, rest, cold0, coldn, reached90);
+	free(hot_pg);
 	return 0;
 }

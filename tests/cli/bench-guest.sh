@@ -1,0 +1,86 @@
+# bench-guest.sh - the guest tiering benchmark's pieces that run without a
+# guest: bench/guest-tiering.sh --render makes the per-run tables and the
+# closing lines from a raw guest output written here (figures worked out by
+# hand), and refuses bad options with one line; gups's scattered layout on
+# this host's node 0 (a few MiB, one second).
+. "$(dirname "$0")/../lib/tap.sh"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${TIERD_BUILD:-$ROOT/build}
+BENCH=$ROOT/bench/guest-tiering.sh
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# tick T AT RATE HOT0 REST0 KD [TIERD_MOVED TIERD_CPU TIERD_KD STEPS]
+tick() {
+	printf 'tick t=%s at=%s rate=%s hot0=%s hot=24576 rest0=%s restn=8704 cold0=4800 coldn=9600 vm_moved=0 vm_migrated=%s kd_cpu=%s' \
+		"$1" "$2" "$3" "$4" "$5" "$(($1 * 256))" "$6"
+	[ $# -lt 7 ] || printf ' tierd_moved=%s tierd_cpu=%s tierd_kd=%s steps=%s' "$7" "$8" "$9" "${10}"
+	echo
+}
+end() { # REST0
+	echo "end t=2 hot0=24576 hot=24576 rest0=$1 rest=139264 cold0=153600 cold=153600 reached90=1"
+}
+{
+	for lay in contiguous scattered; do
+		echo "== run $lay/none"
+		echo "# numa_balancing=0 demotion_enabled=false"
+		tick 1 1.00 4000000 0 0 0.000
+		tick 2 2.00 4000000 0 0 0.000
+		end 0
+		echo "== done $lay/none"
+		echo "== run $lay/kernel"
+		tick 1 1.00 2000000 12288 10 0.000
+		tick 2 2.00 6000000 24576 20 0.000
+		end 5000
+		echo "== done $lay/kernel"
+		echo "== run $lay/tierd"
+		tick 1 1.00 1000000 24576 1 0.100 0 0.050 0.090 1
+		tick 2 2.00 3000000 24576 1 0.150 100* 0.100 0.090* 1*
+		end 100
+		echo '# status: {"steps":1}'
+		echo "== done $lay/tierd"
+	done
+} >"$TMP/raw"
+
+run "$BENCH" --render "$TMP/raw" 2
+is "$rc" 0 "--render exits 0"
+is "$(printf '%s\n' "$out" | tail -4)" "time-to-90%-hot kernel=2.0s tierd=1.0s ratio=2.00
+workload-rate tierd/none=0.50 kernel/none=1.00
+system-cpu tierd=12.5%
+cold-promoted kernel=5000 tierd=100" "the closing lines: ratio kernel/tierd, rates over no tiering, tierd + kdamond CPU, cold pages"
+is "$(printf '%s\n' "$out" | grep -c '^== workload=[a-z]*$')" 2 "one section of closing lines per layout"
+like "$out" "
+== workload=scattered
+time-to-90%-hot" "the scattered layout's lines under their header"
+like "$out" "# contiguous/tierd CPU: tierd 0.10 s + kdamond 0.15 s (DAMON sysfs pids; tierd status says 0.09 s) over 2.0 s = 12.5% of one core; 1 steps, first move in the tick ending at 1 s" \
+	"the tierd run's CPU, both kdamond figures, steps and first move"
+like "$out" "   2    2.0  100.0      16   50.0    3.00     1.0     0.10    0.15     0.09     1*   10.0" \
+	"a tick line: cold pages x16, idle share, stale status marked"
+
+run "$BENCH" --render "$TMP/raw" --out "$TMP/table.txt" 2
+is "$rc:$out" "0:" "--render --out writes the file only"
+is "$(tail -1 "$TMP/table.txt")" "cold-promoted kernel=5000 tierd=100" "the file ends with the last line"
+
+run "$BENCH" --layout diagonal
+is "$rc:$(lines "$err")" "2:1" "a bad --layout: status 2, one line"
+like "$err" "--layout diagonal: contiguous, scattered" "naming the layout and the choices"
+run "$BENCH" --render "$TMP/none" 2
+is "$rc:$err" "2:bench-guest: --render $TMP/none: cannot read it" "an unreadable --render file: status 2, one line"
+run "$BENCH" --frobnicate
+is "$rc:$(lines "$err")" "2:1" "an unknown option: status 2, one line"
+run "$BENCH" 1m
+is "$rc:$err" "2:bench-guest: SECONDS and SETTLE are whole seconds (got '1m' '0')" "SECONDS not a number: status 2, one line"
+
+if [ -x "$B/gups" ] && [ -d /sys/devices/system/node/node0 ]; then
+	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 2 --seconds 1 --layout scattered
+	is "$rc" 0 "gups --layout scattered runs on node 0"
+	like "$out" "layout=scattered" "and says its layout"
+	like "$out" "end t=1 hot0=512 hot=512 rest0=3584 rest=3584 cold0=512 cold=512" \
+		"512 hot pages and 3584 others, all on node 0"
+	like "$out" " kd_cpu=" "the tick line has the kdamonds' CPU"
+	run "$B/gups" --layout diagonal
+	is "$rc:$err" "2:gups: --layout diagonal: contiguous or scattered" "gups: a bad --layout, one line"
+else
+	skip "gups --layout scattered" "no $B/gups or no NUMA node 0 in sysfs"
+fi
+done_testing
