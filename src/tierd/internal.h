@@ -44,6 +44,7 @@
 #include "tierd/cgroups.h"
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
+#include "tierd/pace.h"
 #include "tierd/history.h"
 #include "tierd/log.h"
 #include "tierd/metrics.h"
@@ -151,6 +152,7 @@ struct tierd {
 	uint64_t steps;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
+	struct tierd_pace pace;		/* the steps' CPU share (pace.h) */
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;

@@ -77,22 +77,25 @@ uint64_t tierd_step(struct tierd *d)
 	tierd_metrics_step(d, tier_linux_now_us() - now);
 	atomic_store(&d->step_started_us, 0);
 	next = now + d->cfg.interval_ms * 1000;
-	/* The CPU share: a step that cost c microseconds of CPU is followed
-	 * by a pause of c * 100 / share before the next one, so tierd never
-	 * takes more than its share of a core, however large the managed
-	 * memory (the policy then reacts more slowly, never harder). The
-	 * share is max_cpu_percent, or half of it when the tracker runs
-	 * kernel threads (a kdamond), which keep the other half (the Linux
-	 * world's DAMON tracker). On a simulated machine tierd's CPU is
-	 * mostly the simulated application's: no share to keep. */
+	/* The CPU share (tierd/pace.h): steps are spaced by what they cost
+	 * now, and a one-off cost (the first step's catalogue of the address
+	 * space) is paid off in pauses of at most 2 s, so tierd keeps to its
+	 * share of a core however large the managed memory (the policy then
+	 * reacts more slowly, never harder) without standing still after an
+	 * expensive step. The share is max_cpu_percent, or half of it when
+	 * the tracker runs kernel threads (a kdamond), which keep the other
+	 * half (the Linux world's DAMON tracker). On a simulated machine
+	 * tierd's CPU is mostly the simulated application's: no share to
+	 * keep. */
 	if (!d->args->machine) {
 		struct tier_world_stats st;
-		uint64_t share = d->cfg.max_cpu_percent * 2;	/* in half percents */
+		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
 
 		d->be->stats(d->be, &st);
 		if (st.has_kthread_cpu)
 			share /= 2;
-		d->next_step_us = now + (cpu_us() - cpu0) * 200 / (share ? share : 1);
+		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(),
+						  cpu_us() - cpu0, share ? share : 1);
 	}
 	return next > d->next_step_us ? next : d->next_step_us;
 }

@@ -390,6 +390,60 @@ static void test_socket_answers_during_step(void **state)
 	sem_destroy(&f->step_release);
 }
 
+/* The steps' CPU share (tierd/pace.h): a one-off expensive step (the
+ * first step's catalogue) pauses the policy at most 2 s at a time, and the
+ * share still holds over a long run, for cheap and for expensive steps. */
+static void test_pace_share(void **state)
+{
+	struct tierd_pace p = { 0 };
+	uint64_t now = 1000000, next, cpu = 0, t0, gap = 0;
+	int i;
+
+	(void)state;
+	/* A 3 s first step at 2.5%: 2 s, not 120 s, until the next. */
+	next = tierd_pace_step(&p, now, now + 3000000, 3000000, 25);
+	assert_int_equal(next, now + 3000000 + TIERD_PACE_MAX_CATCHUP_US);
+	now = next;
+	/* Then 10 ms steps: 2 s apart while the debt lasts, 400 ms apart
+	 * (10 ms / 2.5%) once it is paid, within ~75 steps. */
+	for (i = 0; i < 200 && gap != 400000; i++) {
+		next = tierd_pace_step(&p, now, now + 10000, 10000, 25);
+		gap = next - now;
+		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
+		now = next;
+	}
+	assert_int_equal(gap, 400000);
+	assert_true(i < 100);
+	/* Expensive steady steps (100 ms): 4 s apart, the share kept over a
+	 * long run. */
+	t0 = now;
+	for (i = 0; i < 500; i++) {
+		next = tierd_pace_step(&p, now, now + 150000, 100000, 25);
+		cpu += 100000;
+		now = next;
+	}
+	assert_true((double)cpu / (double)(now - t0) <= 0.0251);
+	assert_true((double)cpu / (double)(now - t0) >= 0.024);
+	/* Idle time buys no burst: after an hour without steps, 200 ms steps
+	 * in a row are spaced out at once, and keep to the share (less the
+	 * one second's credit) over a hundred steps. */
+	now += 3600ull * 1000000;
+	t0 = now;
+	cpu = 0;
+	next = tierd_pace_step(&p, now, now + 200000, 200000, 25);
+	assert_true(next - now >= 4000000);
+	cpu += 200000;
+	now = next;
+	for (i = 0; i < 100; i++) {
+		next = tierd_pace_step(&p, now, now + 200000, 200000, 25);
+		cpu += 200000;
+		now = next;
+	}
+	assert_true((double)(cpu - 25000) / (double)(now - t0) <= 0.026);
+	/* No share to keep: no pause. */
+	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0), now + 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +453,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
+		cmocka_unit_test(test_pace_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
