@@ -8,8 +8,14 @@
 #   make bench-guest  no tiering vs kernel tiering vs tierd on a GUPS-like
 #                 workload in the QEMU guest, a contiguous and a scattered
 #                 hot set (~10 min; not part of make test); KERNEL=sid (or
-#                 another Debian suite) boots that kernel, LAYOUT=contiguous
+#                 another Debian suite) boots that kernel, KERNEL=hwtlb the
+#                 test bed's hardware-like one (below); LAYOUT=contiguous
 #                 or LAYOUT=scattered runs one layout
+#   make guest-kernel  builds the test bed's own guest kernel (KERNEL=hwtlb,
+#                 the default: Linux 6.12; KERNEL=sid-hwtlb: 7.x) from
+#                 Debian's source into the kernel cache, once (minutes;
+#                 scripts/build-guest-kernel); tiered-vm --kernel hwtlb
+#                 builds it on first use too
 #   make fuzz     the fuzzing campaign: each fuzz target under libFuzzer and
 #                 ASan+UBSan (build-fuzz/, needs clang) to FUZZ_RUNS
 #                 executions (default 10^7; hours on a shared machine),
@@ -41,7 +47,7 @@ LOAD_CLIENTS   ?= 100
 LOAD_SECONDS   ?= 120
 LOAD_TRACKER   ?= softdirty
 
-.PHONY: all deps asan test run bench bench-guest fuzz soak load install deb test-deb clean
+.PHONY: all deps asan test run bench bench-guest guest-kernel fuzz soak load install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -70,6 +76,10 @@ bench: all
 
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT))
+
+guest-kernel:
+	@scripts/install-deps kernel
+	scripts/build-guest-kernel $(or $(KERNEL),hwtlb)
 
 fuzz:
 	@scripts/install-deps fuzz
