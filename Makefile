@@ -64,6 +64,7 @@ run: all
 	scripts/run
 
 bench: all
+	@scripts/install-deps bench
 	bench/run
 
 bench-guest: all
