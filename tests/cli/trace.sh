@@ -120,7 +120,7 @@ if command -v valgrind >/dev/null 2>&1; then
 	is "$(echo "$out" | jq '(.results[] | select(.policy == "oracle").amat_ns) as $o |
 		[.results[] | .amat_ns >= $o] | all')" true "true trace: the oracle at or below every policy"
 else
-	skip "lackey of true" "valgrind is not installed (scripts/install-deps bench)"
+	skip "lackey of true" "valgrind is not installed (scripts/install-deps installs it)"
 fi
 
 done_testing
