@@ -72,6 +72,7 @@ run: all
 	scripts/run
 
 bench: all
+	@scripts/install-deps bench
 	bench/run
 
 bench-guest: all

@@ -102,4 +102,25 @@ printf 'TIERTRC\n\002\000' | head -c 64 >"$T/v2.trc"; head -c 54 /dev/zero >>"$T
 run "$B/tiersim" run --machine dram-cxl --workload "trace:$T/v2.trc" --policy static
 like "$err" "$T/v2.trc: trace version 2 at byte 8, this build reads version 1" "newer version named"
 
+
+# A real program, traced here: valgrind lackey of true(1) (about a second),
+# converted from a pipe and compared at 1:8, as make bench does with larger
+# programs. The per-epoch oracle is a bound: at or below every policy.
+if command -v valgrind >/dev/null 2>&1; then
+	valgrind --tool=lackey --trace-mem=yes --log-fd=3 true 3>&1 1>/dev/null 2>/dev/null |
+		"$B/tiersim" convert --from lackey --json - "$T/true.trc" >"$T/true.json"
+	is "$(jq '.accesses > 1000 and .footprint_pages > 8' "$T/true.json")" true \
+		"lackey of true: converted from a pipe, accesses and pages"
+	run "$B/tiersim" compare --ratio 1:8 --workloads "trace:$T/true.trc" --json
+	is "$rc:$err" "0:" "compare of the true trace at 1:8: exit 0, no warning"
+	is "$(echo "$out" | jq '[.results[] | .fast_tier_pages < .footprint_pages] | all')" true \
+		"true trace: the fast tier holds less than the footprint"
+	is "$(echo "$out" | jq '(.results | map(select(.policy == "oracle")) | length) == 1 and
+		(.results | length) > 2')" true "true trace: the oracle and every default policy ran"
+	is "$(echo "$out" | jq '(.results[] | select(.policy == "oracle").amat_ns) as $o |
+		[.results[] | .amat_ns >= $o] | all')" true "true trace: the oracle at or below every policy"
+else
+	skip "lackey of true" "valgrind is not installed (scripts/install-deps installs it)"
+fi
+
 done_testing
