@@ -1,6 +1,8 @@
 /* cmd_run.c - `tiersim run` and `tiersim compare`. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -166,6 +168,7 @@ struct sim_opts {
 	const char *timeline;
 	const char *plot;
 	bool json;
+	long jobs;			/* --jobs; 0: one per CPU this process may use */
 	struct tier_groups groups;	/* --cgroup */
 };
 
@@ -299,6 +302,7 @@ const struct option tiersim_compare_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "thp", no_argument, NULL, 'H' },
 	{ "cgroup", required_argument, NULL, 'C' },
+	{ "jobs", required_argument, NULL, 'J' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -381,6 +385,17 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 		case 'j':
 			o->json = true;
 			break;
+		case 'J': {
+			uint64_t n;
+
+			if (parse_u64(optarg, &n) || n < 1 || n > 1024) {
+				fprintf(stderr, "tiersim %s: --jobs '%s': expected 1..1024\n", verb,
+					optarg);
+				return 2;
+			}
+			o->jobs = (long)n;
+			break;
+		}
 		case 'S':
 			o->p.step_cpu = true;
 			break;
@@ -530,18 +545,164 @@ static const char **split_list(const char *list, char **buf, size_t *n)
 	return v;
 }
 
+/* --- compare's runs, spread over the CPUs -------------------------------- */
+
+/* The CPUs this process may run on (its affinity mask, as taskset or a
+ * cpuset leaves it), else the online ones. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? n : 1;
+}
+
+/* The runs of one compare, taken in order by its workers. Each run is
+ * self-contained (its own machine, workload, trackers, policy and random
+ * stream, all in its struct tier_sim; the parameters and the machine file
+ * are only read), so a run gives the same result on any thread: res[k],
+ * ret[k] and err[k] are written only by the worker that ran k, and the
+ * table is printed from them in order once every worker is done. */
+struct batch {
+	const struct sim_opts *o;
+	const char **wl, **pol;
+	size_t np, total;
+	struct tier_sim_result *res;
+	int *ret;
+	struct tier_err *err;
+	bool tty;
+	pthread_mutex_t lock;	/* guards next and stop, and stderr's progress line */
+	size_t next;		/* the next run to start */
+	size_t stop;		/* no run from here on starts (a run here failed) */
+};
+
+struct batch_progress {
+	struct batch *b;
+	struct progress pg;
+};
+
+static void batch_progress(void *ctx, double done)
+{
+	struct batch_progress *bp = ctx;
+
+	pthread_mutex_lock(&bp->b->lock);
+	show_progress(&bp->pg, done);
+	pthread_mutex_unlock(&bp->b->lock);
+}
+
+static void batch_run_one(struct batch *b, size_t k)
+{
+	struct tier_sim_params p = b->o->p;
+	char label[160];
+	struct batch_progress bp = {
+		.b = b,
+		.pg = { .tty = b->tty, .label = label, .idx = k, .total = b->total },
+	};
+
+	p.workload = b->wl[k / b->np];
+	p.policy = b->pol[k % b->np];
+	snprintf(label, sizeof(label), "%s/%s", p.workload, p.policy);
+	if (b->tty) {
+		p.progress = batch_progress;
+		p.progress_ctx = &bp;
+	}
+	b->ret[k] = tier_sim_run(&p, &b->res[k], &b->err[k]);
+}
+
+static void *batch_worker(void *arg)
+{
+	struct batch *b = arg;
+
+	for (;;) {
+		size_t k;
+
+		pthread_mutex_lock(&b->lock);
+		k = b->next < b->stop ? b->next++ : b->total;
+		pthread_mutex_unlock(&b->lock);
+		if (k == b->total)
+			return NULL;
+		batch_run_one(b, k);
+		if (b->ret[k]) {
+			pthread_mutex_lock(&b->lock);
+			if (k < b->stop)
+				b->stop = k;
+			pthread_mutex_unlock(&b->lock);
+		}
+	}
+}
+
+/* Runs every workload under every policy into res (row-major, workload
+ * by workload) on o->jobs threads (0: one per usable CPU), the calling
+ * thread one of them. Runs start in table order and a failure starts no
+ * later run, so the failure reported is the first in table order, as one
+ * thread would meet it. Returns 0, or the exit status after saying what
+ * failed. */
+static int run_batch(const struct sim_opts *o, const char **wl, size_t nw, const char **pol,
+		     size_t np, struct tier_sim_result *res)
+{
+	struct batch b = {
+		.o = o, .wl = wl, .pol = pol, .np = np, .total = nw * np, .res = res,
+		.tty = isatty(2) != 0, .stop = nw * np,
+	};
+	pthread_t *tids = NULL;
+	size_t nthreads, started = 0, k;
+	int status = 0;
+
+	nthreads = (size_t)(o->jobs ? o->jobs : usable_cpus());
+	if (nthreads > b.total)
+		nthreads = b.total;
+	b.ret = calloc(b.total, sizeof(*b.ret));
+	b.err = calloc(b.total, sizeof(*b.err));
+	if (nthreads > 1)
+		tids = calloc(nthreads - 1, sizeof(*tids));
+	if (!b.ret || !b.err || (nthreads > 1 && !tids)) {
+		fprintf(stderr, "tiersim compare: out of memory\n");
+		status = 1;
+		goto out;
+	}
+	pthread_mutex_init(&b.lock, NULL);
+	/* A thread that cannot be had leaves its share to the others. */
+	while (started + 1 < nthreads && !pthread_create(&tids[started], NULL, batch_worker, &b))
+		started++;
+	batch_worker(&b);
+	for (k = 0; k < started; k++)
+		pthread_join(tids[k], NULL);
+	pthread_mutex_destroy(&b.lock);
+	if (b.tty)
+		fprintf(stderr, "\r%80s\r", "");
+	for (k = 0; k < b.total; k++) {
+		if (!b.ret[k])
+			continue;
+		fprintf(stderr, "tiersim compare: %s on %s: %s\n", pol[k % np], wl[k / np],
+			b.err[k].msg);
+		status = b.ret[k] == -ENOENT || b.ret[k] == -EINVAL ? 2 : 1;
+		break;
+	}
+out:
+	free(tids);
+	free(b.err);
+	free(b.ret);
+	return status;
+}
+
 static void compare_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: tiersim compare [--machine M] [--ratio R] [--workloads LIST] [--policies LIST]\n"
 		"                       [--seed N] [--duration SEC] [--thp] [--json] [--plot FILE.png]\n"
 		"                       [--tracker T] [--budget BYTES_PER_S] [--unit BYTES]\n"
-		"                       [--cgroup TENANT[,...]]...\n"
+		"                       [--cgroup TENANT[,...]]... [--jobs N]\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
 		"  every policy but the named variants, with the oracle) and prints AMAT side\n"
 		"  by side; a variant (tpp, damon-fixed-quota, ...: see tiersim list) runs\n"
 		"  when --policies names it. --tracker, --budget, --unit and --cgroup as for\n"
-		"  tiersim run (run --help).\n");
+		"  tiersim run (run --help).\n"
+		"  --jobs N    runs at once, each on a thread of its own (default: one per\n"
+		"              CPU this process may use; 1 runs them one after another);\n"
+		"              the output is the same whatever N\n");
 }
 
 int tiersim_compare(int argc, char **argv)
@@ -552,8 +713,6 @@ int tiersim_compare(int argc, char **argv)
 	const char **wl = NULL, **pol = NULL;
 	size_t nw = 0, np = 0, i, j;
 	struct tier_sim_result *res = NULL;
-	struct progress pg = { .tty = isatty(2) != 0 };
-	char label[160];
 	int ret = parse_opts("compare", tiersim_compare_opts, argc, argv, &o), status = 1;
 
 	if (ret) {
@@ -610,29 +769,11 @@ int tiersim_compare(int argc, char **argv)
 		fprintf(stderr, "tiersim compare: out of memory\n");
 		goto out;
 	}
-	pg.total = nw * np;
-	for (i = 0; i < nw; i++) {
-		for (j = 0; j < np; j++) {
-			struct tier_err err = { "" };
-			struct tier_sim_params p = o.p;
-
-			p.workload = wl[i];
-			p.policy = pol[j];
-			snprintf(label, sizeof(label), "%s/%s", wl[i], pol[j]);
-			pg.label = label;
-			pg.idx = i * np + j;
-			p.progress = show_progress;
-			p.progress_ctx = &pg;
-			ret = tier_sim_run(&p, &res[i * np + j], &err);
-			if (ret) {
-				clear_progress(&pg);
-				fprintf(stderr, "tiersim compare: %s on %s: %s\n", pol[j], wl[i], err.msg);
-				status = ret == -ENOENT || ret == -EINVAL ? 2 : 1;
-				goto out;
-			}
-		}
+	ret = run_batch(&o, wl, nw, pol, np, res);
+	if (ret) {
+		status = ret;
+		goto out;
 	}
-	clear_progress(&pg);
 	for (i = 0; i < nw; i++)
 		warn_fits("compare", &res[i * np]);
 	if (o.json) {

@@ -286,21 +286,21 @@ static void gen_destroy(void *priv)
 	free(g);
 }
 
-static inline uint64_t draw_cold(struct gen *g, const struct pattern *p, uint64_t hs,
-				 uint64_t hl)
+static inline uint64_t draw_cold(const struct gen *g, struct tier_rng *rng,
+				 const struct pattern *p, uint64_t hs, uint64_t hl)
 {
 	uint64_t c;
 
 	if (p->zipf) {
-		uint64_t i = tier_rng_below(&g->rng, p->len);
+		uint64_t i = tier_rng_below(rng, p->len);
 
-		if (tier_rng_double(&g->rng) >= g->prob[i])
+		if (tier_rng_double(rng) >= g->prob[i])
 			i = g->alias[i];
 		return p->base + g->perm[i];
 	}
 	if (hl >= p->len)
-		return p->base + tier_rng_below(&g->rng, p->len);
-	c = tier_rng_below(&g->rng, p->len - hl);
+		return p->base + tier_rng_below(rng, p->len);
+	c = tier_rng_below(rng, p->len - hl);
 	return p->base + (c < hs ? c : c + hl);
 }
 
@@ -308,6 +308,10 @@ static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, s
 		     struct tier_err *err)
 {
 	struct gen *g = priv;
+	/* The stream in a local for the loop: stored through buf, which may
+	 * alias it as far as the compiler knows, g->rng would be reloaded and
+	 * stored at every draw. Same draws in the same order. */
+	struct tier_rng rng = g->rng;
 	uint64_t hs[2], hl[2];
 	double share[2];
 	uint64_t hot_thr[2], scan_thr[2], write_thr[2], tenant_thr;
@@ -326,12 +330,12 @@ static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, s
 	}
 	tenant_thr = (uint64_t)(g->tenant0_share * 4294967296.0);
 	for (i = 0; i < n; i++) {
-		uint64_t r = tier_rng_next(&g->rng);
+		uint64_t r = tier_rng_next(&rng);
 		uint64_t u = r >> 32, w = r & 0xffffffffu;
 		struct pattern *p;
 
 		k = 0;
-		if (g->nr_pat > 1 && (tier_rng_next(&g->rng) >> 32) >= tenant_thr)
+		if (g->nr_pat > 1 && (tier_rng_next(&rng) >> 32) >= tenant_thr)
 			k = 1;
 		p = &g->pat[k];
 		if (u < scan_thr[k]) {
@@ -343,13 +347,14 @@ static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, s
 			buf[i].write = 0;
 		} else {
 			if (u < hot_thr[k] && hl[k])
-				buf[i].page = p->base + hs[k] + tier_rng_below(&g->rng, hl[k]);
+				buf[i].page = p->base + hs[k] + tier_rng_below(&rng, hl[k]);
 			else
-				buf[i].page = draw_cold(g, p, hs[k], hl[k]);
+				buf[i].page = draw_cold(g, &rng, p, hs[k], hl[k]);
 			buf[i].write = w < write_thr[k];
 		}
 		buf[i].tenant = (uint8_t)k;
 	}
+	g->rng = rng;
 	return (long)n;
 }
 
