@@ -412,7 +412,7 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 	struct tier_err err = { "" };
 	struct scores last;
 	double t0, wait_max = 0, hot_best = 0, cold_a_worst = 0, b_worst = 0;
-	unsigned rounds = 0, late = 0, late_hot = 0;
+	unsigned rounds = 0, late = 0, late_hot = 0, late_empty = 0;
 	char path[256], st[32] = "", comm[64] = "";
 	uint64_t kpid = 0;
 	void *priv = NULL;
@@ -460,7 +460,14 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 		     100 * frac(&last.r[2]), 100 * frac(&last.r[3]));
 		if (now_s() - t0 < seconds / 2)
 			continue;
-		/* The second half: regions have settled. */
+		/* The second half: regions have settled. A snapshot still
+		 * empty after the tracker asked again (the kdamond had not
+		 * updated it in time: a loaded host's emulated guest) says
+		 * nothing of any range: not counted. */
+		if (!last.nr_obs) {
+			late_empty++;
+			continue;
+		}
 		late++;
 		if (frac(&last.r[0]) > hot_best)
 			hot_best = frac(&last.r[0]);
@@ -476,7 +483,8 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 	tier__damon_info(priv, &info);
 	diag("damon: %u collects, longest %.2f s, %llu empty snapshots asked again", rounds,
 	     wait_max, (unsigned long long)info.empty_snapshots);
-	ok(late >= 2, "damon: at least 2 collects after the regions settled (%u)", late);
+	ok(late >= 2, "damon: at least 2 collects with regions after the regions settled (%u; "
+	   "%u empty)", late, late_empty);
 	/* Region edges need not fall on the range's: most of it will do. */
 	ok(hot_best >= 0.75, "damon: A's hot range reported accessed (best %.0f%% of it)",
 	   100 * hot_best);
