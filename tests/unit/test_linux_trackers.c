@@ -163,7 +163,26 @@ struct journal {
 	const char *busy_val;	/* this value fails with EBUSY ... */
 	int busy_left;		/* ... this many times (-1: always) */
 	int busy_errno;		/* or with this errno (0: EBUSY) */
+	const char *busy_read;	/* reads of files ending so fail with EBUSY ... */
+	int busy_read_left;	/* ... this many times (-1: always) */
+	unsigned reads_busy;	/* how many reads failed so */
 };
+
+static int on_read(void *ctx, const char *rel)
+{
+	struct journal *j = ctx;
+	size_t len = strlen(rel), end;
+
+	if (!j->busy_read || !j->busy_read_left)
+		return 0;
+	end = strlen(j->busy_read);
+	if (len < end || strcmp(rel + len - end, j->busy_read))
+		return 0;
+	if (j->busy_read_left > 0)
+		j->busy_read_left--;
+	j->reads_busy++;
+	return -EBUSY;
+}
 
 static int on_write(void *ctx, const char *rel, const char *val)
 {
@@ -545,6 +564,56 @@ static void test_damon_busy_retry(void **state)
 	assert_non_null(strstr(err.msg, "still busy"));
 	assert_int_equal(g.n, 0);
 	j->busy_val = NULL;
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
+/* A 7.x kernel answers EBUSY to a read of a kdamond's files while another
+ * task holds DAMON's sysfs lock (seen: a test's cat of "state" while tierd
+ * wrote): reads are retried like writes, and a read busy for good fails
+ * with an error that says so rather than passing for "off" or "gone". */
+static void test_damon_busy_read(void **state)
+{
+	const pid_t pid = 100;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .on_read = on_read, .ctx = j,
+					   .busy_retry_us = 1 };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	/* Another kdamond's state busy three times while a free one is
+	 * sought: kdamond 0 still counts as running and is not taken. */
+	j->busy_read = "kdamonds/0/state";
+	j->busy_read_left = 3;
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(j->reads_busy, 3);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "on");
+	if (tier__linux_tracker_damon.set_targets(priv, &pid, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* Region bounds busy twice: the snapshot is read whole. */
+	j->busy_read = "/start";
+	j->busy_read_left = 2;
+	j->reads_busy = 0;
+	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	assert_int_equal(j->reads_busy, 2);
+	assert_int_equal(g.n, 3);
+	expect_obs(&g.v[0], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
+	/* Busy for good: an error naming the file, nothing reported. */
+	j->busy_read = "/nr_accesses";
+	j->busy_read_left = -1;
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), -EBUSY);
+	assert_non_null(strstr(err.msg, "still busy"));
+	assert_non_null(strstr(err.msg, "nr_accesses"));
+	assert_int_equal(g.n, 0);
+	j->busy_read = NULL;
 	tier__linux_tracker_damon.destroy(priv);
 	free(j);
 	tmp_release(&t);
@@ -1801,6 +1870,7 @@ int main(void)
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),
 		cmocka_unit_test(test_damon_busy_retry),
+		cmocka_unit_test(test_damon_busy_read),
 		cmocka_unit_test(test_damon_exited_targets),
 		cmocka_unit_test(test_damon_empty_snapshot),
 		cmocka_unit_test(test_damon_bad_region),

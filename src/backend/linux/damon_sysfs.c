@@ -1,7 +1,9 @@
 /* damon_sysfs.c - reading and writing DAMON's control files.
  *
  * The kernel answers EBUSY to a write while another command is being
- * handled; every write is retried after a short pause. Every write goes
+ * handled, and (7.x) to a read of a kdamond's files while another reader
+ * or writer holds DAMON's sysfs lock; every write and read is retried
+ * after a short pause. Every write goes
  * through the test hook first, so a test can journal the writes, inject
  * errors, or stand in for the kernel's state file.
  */
@@ -105,22 +107,49 @@ int tier__damon_sysfs_write_u64(const struct tier__damon_sysfs *fs, uint64_t v,
 	return ret;
 }
 
-/* The admin directory joined to the printf-formatted rel, into path[sz].
- * A rel longer than 511 characters is cut (none here comes near).
- * Returns 0 or -ENAMETOOLONG. */
-static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz,
+/* The admin directory joined to the printf-formatted rel, into path[sz]
+ * (and rel into rel[512] when given). A rel longer than 511 characters is
+ * cut (none here comes near). Returns 0 or -ENAMETOOLONG. */
+static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz, char *rel,
 		 struct tier_err *err, const char *fmt, va_list ap)
-	__attribute__((format(printf, 5, 0)));
+	__attribute__((format(printf, 6, 0)));
 
-static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz,
+static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz, char *rel,
 		 struct tier_err *err, const char *fmt, va_list ap)
 {
-	char rel[512];
+	char buf[512];
 
-	vsnprintf(rel, sizeof(rel), fmt, ap);
+	if (!rel)
+		rel = buf;
+	vsnprintf(rel, 512, fmt, ap);
 	if (tier__damon_sysfs_path(fs, path, sz, rel))
 		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
 	return 0;
+}
+
+/* Reads path (rel under the admin directory) as a line into buf[sz], or
+ * as a number into *v when buf is NULL, through the test hook; EBUSY is
+ * retried after a short pause. */
+static int read_busy(const struct tier__damon_sysfs *fs, const char *rel, const char *path,
+		     char *buf, size_t sz, uint64_t *v, struct tier_err *err)
+{
+	unsigned tries;
+	int ret = 0;
+
+	for (tries = 0; tries < DAMON_BUSY_TRIES; tries++) {
+		ret = fs->hooks.on_read ? fs->hooks.on_read(fs->hooks.ctx, rel) : 0;
+		if (ret < 0)
+			tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
+		else if (buf)
+			ret = tier__read_line(path, buf, sz, err);
+		else
+			ret = tier_sysfs_read_u64(path, v, err);
+		if (ret != -EBUSY)
+			return ret;
+		pause_us(fs->hooks.busy_retry_us ? fs->hooks.busy_retry_us : DAMON_BUSY_PAUSE_US);
+	}
+	tier_err_prefix(err, "DAMON: still busy after %u tries", tries);
+	return ret;
 }
 
 bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fmt, ...)
@@ -130,7 +159,7 @@ bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fm
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vpath(fs, path, sizeof(path), NULL, fmt, ap);
+	ret = vpath(fs, path, sizeof(path), NULL, NULL, fmt, ap);
 	va_end(ap);
 	return !ret && tier_sysfs_exists(path);
 }
@@ -138,27 +167,27 @@ bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fm
 int tier__damon_sysfs_read_line(const struct tier__damon_sysfs *fs, char *buf, size_t sz,
 				struct tier_err *err, const char *fmt, ...)
 {
-	char path[1024];
+	char path[1024], rel[512];
 	va_list ap;
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vpath(fs, path, sizeof(path), err, fmt, ap);
+	ret = vpath(fs, path, sizeof(path), rel, err, fmt, ap);
 	va_end(ap);
-	return ret ? ret : tier__read_line(path, buf, sz, err);
+	return ret ? ret : read_busy(fs, rel, path, buf, sz, NULL, err);
 }
 
 int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
 			       struct tier_err *err, const char *fmt, ...)
 {
-	char path[1024];
+	char path[1024], rel[512];
 	va_list ap;
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vpath(fs, path, sizeof(path), err, fmt, ap);
+	ret = vpath(fs, path, sizeof(path), rel, err, fmt, ap);
 	va_end(ap);
-	return ret ? ret : tier_sysfs_read_u64(path, v, err);
+	return ret ? ret : read_busy(fs, rel, path, NULL, 0, v, err);
 }
 
 int tier__damon_sysfs_kdamond_write(const struct tier__damon_sysfs *fs, const char *rest,

@@ -51,13 +51,16 @@ bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fm
 	__attribute__((format(printf, 2, 3)));
 
 /* Reads the one-line file rel (printf-formatted, under the admin
- * directory) into buf without its newline. Returns 0 or -errno. */
+ * directory) into buf without its newline, through hooks.on_read first.
+ * The kernel (7.x) answers EBUSY to a read while another task holds
+ * DAMON's sysfs lock: the read is retried as a write is. Returns 0 or
+ * -errno. */
 int tier__damon_sysfs_read_line(const struct tier__damon_sysfs *fs, char *buf, size_t sz,
 				struct tier_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 /* Reads the decimal number in rel (printf-formatted, under the admin
- * directory). Returns 0 or -errno. */
+ * directory), retried on EBUSY as above. Returns 0 or -errno. */
 int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
 			       struct tier_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -13,10 +13,9 @@
 #include <unistd.h>
 
 #include "backend/linux/damon_modules.h"
+#include "backend/linux/damon_sysfs.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker_util.h"
-
-#define DAMON_KDAMONDS "kernel/mm/damon/admin/kdamonds"
 
 bool tier_linux_kernel_state_empty(const struct tier_linux_kernel_state *st)
 {
@@ -193,25 +192,28 @@ static void done_add(char *done, size_t sz, const char *item)
 		snprintf(done + len, sz - len, "%s%s", len ? ", " : "", item);
 }
 
-/* Stops kdamonds/K when its thread is still the one recorded. */
+/* Stops kdamonds/K when its thread is still the one recorded. Reads and
+ * the write go through the DAMON sysfs module, which retries the EBUSY a
+ * 7.x kernel answers while another task holds DAMON's sysfs lock (an
+ * unretried read taken for "gone" would leave the kdamond running). */
 static int stop_kdamond(const struct tier_linux_ctx *ctx,
 			const struct tier_linux_kernel_state *st, char *done, size_t sz,
 			struct tier_err *err)
 {
-	char path[512], buf[32];
+	struct tier__damon_sysfs fs = { .kdamond = st->kdamond };
+	char buf[32];
 	uint64_t pid;
 	int ret;
 
-	if (tier_sysfs_path(path, sizeof(path), ctx->sysfs_root, DAMON_KDAMONDS "/%u/pid",
-			    st->kdamond))
+	if (tier_sysfs_path(fs.admin, sizeof(fs.admin), ctx->sysfs_root, "kernel/mm/damon/admin"))
 		return tier_err_set(err, -ENAMETOOLONG, "DAMON: sysfs root too long");
-	if (tier_sysfs_read_u64(path, &pid, NULL) || pid != (uint64_t)st->kdamond_pid)
+	if (tier__damon_sysfs_read_u64(&fs, &pid, NULL, "kdamonds/%u/pid", st->kdamond) ||
+	    pid != (uint64_t)st->kdamond_pid)
 		return 0;	/* gone, or the index serves someone else now */
-	tier_sysfs_path(path, sizeof(path), ctx->sysfs_root, DAMON_KDAMONDS "/%u/state",
-			st->kdamond);
-	if (!tier__read_line(path, buf, sizeof(buf), NULL) && strcmp(buf, "on"))
+	if (!tier__damon_sysfs_read_line(&fs, buf, sizeof(buf), NULL, "kdamonds/%u/state",
+					 st->kdamond) && strcmp(buf, "on"))
 		return 0;
-	ret = tier__write_str(path, "off", err);
+	ret = tier__damon_sysfs_command(&fs, "off", err);
 	if (!ret) {
 		char item[64];
 

@@ -182,8 +182,12 @@ int tier__damon_parse_trace_line(const char *line, struct tier__damon_trace_rec 
  * cannot act like the kernel's state file), 0 lets it through. */
 struct tier__damon_hooks {
 	int (*on_write)(void *ctx, const char *rel, const char *val);
+	/* Every control-file read (rel as above) goes through on_read first:
+	 * a negative return fails that read with that errno. */
+	int (*on_read)(void *ctx, const char *rel);
 	void *ctx;
-	unsigned busy_retry_us;		/* pause between EBUSY retries; 0 = default */
+	unsigned busy_retry_us;		/* pause between EBUSY retries (writes and
+					 * reads); 0 = default */
 	uint64_t (*now_us)(void *ctx);	/* the kdamond's CPU share's clock; NULL:
 					 * tier_linux_now_us */
 };

@@ -24,7 +24,7 @@ echo "# before: numa_balancing 2, demotion_enabled true, damon_stat $ds_before"
 kdamonds_on() { # how many kdamonds DAMON's sysfs shows running
 	n=0
 	for s in $KD/*/state; do
-		[ -f "$s" ] && [ "$(cat "$s")" = on ] && n=$((n + 1))
+		[ -f "$s" ] && [ "$(damon_read "$s")" = on ] && n=$((n + 1))
 	done
 	echo $n
 }
@@ -41,7 +41,7 @@ start_tierd() {
 		[ -z "$kd" ] && sleep 0.1
 		i=$((i + 1))
 	done
-	kpid=$(cat $KD/${kd:-x}/pid 2>/dev/null)
+	kpid=$(damon_read $KD/${kd:-x}/pid)
 	[ -n "$kd" ]
 }
 kernel_as_before() { # PREFIX: the switches as they were before tierd
@@ -64,7 +64,7 @@ check "tierd switched demotion off" test "$(cat /sys/kernel/mm/numa/demotion_ena
 kill -9 "$tierd_pid"
 wait "$tierd_pid" 2>/dev/null
 check "after SIGKILL: numa_balancing still off" test "$(cat /proc/sys/kernel/numa_balancing)" = 0
-check "after SIGKILL: the kdamond still runs" test "$(cat $KD/${kd:-x}/state 2>/dev/null)" = on
+check "after SIGKILL: the kdamond still runs" test "$(damon_read $KD/${kd:-x}/state)" = on
 check "after SIGKILL: the state file remains" test -s $STATE
 check "after SIGKILL: the dead tierd's socket remains" test -S $SOCK
 out=$(tierctl status 2>&1)
@@ -75,7 +75,7 @@ rc=$?
 echo "$out" | sed 's/^/# tierd --restore: /'
 check "tierd --restore exits 0" test "$rc" = 0
 kernel_as_before "tierd --restore"
-check "tierd --restore stopped the kdamond" test "$(cat $KD/${kd:-x}/state 2>/dev/null)" = off
+check "tierd --restore stopped the kdamond" test "$(damon_read $KD/${kd:-x}/state)" = off
 check "... its thread is gone" test ! -e "/proc/${kpid:-0}"
 check "... no kdamond runs" test "$(kdamonds_on)" = 0
 check "tierd --restore removed the state file" test ! -e $STATE

@@ -375,11 +375,11 @@ kd=$(cat /run/tierd/state | sed -n 's/^kdamond \([0-9]*\) .*/\1/p')
 kill -9 "$tierd_pid"
 wait "$tierd_pid" 2>/dev/null
 check "after SIGKILL the state file names tierd's kdamond" test -n "$kd"
-check "... which still runs" test "$(cat /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = on
+check "... which still runs" test "$(damon_read /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = on
 check "... and numa_balancing is still off" test "$(cat /proc/sys/kernel/numa_balancing)" = 0
 out=$(tierd --restore 2>&1)
 echo "# tierd --restore: $out"
-check "tierd --restore stopped the kdamond" test "$(cat /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = off
+check "tierd --restore stopped the kdamond" test "$(damon_read /sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/state)" = off
 check "tierd --restore put numa_balancing back to 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
 check "tierd --restore put damon_stat back ($ds_before)" test "$(cat $ds 2>/dev/null || echo absent)" = "$ds_before"
 check "tierd --restore removed the state file" test ! -e /run/tierd/state

@@ -18,6 +18,19 @@ wait_for() {
 	done
 }
 
+# damon_read FILE: prints DAMON's sysfs FILE. A 7.x kernel answers EBUSY
+# to a read of a kdamond's files while another task (tierd) holds DAMON's
+# sysfs lock: tried again for up to 5 s; nothing printed when it is gone.
+damon_read() {
+	i=0
+	while [ -e "$1" ] && ! v=$(cat "$1" 2>/dev/null); do
+		i=$((i + 1))
+		[ $i -gt 50 ] && break
+		sleep 0.1
+	done
+	[ -e "$1" ] && echo "$v"
+}
+
 # wait_socket: until tierd answers tierctl status, at most 30 s.
 wait_socket() {
 	i=0
