@@ -43,6 +43,13 @@ struct tier_world_stats {
 	 * the world measures it. */
 	bool has_tracker_cpu;
 	double tracker_cpu_seconds;
+	/* ... and in the world's other parts of its steps, when it measures
+	 * them: reading the address spaces (maps), checking placement
+	 * against the kernel's (numa_maps), querying the nodes of new and
+	 * round-robin pages (move_pages without nodes), and moving pages
+	 * (the move_pages calls, kernel time included). */
+	bool has_step_cpu;
+	double maps_cpu_seconds, verify_cpu_seconds, query_cpu_seconds, move_cpu_seconds;
 	/* Faults tracking made the managed processes take (soft-dirty's
 	 * write-protect faults), and the tracker's round period. */
 	uint64_t tracker_faults;

@@ -78,6 +78,14 @@ static void print_status(struct json_object *st)
 		       (unsigned long long)tierctl_json_u64(st, "split_huge_pages"));
 	printf("  tierd CPU %.2f s, metadata %s\n", tierctl_json_dbl(st, "cpu_seconds"),
 	       tier_format_bytes(tierctl_json_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+	if (json_object_object_get_ex(st, "step_cpu_seconds", &tiers) &&
+	    json_object_object_get_ex(tiers, "policy", NULL))
+		printf("  steps' CPU %.2f s: tracker %.2f, maps %.2f, placement check %.2f, "
+		       "node query %.2f, moves %.2f, policy %.2f\n",
+		       tierctl_json_dbl(tiers, "total"), tierctl_json_dbl(tiers, "tracker"),
+		       tierctl_json_dbl(tiers, "maps"), tierctl_json_dbl(tiers, "placement_check"),
+		       tierctl_json_dbl(tiers, "node_query"), tierctl_json_dbl(tiers, "moves"),
+		       tierctl_json_dbl(tiers, "policy"));
 	if (json_object_object_get_ex(st, "kdamond_cpu_seconds", &tiers))
 		printf("  kdamond CPU %.2f s, together %.2f s\n", tierctl_json_dbl(st, "kdamond_cpu_seconds"),
 		       tierctl_json_dbl(st, "system_cpu_seconds"));

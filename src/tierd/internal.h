@@ -150,6 +150,7 @@ struct tierd {
 	struct tierd_metrics *metrics;	/* NULL: no metrics endpoint */
 	struct tierd_history hist;	/* the last hour (its own lock) */
 	uint64_t steps;
+	uint64_t step_cpu_us;		/* the step thread's CPU in steps, all told */
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	struct tierd_pace pace;		/* the steps' CPU share (pace.h) */

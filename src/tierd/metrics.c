@@ -225,6 +225,18 @@ static void render_cpu(const struct tierd_metrics *m, const struct tierd *d,
 		       "CPU time tierd spent in its hotness tracker, collecting observations.");
 		fprintf(f, "tierd_tracker_cpu_seconds_total %.6f\n", st->tracker_cpu_seconds);
 	}
+	if (st->has_step_cpu) {
+		family(f, "tierd_step_cpu_seconds_total", "counter",
+		       "CPU time of tierd's policy steps by part: maps (reading address spaces), "
+		       "placement_check (numa_maps), node_query (move_pages without nodes), "
+		       "moves (page moves, kernel time included).");
+		fprintf(f, "tierd_step_cpu_seconds_total{part=\"maps\"} %.6f\n", st->maps_cpu_seconds);
+		fprintf(f, "tierd_step_cpu_seconds_total{part=\"placement_check\"} %.6f\n",
+			st->verify_cpu_seconds);
+		fprintf(f, "tierd_step_cpu_seconds_total{part=\"node_query\"} %.6f\n",
+			st->query_cpu_seconds);
+		fprintf(f, "tierd_step_cpu_seconds_total{part=\"moves\"} %.6f\n", st->move_cpu_seconds);
+	}
 	if (st->has_kthread_cpu) {
 		family(f, "tierd_kdamond_cpu_seconds_total", "counter",
 		       "CPU time of the kernel's DAMON threads (kdamond) tierd runs.");

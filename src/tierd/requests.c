@@ -29,6 +29,33 @@ double tierd_cpu_seconds(void)
 }
 
 /* The figures of status that only the world knows (world lock held). */
+/* The step thread's CPU by part: where the world measures its parts,
+ * "policy" is the rest (the policy's decisions, the heatmaps, the
+ * figures). Cumulative seconds. */
+static struct json_object *step_cpu_json(const struct tierd *d, const struct tier_world_stats *st)
+{
+	struct json_object *o = json_object_new_object();
+	double total = (double)d->step_cpu_us / 1e6, rest = total;
+
+	json_object_object_add(o, "total", json_object_new_double(total));
+	if (st->has_tracker_cpu) {
+		json_object_object_add(o, "tracker", json_object_new_double(st->tracker_cpu_seconds));
+		rest -= st->tracker_cpu_seconds;
+	}
+	if (st->has_step_cpu) {
+		json_object_object_add(o, "maps", json_object_new_double(st->maps_cpu_seconds));
+		json_object_object_add(o, "placement_check",
+				       json_object_new_double(st->verify_cpu_seconds));
+		json_object_object_add(o, "node_query", json_object_new_double(st->query_cpu_seconds));
+		json_object_object_add(o, "moves", json_object_new_double(st->move_cpu_seconds));
+		rest -= st->maps_cpu_seconds + st->verify_cpu_seconds + st->query_cpu_seconds +
+			st->move_cpu_seconds;
+	}
+	if (st->has_tracker_cpu || st->has_step_cpu)
+		json_object_object_add(o, "policy", json_object_new_double(rest > 0 ? rest : 0));
+	return o;
+}
+
 static struct json_object *status_figures(struct tierd *d)
 {
 	const struct tier_env *env = d->be->env;
@@ -72,6 +99,7 @@ static struct json_object *status_figures(struct tierd *d)
 	if (st.has_kthread_cpu)
 		json_object_object_add(o, "kdamond_cpu_seconds",
 				       json_object_new_double(st.kthread_cpu_seconds));
+	json_object_object_add(o, "step_cpu_seconds", step_cpu_json(d, &st));
 	if (st.tracker_period_us) {
 		json_object_object_add(o, "tracker_workload_faults",
 				       json_object_new_uint64(st.tracker_faults));

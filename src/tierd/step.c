@@ -87,6 +87,8 @@ uint64_t tierd_step(struct tierd *d)
 	 * half (the Linux world's DAMON tracker). On a simulated machine
 	 * tierd's CPU is mostly the simulated application's: no share to
 	 * keep. */
+	cpu0 = cpu_us() - cpu0;
+	d->step_cpu_us += cpu0;
 	if (!d->args->machine) {
 		struct tier_world_stats st;
 		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
@@ -94,8 +96,8 @@ uint64_t tierd_step(struct tierd *d)
 		d->be->stats(d->be, &st);
 		if (st.has_kthread_cpu)
 			share /= 2;
-		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(),
-						  cpu_us() - cpu0, share ? share : 1);
+		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
+						  share ? share : 1);
 	}
 	return next > d->next_step_us ? next : d->next_step_us;
 }

@@ -132,7 +132,7 @@ expected='{"tierd_info":"gauge","tierd_tier_managed_bytes":"gauge","tierd_node_m
 is "$(echo "$M0" | jq -cS .families)" "$(echo "$expected" | jq -cS .)" "the families and their types"
 missing=
 for name in $(echo "$expected" | jq -r 'keys[]') tierd_tracker_cpu_seconds_total \
-	tierd_kdamond_cpu_seconds_total tierd_cgroup_processes tierd_cgroup_used_bytes \
+	tierd_step_cpu_seconds_total tierd_kdamond_cpu_seconds_total tierd_cgroup_processes tierd_cgroup_used_bytes \
 	tierd_cgroup_managed_bytes tierd_cgroup_max_bytes tierd_cgroup_min_bytes tierd_cgroup_weight; do
 	grep -q "^| \`$name\` " "$ROOT/docs/metrics.md" || missing="$missing $name"
 	grep -q "\"$name\"" "$ROOT/src/tierd/metrics.c" || missing="$missing $name(code)"

@@ -52,10 +52,14 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 			 struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
+	uint64_t cpu = tier__lw_thread_cpu_ns(), t;
 	int ret;
 
 	if (now_us >= lb->next_refresh_us) {
 		ret = tier__lw_refresh(lb, loop, err);
+		t = tier__lw_thread_cpu_ns();
+		lb->maps_cpu_ns += t - cpu;
+		cpu = t;
 		if (ret)
 			return ret;
 		lb->next_refresh_us = now_us + lb->refresh_us;
@@ -68,12 +72,16 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		if (q > 0)
 			lb->verify_queued += (uint64_t)q;
 		lb->next_verify_us = now_us + VERIFY_EVERY_US;
+		t = tier__lw_thread_cpu_ns();
+		lb->verify_cpu_ns += t - cpu;
+		cpu = t;
 	}
 	/* New pages all at once (the policy cannot place a page whose node
 	 * it does not know), then a round-robin share of the rest. */
 	ret = tier_linux_space_query(lb->space,
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
 	tier__lw_sync_env(lb);
+	lb->query_cpu_ns += tier__lw_thread_cpu_ns() - cpu;
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */
 	if (lb->nomem_moves > lb->nomem_logged && now_us - lb->nomem_log_us >= 10000000) {
@@ -131,6 +139,11 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	memcpy(st->failed_by_reason, lb->failed_by_reason, sizeof(st->failed_by_reason));
 	st->has_tracker_cpu = true;
 	st->tracker_cpu_seconds = (double)lb->tracker_cpu_ns / 1e9;
+	st->has_step_cpu = true;
+	st->maps_cpu_seconds = (double)lb->maps_cpu_ns / 1e9;
+	st->verify_cpu_seconds = (double)lb->verify_cpu_ns / 1e9;
+	st->query_cpu_seconds = (double)lb->query_cpu_ns / 1e9;
+	st->move_cpu_seconds = (double)lb->move_cpu_ns / 1e9;
 	st->rechecked_pages = lb->verify_queued;
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */

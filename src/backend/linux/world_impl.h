@@ -61,6 +61,8 @@ struct linux_backend {
 	uint64_t moved_pages[TIER_MAX_TIERS][TIER_MAX_TIERS];	/* [from rank][to rank] */
 	uint64_t failed_by_reason[TIER_MOVE_FAIL__COUNT];
 	uint64_t tracker_cpu_ns;		/* this thread's CPU in the tracker's collect */
+	/* ... in the world's other parts of a step (tier_world_stats) */
+	uint64_t maps_cpu_ns, verify_cpu_ns, query_cpu_ns, move_cpu_ns;
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;
 	uint64_t splits;			/* huge pages split */
@@ -97,6 +99,8 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 /* The tracker's kdamond into the state file (kernel_guard.h). */
 void tier__lw_sync_kdamond(struct linux_backend *lb);
+/* The calling thread's CPU time in ns (0 when the clock fails). */
+uint64_t tier__lw_thread_cpu_ns(void);
 /* env's arrays and page count from the address space. */
 void tier__lw_sync_env(struct linux_backend *lb);
 

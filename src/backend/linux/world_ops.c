@@ -43,9 +43,9 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
-/* The calling thread's CPU time (the tracker's cost inside tierd; a
+/* The calling thread's CPU time (the step's parts inside tierd; a
  * kdamond's is its own thread's, world.c). */
-static uint64_t thread_cpu_ns(void)
+uint64_t tier__lw_thread_cpu_ns(void)
 {
 	struct timespec ts;
 
@@ -59,10 +59,10 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 {
 	struct linux_backend *lb = priv;
 	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
-	uint64_t cpu0 = thread_cpu_ns();
+	uint64_t cpu0 = tier__lw_thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
-	lb->tracker_cpu_ns += thread_cpu_ns() - cpu0;
+	lb->tracker_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
 
 	if (lb->log_level >= LOG_DEBUG) {
 		char line[256] = "";
@@ -87,6 +87,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 	int from[1024];
 	size_t i, done = 0;
 	long total = 0;
+	uint64_t cpu0 = tier__lw_thread_cpu_ns();
 
 	/* In chunks, remembering each page's rank before the move. */
 	while (done < n) {
@@ -100,8 +101,10 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		}
 		moved = tier_linux_migrator_ops.move(lb->space, pages + done, nodes + done,
 						     status + done, k);
-		if (moved < 0)
+		if (moved < 0) {
+			lb->move_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
 			return total ? total : moved;
+		}
 		for (i = 0; i < k; i++) {
 			int st = status[done + i];
 
@@ -125,6 +128,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		total += moved;
 		done += k;
 	}
+	lb->move_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
 	return total;
 }
 

@@ -366,6 +366,11 @@ echo "# status: cpu_seconds $(echo "$st" | jq .cpu_seconds), kdamond_cpu_seconds
 check "status reports the kdamond's CPU ($kcpu s) and the sum with tierd's" \
 	awk -v c="$kcpu" -v s="$(echo "$st" | jq .system_cpu_seconds)" -v o="$(echo "$st" | jq .cpu_seconds)" \
 	'BEGIN { exit !(c > 0 && s >= c + o - 0.01) }'
+echo "# status: step_cpu_seconds $(echo "$st" | jq -c .step_cpu_seconds)"
+check "status splits the steps' CPU into parts that add up to it, within tierd's" \
+	test "$(echo "$st" | jq '.step_cpu_seconds as $s | ($s.tracker + $s.maps + $s.placement_check +
+		$s.node_query + $s.moves + $s.policy) as $sum |
+		$s.total > 0 and ($sum - $s.total | fabs) < 0.001 and $s.total <= .cpu_seconds + 0.001')" = true
 if [ "$ds_before" = Y ]; then
 	check "damon_stat is off while tierd uses DAMON" test "$(cat $ds)" = N
 	grep -q "damon_stat switched off while tierd runs" $LOG && ok "the log says so" ||

@@ -68,6 +68,7 @@ up=$(sample /tmp/m 'tierd_promoted_bytes_total{from_tier="1",to_tier="0"}')
 check "promotions from tier 1 to tier 0 counted ($up)" test "${up:-0}" -gt 0
 check "failed moves by reason" test "$(grep -c '^tierd_failed_moves_total{reason=' /tmp/m)" = 5
 check "the tracker's CPU" grep -q '^tierd_tracker_cpu_seconds_total ' /tmp/m
+check "the steps' CPU by part" test "$(grep -c '^tierd_step_cpu_seconds_total{part="\(maps\|placement_check\|node_query\|moves\)"} ' /tmp/m)" = 4
 case $tracker in
 damon*) check "kdamond's CPU" grep -q '^tierd_kdamond_cpu_seconds_total ' /tmp/m ;;
 *) echo "ok - kdamond's CPU # SKIP tracker $tracker runs no kdamond" ;;
