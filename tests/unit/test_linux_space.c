@@ -20,7 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/linux/pfn_node.h"
 #include "backend/linux/space.h"
+#include "backend/linux/tracker_util.h"
 
 #define PROCFS TIERD_SOURCE_ROOT "/tests/fixtures/procfs/"
 #define SYSFS TIERD_SOURCE_ROOT "/tests/fixtures/sysfs/"
@@ -646,6 +648,133 @@ static void test_new_errors(void **state)
 	assert_non_null(strstr(err.msg, "page shift 9"));
 }
 
+/* ---- nodes from pagemap's frames ---- */
+
+/* The memory blocks each node lists, names that are no block skipped. */
+static void test_pfn_nodes(void **state)
+{
+	struct tier_linux_pfn_nodes t = { 0 };
+	struct tier_err err = { "" };
+	const uint64_t b = 0x8000000 / 4096;	/* frames per 128 MiB block */
+
+	(void)state;
+	if (tier_linux_pfn_nodes_load(&t, SYSFS "pfn-nodes", 4096, &err))
+		fail_msg("load: %s", err.msg);
+	assert_int_equal(t.block_frames, b);
+	assert_int_equal(tier_linux_pfn_node(&t, 0), 0);
+	assert_int_equal(tier_linux_pfn_node(&t, 2 * b - 1), 0);
+	assert_int_equal(tier_linux_pfn_node(&t, 2 * b), -1);	/* a hole */
+	assert_int_equal(tier_linux_pfn_node(&t, 3 * b), -1);	/* not under a node */
+	assert_int_equal(tier_linux_pfn_node(&t, 4 * b + 7), 1);
+	assert_int_equal(tier_linux_pfn_node(&t, 5 * b), -1);
+	assert_int_equal(tier_linux_pfn_node(&t, 6 * b), 2);
+	assert_int_equal(tier_linux_pfn_node(&t, 8 * b - 1), 2);
+	assert_int_equal(tier_linux_pfn_node(&t, 8 * b), -1);	/* past the last */
+	assert_int_equal(tier_linux_pfn_node(&t, UINT64_C(1) << 54), -1);
+	/* A failed reload keeps the table. */
+	assert_int_equal(tier_linux_pfn_nodes_load(&t, SYSFS "pfn-nodes-bad", 4096, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "block_size_bytes"));
+	assert_non_null(strstr(err.msg, "0x1000 blocks"));
+	assert_int_equal(tier_linux_pfn_node(&t, 4 * b), 1);
+	assert_int_equal(tier_linux_pfn_nodes_load(&t, SYSFS "pfn-nodes-none", 4096, &err), -ENOENT);
+	assert_non_null(strstr(err.msg, "no node lists a memory block"));
+	assert_int_equal(tier_linux_pfn_nodes_load(&t, SYSFS "pfn-nodes", 3000, &err), -EINVAL);
+	assert_int_equal(tier_linux_pfn_nodes_load(&t, SYSFS "nonexistent", 4096, &err), -ENOENT);
+	assert_int_equal(t.block_frames, b);
+	tier_linux_pfn_nodes_free(&t);
+	assert_int_equal(tier_linux_pfn_node(&t, 0), -1);
+}
+
+/* Writes the pagemap entries pm[0, n) for pid's pages from base into the
+ * procfs tree at root. */
+static void put_pagemap(const char *root, pid_t pid, uint64_t base, const uint64_t *pm, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/pagemap", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fseeko(f, (off_t)(base >> 12) * 8, SEEK_SET), 0);
+	assert_int_equal(fwrite(pm, sizeof(*pm), n, f), n);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A query reads the nodes from pagemap's frames; frames in no known block
+ * are asked of move_pages(2), and so is everything once the frames read
+ * as 0 (a reader without CAP_SYS_ADMIN). The process exists only in the
+ * fixture: move_pages finds no such process, so what it is asked comes
+ * back absent. */
+static void test_pagemap_query(void **state)
+{
+	const uint64_t b = 0x8000000 / 4096, base = 0x7f0000000000;
+	const uint64_t P = TIER__PM_PRESENT;
+	uint64_t pm[16] = {
+		P | 5, P | 9, P | (4 * b + 7), TIER__PM_SWAPPED | 123, P | (6 * b), P | (7 * b + 1),
+		P | (2 * b), P | (3 * b), P | TIER__PM_FILE | (b + 9),
+	};
+	static const uint8_t want[16] = { 0, 0, 1, 0xff, 2, 2, 0xff, 0xff, 0, 1, 1, 1, 1, 1, 1, 1 };
+	struct tier_linux_ctx ctx = { .sysfs_root = SYSFS "pfn-nodes", .debugfs_root = "/nonexistent" };
+	struct tier_linux_migrate_stats st, before;
+	struct tier_linux_space *s;
+	struct tier_err err = { "" };
+	char root[] = "/tmp/tierd-pagemap-XXXXXX", path[512];
+	const pid_t pid = 4194000;
+	const uint8_t *node;
+	uint64_t first, i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	ctx.procfs_root = root;
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000000000-7f0000010000 rw-p 00000000 00:00 0 \n");
+	assert_int_equal(fclose(f), 0);
+	for (i = 9; i < 16; i++)
+		pm[i] = P | (4 * b + i);
+	put_pagemap(root, pid, base, pm, 16);
+
+	assert_int_equal(tier_linux_space_new(&ctx, 12, &s, &err), 0);
+	if (tier_linux_space_update(s, &pid, 1, NULL, NULL, &err))
+		fail_msg("update: %s", err.msg);
+	assert_true(tier_linux_space_page(s, pid, base, &first));
+	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	node = tier_linux_space_page_node(s);
+	for (i = 0; i < 16; i++)
+		if (node[first + i] != want[i])
+			fail_msg("page %llu: node %u, expected %u", (unsigned long long)i,
+				 node[first + i], want[i]);
+	tier_linux_space_migrate_stats(s, &st);
+	assert_int_equal(st.pagemap_pages, 14);
+	assert_int_equal(st.queried_pages, 2);	/* the frames in no node's block */
+
+	/* Page 1 unmapped since: absent at the next query (round robin). */
+	pm[1] = 0;
+	put_pagemap(root, pid, base, pm, 16);
+	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	node = tier_linux_space_page_node(s);
+	assert_int_equal(node[first + 1], TIER_NODE_NONE);
+	assert_int_equal(node[first + 2], 1);
+
+	/* Frames hidden (read as 0): move_pages for this page and all the rest,
+	 * from now on. */
+	pm[2] = P;
+	put_pagemap(root, pid, base, pm, 16);
+	tier_linux_space_migrate_stats(s, &before);
+	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	tier_linux_space_migrate_stats(s, &st);
+	assert_int_equal(st.pagemap_pages, before.pagemap_pages + 2);	/* pages 0 and 1 */
+	assert_int_equal(st.queried_pages, before.queried_pages + 14 + 16);
+	tier_linux_space_destroy(s);
+	snprintf(path, sizeof(path), "rm -rf '%s'", root);
+	assert_int_equal(system(path), 0);
+}
+
 /* ---- real processes (this one and a child) ---- */
 
 static const struct tier_linux_ctx live_ctx = {
@@ -684,8 +813,10 @@ static void test_live_query(void **state)
 	char *p;
 	pid_t self = getpid();
 	uint64_t i, base = 0, id, known;
+	struct tier_linux_migrate_stats st;
+	struct tier_linux_pfn_nodes t = { 0 };
 	const uint8_t *node;
-	int here;
+	int here, zeros;
 
 	(void)state;
 	if (!move_pages_usable())
@@ -694,6 +825,12 @@ static void test_live_query(void **state)
 	assert_true(p != MAP_FAILED);
 	for (i = 0; i < nr; i += 2)
 		p[i * PG] = 1;
+	/* Every fourth page only read: the shared zero page where the kernel
+	 * maps one, which move_pages calls absent (-EFAULT), and so must
+	 * pagemap's reading (some kernels give a page of its own). */
+	for (i = 1, zeros = 0; i < nr; i += 4)
+		zeros += ((volatile char *)p)[i * PG];
+	assert_int_equal(zeros, 0);
 	here = node_of(0, (uint64_t)(uintptr_t)p);
 	assert_true(here >= 0);
 	assert_int_equal(tier_linux_space_new(&live_ctx, 12, &s, &err), 0);
@@ -718,8 +855,20 @@ static void test_live_query(void **state)
 		assert_int_equal(tier_linux_space_query(s, 4096, &err), 0);
 	assert_int_equal(tier_linux_space_nr_fresh(s), 0);
 	node = tier_linux_space_page_node(s);
-	for (i = 0; i < nr; i++)
-		assert_int_equal(node[base + i], i % 2 ? TIER_NODE_NONE : here);
+	for (i = 0; i < nr; i++) {
+		int want = i % 2 == 0 ? here : i % 4 == 1 ? node_of(0, (uintptr_t)p + i * PG) : -1;
+
+		if (node[base + i] != (want < 0 ? TIER_NODE_NONE : want))
+			fail_msg("page %llu: node %d, move_pages says %d", (unsigned long long)i,
+				 node[base + i], want);
+	}
+	/* As root where sysfs lists memory blocks, from pagemap's frames. */
+	tier_linux_space_migrate_stats(s, &st);
+	if (geteuid() == 0 && !tier_linux_pfn_nodes_load(&t, "/sys", PG, &err))
+		assert_true(st.pagemap_pages >= nr);
+	tier_linux_pfn_nodes_free(&t);
+	print_message("# %llu pages placed from pagemap, %llu asked of move_pages\n",
+		      (unsigned long long)st.pagemap_pages, (unsigned long long)st.queried_pages);
 	tier_linux_space_destroy(s);
 	munmap(p, nr * PG);
 }
@@ -893,6 +1042,8 @@ int main(void)
 		cmocka_unit_test(test_translate),
 		cmocka_unit_test(test_mem_ops),
 		cmocka_unit_test(test_new_errors),
+		cmocka_unit_test(test_pfn_nodes),
+		cmocka_unit_test(test_pagemap_query),
 		cmocka_unit_test(test_live_query),
 		cmocka_unit_test(test_live_move),
 		cmocka_unit_test(test_live_process_exits),

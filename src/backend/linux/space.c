@@ -283,6 +283,7 @@ void tier_linux_space_destroy(struct tier_linux_space *s)
 	free(s->status);
 	free(s->qstatus);
 	free(s->page_huge);
+	tier_linux_pfn_nodes_free(&s->pfn);
 	free(s);
 }
 

@@ -4,7 +4,8 @@
  *   space.c          the state, its life cycle, lookups and translate()
  *   space_ids.c      the dense id allocator (free ranges, huge-page alignment)
  *   space_update.c   re-reading the maps: diffing them against the extents
- *   space_query.c    where pages are: move_pages(2) with nodes = NULL
+ *   space_query.c    where pages are: pagemap frames, else move_pages(2)
+ *                    with nodes = NULL
  *   space_migrate.c  the migrator: move_pages(2) with MPOL_MF_MOVE
  *   space_huge.c     transparent huge pages: PAGEMAP_SCAN and splitting
  *   space_mem.c      the node memory ops (meminfo less the kernel's reserve)
@@ -28,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend/linux/pfn_node.h"
 #include "backend/linux/space.h"
 
 /* move_pages(2) writes node ids and small -errno values: never this. */
@@ -102,6 +104,18 @@ struct tier_linux_space {
 	size_t cap_scratch;
 
 	struct tier_linux_migrate_stats stats;
+
+	/* Queries from pagemap's frame numbers (space_query.c): the memory
+	 * blocks' nodes, loaded at the first query and again (at most every
+	 * PFN_RELOAD_CALLS queries) when a frame falls in no known block;
+	 * pagemap_off once frames read as 0 (a reader without CAP_SYS_ADMIN)
+	 * or the table cannot be had: move_pages(2) from then on. zero_pfn:
+	 * the shared zero page's frame (0 unknown), absent as move_pages
+	 * says (-EFAULT). */
+	struct tier_linux_pfn_nodes pfn;
+	bool pfn_tried, pagemap_off;
+	uint64_t zero_pfn;
+	uint64_t query_calls, pfn_loaded_call;
 
 	/* Huge pages: [nr_pages >> huge_shift] 1 while an aligned block of
 	 * ids is one transparent huge page (PAGEMAP_SCAN); NULL until
