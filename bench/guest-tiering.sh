@@ -20,6 +20,7 @@
 #   workload-rate tierd/none=F kernel/none=G     (mean update rates over the no-tiering run's)
 #   system-cpu tierd=P%                          (tierd + kdamond CPU over the run's wall time)
 #   cold-promoted kernel=N tierd=M               (pages outside the hot set on node 0 at the end)
+#   step-cpu tierd total=X tracker=X maps=X ...  (tierd's steps' CPU seconds by part, its status)
 # and writes them to bench/results/guest-tiering.txt. About 10 min wall with
 # the defaults (~75 s a run, six runs, and the boot).
 #
@@ -195,6 +196,19 @@ fi
 		if (R[lay, mode, "first"] == "" && mode == "tierd" && mig > 0) R[lay, mode, "first"] = at
 		next
 	}
+	/^# status: / && mode == "tierd" {
+		# The steps' CPU by part, as tierd's last status gives it.
+		if (match($0, /"step_cpu_seconds":\{[^}]*\}/)) {
+			o = substr($0, RSTART + 20, RLENGTH - 21)
+			n = split(o, kvs, ","); line = ""
+			for (i = 1; i <= n; i++) {
+				split(kvs[i], p, ":"); gsub(/"/, "", p[1])
+				line = line sprintf(" %s=%.2f", p[1], p[2])
+			}
+			R[lay, "stepcpu"] = line
+		}
+		next
+	}
 	/^end / {
 		kv()
 		R[lay, mode, "rest0"] = f["rest0"]; R[lay, mode, "rest"] = f["rest"]
@@ -233,6 +247,8 @@ fi
 			printf "workload-rate tierd/none=%.2f kernel/none=%.2f\n", (none > 0 ? rate(lay, "tierd") / none : 0), (none > 0 ? rate(lay, "kernel") / none : 0)
 			printf "system-cpu tierd=%.1f%%\n", (tend > 0 ? 100 * (R[lay, "tierd", "tierd"] + R[lay, "tierd", "kd"]) / tend : 0)
 			printf "cold-promoted kernel=%d tierd=%d\n", R[lay, "kernel", "rest0"], R[lay, "tierd", "rest0"]
+			if (R[lay, "stepcpu"] != "")
+				printf "step-cpu tierd%s\n", R[lay, "stepcpu"]
 		}
 	}' "$raw"
 } >"$table"

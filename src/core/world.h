@@ -50,6 +50,9 @@ struct tier_world_stats {
 	 * (the move_pages calls, kernel time included). */
 	bool has_step_cpu;
 	double maps_cpu_seconds, verify_cpu_seconds, query_cpu_seconds, move_cpu_seconds;
+	/* Pages whose node the node queries read from pagemap, and asked of
+	 * move_pages(2) (both 0 where the world does not query). */
+	uint64_t pagemap_pages, queried_pages;
 	/* Faults tracking made the managed processes take (soft-dirty's
 	 * write-protect faults), and the tracker's round period. */
 	uint64_t tracker_faults;

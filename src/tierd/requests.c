@@ -53,6 +53,12 @@ static struct json_object *step_cpu_json(const struct tierd *d, const struct tie
 	}
 	if (st->has_tracker_cpu || st->has_step_cpu)
 		json_object_object_add(o, "policy", json_object_new_double(rest > 0 ? rest : 0));
+	if (st->has_step_cpu) {
+		json_object_object_add(o, "node_query_pagemap_pages",
+				       json_object_new_uint64(st->pagemap_pages));
+		json_object_object_add(o, "node_query_move_pages_pages",
+				       json_object_new_uint64(st->queried_pages));
+	}
 	return o;
 }
 

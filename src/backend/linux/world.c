@@ -144,6 +144,13 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	st->verify_cpu_seconds = (double)lb->verify_cpu_ns / 1e9;
 	st->query_cpu_seconds = (double)lb->query_cpu_ns / 1e9;
 	st->move_cpu_seconds = (double)lb->move_cpu_ns / 1e9;
+	{
+		struct tier_linux_migrate_stats ms;
+
+		tier_linux_space_migrate_stats(lb->space, &ms);
+		st->pagemap_pages = ms.pagemap_pages;
+		st->queried_pages = ms.queried_pages;
+	}
 	st->rechecked_pages = lb->verify_queued;
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
