@@ -332,6 +332,11 @@ static void test_damon_setup_and_collect(void **state)
 	expect_obs(&g.v[4], 200, 0x7ffe00000000, 0x7ffe00010000, TIER_OBS_ACCESSED, 0, 20);
 	assert_int_equal(g.v[0].interval_us, 100000);
 
+	/* The same targets again (every refresh): nothing written. */
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 3, &err))
+		fail_msg("set_targets: %s", err.msg);
+	assert_int_equal(j->n, at);
+
 	/* Targets change while it runs: commit, one scheme, no filter. */
 	if (tier__linux_tracker_damon.set_targets(priv, &pids[2], 1, &err))
 		fail_msg("set_targets: %s", err.msg);

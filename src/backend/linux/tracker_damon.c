@@ -175,10 +175,13 @@ void tier__damon_info(void *priv, struct tier__damon_info *out)
 
 /* ---- targets ------------------------------------------------------------ */
 
+/* Makes t's targets the live ones of pids[0, n) (duplicates dropped).
+ * Returns 1 when they changed, 0 when not, or -ENOMEM. */
 static int keep_alive(struct tier__damon_tracker *t, const pid_t *pids, size_t n)
 {
 	pid_t *v = NULL;
 	size_t i, j, nr = 0;
+	bool same;
 
 	if (n) {
 		v = malloc(n * sizeof(*v));
@@ -193,10 +196,11 @@ static int keep_alive(struct tier__damon_tracker *t, const pid_t *pids, size_t n
 		if (j == nr)
 			v[nr++] = pids[i];
 	}
+	same = nr == t->nr_pids && (!nr || !memcmp(v, t->pids, nr * sizeof(*v)));
 	free(t->pids);
 	t->pids = v;
 	t->nr_pids = nr;
-	return 0;
+	return !same;
 }
 
 static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
@@ -205,10 +209,16 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 	int ret, attempt;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (keep_alive(t, pids, n))
+		ret = keep_alive(t, pids, n);
+		if (ret < 0)
 			return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 		if (!t->nr_pids)
 			return tier__damon_kdamond_stop(t, err);
+		/* The same targets, still monitored: nothing to write. Every
+		 * refresh (a second) used to rewrite the targets and schemes
+		 * and commit them, dozens of writes and a kdamond round. */
+		if (!ret && t->running && !attempt)
+			return 0;
 		ret = tier__damon_kdamond_write_targets(t, err);
 		if (ret)
 			return ret;
