@@ -197,9 +197,10 @@ fi
 		next
 	}
 	/^# status: / && mode == "tierd" {
-		# The steps' CPU by part, as tierd's last status gives it.
-		if (match($0, /"step_cpu_seconds":\{[^}]*\}/)) {
-			o = substr($0, RSTART + 20, RLENGTH - 21)
+		# The step CPU by part, as the last status of tierd gives it.
+		k = index($0, "\"step_cpu_seconds\":")
+		if (k > 0) {
+			o = substr($0, k + 20); o = substr(o, 1, index(o, "}") - 1)
 			n = split(o, kvs, ","); line = ""
 			for (i = 1; i <= n; i++) {
 				split(kvs[i], p, ":"); gsub(/"/, "", p[1])

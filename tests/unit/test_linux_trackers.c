@@ -391,6 +391,7 @@ static void test_damon_keeps_cpu_share(void **state)
 		"K/contexts/0/monitoring_attrs/intervals/sample_us=40000",
 		"K/contexts/0/monitoring_attrs/intervals/aggr_us=400000",
 		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
 		"K/state=commit",
 		NULL,
 	};
@@ -398,6 +399,7 @@ static void test_damon_keeps_cpu_share(void **state)
 		"K/contexts/0/monitoring_attrs/intervals/sample_us=20000",
 		"K/contexts/0/monitoring_attrs/intervals/aggr_us=200000",
 		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
 		"K/state=commit",
 		NULL,
 	};
@@ -408,6 +410,7 @@ static void test_damon_keeps_cpu_share(void **state)
 	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock };
 	struct tier__damon_info info;
 	struct tier_err err = { "" };
+	unsigned changes;
 	struct tmp t;
 	size_t at;
 	void *priv;
@@ -480,6 +483,47 @@ static void test_damon_keeps_cpu_share(void **state)
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
 				"monitoring_attrs/intervals/sample_us"), "20000");
 	j->busy_val = NULL;
+
+	/* 45% from 20 ms samples: 100 ms at most, 5 of the 8 times the
+	 * correction may take at once; the regions take the rest (1.6). */
+	ticks += (unsigned long long)(0.45 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 100000);
+	assert_int_equal(info.max_regions, 1250);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
+				"monitoring_attrs/nr_regions/max"), "1250");
+	/* Still 4 times over at the longest samples: regions, 400 at least. */
+	ticks += (unsigned long long)(0.10 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 100000);
+	assert_int_equal(info.max_regions, 400);
+	changes = info.interval_changes;
+	ticks += (unsigned long long)(0.45 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.max_regions, 400);
+	assert_int_equal(info.interval_changes, changes);	/* nothing left to give */
+	/* Far below: the regions come back first, then shorter samples. */
+	ticks += (unsigned long long)(0.001 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.max_regions, 800);
+	assert_int_equal(info.sample_us, 100000);
+	ticks += (unsigned long long)(0.001 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.max_regions, 1600);
+	ticks += (unsigned long long)(0.001 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.max_regions, 2000);
+	assert_int_equal(info.sample_us, 100000);
+	ticks += (unsigned long long)(0.001 * 3 * hz);
+	share_window(&t, priv, ticks);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 50000);
 
 	tier__linux_tracker_damon.destroy(priv);
 	free(j);

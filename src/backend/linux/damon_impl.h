@@ -29,6 +29,7 @@ struct tier__damon_tracker {
 	bool has_apply_interval;	/* schemes have apply_interval_us */
 	bool running;			/* we started it (it may have stopped since) */
 	uint64_t sample_us, aggr_us, update_us;
+	unsigned max_regions;		/* monitoring_attrs/nr_regions/max */
 	pid_t *pids;			/* the targets, by index (owned) */
 	size_t nr_pids;
 	uint64_t empty_snapshots;	/* empty tried_regions, asked again */

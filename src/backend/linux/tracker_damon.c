@@ -171,6 +171,7 @@ void tier__damon_info(void *priv, struct tier__damon_info *out)
 	out->empty_snapshots = t->empty_snapshots;
 	out->kdamond_cpu_percent = t->share_percent;
 	out->interval_changes = t->interval_changes;
+	out->max_regions = t->max_regions;
 }
 
 /* ---- targets ------------------------------------------------------------ */

@@ -206,6 +206,7 @@ struct tier__damon_info {
 	uint64_t empty_snapshots;	/* empty tried_regions, asked again */
 	double kdamond_cpu_percent;	/* measured over the last window, -1: not yet */
 	unsigned interval_changes;	/* sample intervals committed to keep the share */
+	unsigned max_regions;		/* nr_regions/max now (the share may lower it) */
 };
 void tier__damon_info(void *priv, struct tier__damon_info *out);
 
