@@ -404,13 +404,13 @@ static void test_split_upstream_defaults(void **state)
 	assert_int_equal(sp.dram_latency_ns, 80);	/* htmm.h:26 DRAM_ACCESS_LATENCY */
 	assert_int_equal(sp.slow_latency_ns, 270);	/* htmm.h:27 NVM_ACCESS_LATENCY; cxl mode off, mempolicy.c:3046 */
 	assert_int_equal(sp.max_splits_per_pass, 50);	/* htmm_core.c:394 nr_max */
-	assert_int_equal(sp.nr_skew_bins, 21);		/* access_map[21], htmm_core.c:1114 */
+	assert_int_equal(sp.nr_skew_bins, 21);		/* access_map[21], memcontrol.h:384 */
 	assert_int_equal(sp.no_split_threshold, 21);	/* memcontrol.c:5252, htmm_core.c:1111 */
 	assert_int_equal(sp.very_hot_idx, 13);		/* htmm_core.c:212 */
 	assert_int_equal(sp.skew_scale, 11);		/* htmm_core.c:215 */
 	assert_int_equal(sp.ehr_pct, 95);		/* htmm_core.c:1144 */
 	assert_int_equal(sp.rhr_gain_pct, 103);		/* htmm_core.c:1411 */
-	/* get_skew_idx() (htmm_core.c:560-581): bit length below 1024, then
+	/* get_skew_idx() (htmm_core.c:560-582): bit length below 1024, then
 	 * 11 plus one per started 1024 above it, at most 20. */
 	assert_int_equal(tier__memtis_skew_idx(0), 0);
 	assert_int_equal(tier__memtis_skew_idx(1), 1);

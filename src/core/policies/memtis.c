@@ -136,7 +136,7 @@
 #define DRAM_ACCESS_LATENCY 80		/* htmm.h:26 */
 #define NVM_ACCESS_LATENCY 270		/* htmm.h:27, htmm_cxl_mode off (htmm_core.c:1136) */
 #define SPLIT_MAX_PER_PASS 50		/* htmm_core.c:394 nr_max, per node and pass */
-#define NR_SKEW_BINS 21			/* memcg->access_map[21] (htmm_core.c:1114, memcontrol.c) */
+#define NR_SKEW_BINS 21			/* memcg->access_map[21] (include/linux/memcontrol.h:384) */
 #define SPLIT_THRES_NONE 21		/* memcontrol.c:5252, htmm_core.c:1111: no split */
 #define SKEW_VERY_HOT_IDX 13		/* htmm_core.c:212: meta idx >= 13, skewness 0 */
 #define SKEW_SCALE 11			/* htmm_core.c:215 */
@@ -243,7 +243,7 @@ static unsigned get_idx(uint64_t num)
 	return cnt;
 }
 
-/* get_skew_idx() (htmm_core.c:560-581): 0, 1-3, 4-15, ... by bit length
+/* get_skew_idx() (htmm_core.c:560-582): 0, 1-3, 4-15, ... by bit length
  * up to 1023, then 11 + one bin per 1024 up to 20. */
 static unsigned get_skew_idx(uint64_t num)
 {
