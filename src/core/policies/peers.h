@@ -40,6 +40,43 @@ unsigned tier__memtis_cooling_clock(const void *priv);
 /* Pages in histogram bin `bin` (0..15). */
 uint64_t tier__memtis_histogram(const void *priv, unsigned bin);
 
+/* Huge-page splitting: the values the policy runs with (memtis.c cites
+ * the upstream source of each). */
+struct tier_memtis_split_params {
+	unsigned thres_split;		/* htmm_thres_split (0: no splits) */
+	unsigned split_period;		/* htmm_split_period: usage shift */
+	unsigned gamma_tenths;		/* htmm_gamma */
+	unsigned dram_latency_ns;	/* DRAM_ACCESS_LATENCY */
+	unsigned slow_latency_ns;	/* NVM_ACCESS_LATENCY (cxl mode off) */
+	unsigned max_splits_per_pass;	/* deferred_split_scan_for_htmm nr_max */
+	unsigned nr_skew_bins;		/* access_map entries */
+	unsigned no_split_threshold;	/* split_threshold meaning "none" */
+	unsigned very_hot_idx;		/* meta bin from which skewness is 0 */
+	unsigned skew_scale;		/* skewness divisor */
+	unsigned ehr_pct;		/* share of may_hot hits taken as eHR */
+	unsigned rhr_gain_pct;		/* real hits must reach this % after a split */
+};
+
+void tier__memtis_split_defaults(struct tier_memtis_split_params *sp);
+/* get_skew_idx(): the access_map bin of a skewness value. */
+unsigned tier__memtis_skew_idx(uint64_t num);
+
+/* One huge page as the policy tracks it. */
+struct tier_memtis_huge {
+	uint32_t accesses;	/* meta total_accesses */
+	unsigned idx;		/* its histogram bin */
+	unsigned skewness_idx;
+	unsigned hot_utils;
+	bool active;
+	bool queued;		/* on the split queue */
+};
+
+/* Fills *out for huge page `unit` (page ids unit << huge_shift ...);
+ * false when the policy does not track it as one (split, or base pages). */
+bool tier__memtis_huge(const void *priv, uint64_t unit, struct tier_memtis_huge *out);
+void tier__memtis_split_state(const void *priv, unsigned *split_threshold, int64_t *nr_split,
+			      int64_t *nr_split_tail, unsigned *thres_split);
+
 /* --- memtierd heat -------------------------------------------------------- */
 
 enum { TIER_MTD_MAX_CLASSES = 64, TIER_MTD_MAX_NODES = 8 };
