@@ -76,6 +76,13 @@ struct tier_env {
 	/* Work counter the policy bumps for its own CPU cost: one unit per
 	 * page or observation it visits (the loop converts to time). */
 	uint64_t *work_units;
+	/* True while the policy works in the application's own thread rather
+	 * than in a daemon or kernel thread: kernel-nb's promotion runs in
+	 * the faulting task (do_numa_page()). The policy sets it around the
+	 * migrator calls made there (through this pointer, as work_units; NULL:
+	 * the backend does not care); a backend that models CPU costs charges
+	 * those moves to the application's cores (tiersim's cost model). */
+	bool *in_task;
 };
 
 /* What a policy tells about one page (tierctl explain). */

@@ -67,6 +67,14 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "moved_bytes_by_tier", m);
 	json_object_object_add(o, "pingpong_pages", json_object_new_uint64(r->pingpong_pages));
 	json_object_object_add(o, "policy_cpu_seconds", json_object_new_double(r->policy_cpu_s));
+	json_object_object_add(o, "slowdown", json_object_new_double(r->slowdown));
+	json_object_object_add(o, "machine_cores", json_object_new_uint64(r->machine_cores));
+	json_object_object_add(o, "app_cores", json_object_new_uint64(r->app_cores));
+	json_object_object_add(o, "access_seconds", json_object_new_double(r->access_s));
+	json_object_object_add(o, "app_stall_seconds", json_object_new_double(r->app_stall_s));
+	json_object_object_add(o, "daemon_cpu_seconds", json_object_new_double(r->daemon_cpu_s));
+	json_object_object_add(o, "daemon_cpu_on_app_seconds",
+			       json_object_new_double(r->daemon_on_app_s));
 	json_object_object_add(o, "policy_work_units", json_object_new_uint64(r->policy_work_units));
 	json_object_object_add(o, "policy_steps", json_object_new_uint64(r->policy_steps));
 	if (r->step_cpu)
@@ -129,6 +137,10 @@ static void print_result(const struct tier_sim_result *r)
 	printf("machine %s, workload %s, policy %s (tracker %s)%s\n", r->machine, r->workload,
 	       r->policy, r->tracker, r->thp ? ", 2 MiB pages (THP)" : "");
 	printf("  AMAT               %.2f ns\n", r->amat_ns);
+	printf("  slowdown           %.4f (application on %u of %u cores: %.3f s of accesses,"
+	       " %.3f s of stalls, %.3f s of daemon CPU, %.3f s of it on its cores)\n",
+	       r->slowdown, r->app_cores, r->machine_cores, r->access_s, r->app_stall_s,
+	       r->daemon_cpu_s, r->daemon_on_app_s);
 	printf("  fast-tier accesses %.2f%%\n", r->fast_access_ratio * 100);
 	printf("  accesses           %llu over %.2f s simulated\n",
 	       (unsigned long long)r->accesses, r->sim_time_s);
@@ -284,6 +296,7 @@ const struct option tiersim_run_opts[] = {
 	{ "thp", no_argument, NULL, 'H' },
 	{ "cgroup", required_argument, NULL, 'C' },
 	{ "step-cpu", no_argument, NULL, 'S' },
+	{ "app-cores", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -303,6 +316,7 @@ const struct option tiersim_compare_opts[] = {
 	{ "thp", no_argument, NULL, 'H' },
 	{ "cgroup", required_argument, NULL, 'C' },
 	{ "jobs", required_argument, NULL, 'J' },
+	{ "app-cores", required_argument, NULL, 'A' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -399,6 +413,17 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 		case 'S':
 			o->p.step_cpu = true;
 			break;
+		case 'A': {
+			uint64_t n;
+
+			if (parse_u64(optarg, &n) || n < 1 || n > 4096) {
+				fprintf(stderr, "tiersim %s: --app-cores '%s': expected 1..4096\n",
+					verb, optarg);
+				return 2;
+			}
+			o->p.app_cores = (unsigned)n;
+			break;
+		}
 		case 'H':
 			o->p.thp = true;
 			break;
@@ -428,17 +453,25 @@ int tiersim_machine_arg(const char *verb, struct tier_sim_params *p,
 {
 	struct tier_err err = { "" };
 	const char *path = tier_machine_file_arg(p->machine);
+	const struct tier_sim_preset *m;
 	int ret;
 
-	if (!path)
-		return 0;
-	ret = tier_machine_file_load(path, mf, &err);
-	if (ret) {
-		fprintf(stderr, "tiersim %s: %s\n", verb, err.msg);
-		return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+	if (path) {
+		ret = tier_machine_file_load(path, mf, &err);
+		if (ret) {
+			fprintf(stderr, "tiersim %s: %s\n", verb, err.msg);
+			return ret == -ENOENT || ret == -EINVAL ? 2 : 1;
+		}
+		p->preset = &mf->preset;
+		p->machine = mf->name;
 	}
-	p->preset = &mf->preset;
-	p->machine = mf->name;
+	/* An unknown preset is the run's to report. */
+	m = p->preset ? p->preset : tier_sim_preset_find(p->machine);
+	if (m && p->app_cores > tier_sim_preset_cores(m)) {
+		fprintf(stderr, "tiersim %s: --app-cores %u: the machine '%s' has %u cores\n", verb,
+			p->app_cores, p->machine, tier_sim_preset_cores(m));
+		return 2;
+	}
 	return 0;
 }
 
@@ -448,12 +481,16 @@ static void run_usage(FILE *out)
 		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
 		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
 		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--step-cpu] [--json]\n"
+		"                   [--app-cores N]\n"
 		"                   [--cgroup TENANT[,tier-max=RANK=SIZE|PCT][,tier-min=RANK=SIZE|PCT][,weight=N]]...\n"
 		"  Simulates workload W on machine M under policy P (see tiersim list);\n"
 		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
 		"  --thp       2 MiB pages (THP) instead of 4 KiB\n"
 		"  --step-cpu  also measure this host's CPU in the policy's steps\n"
 		"              (policy_step_cpu_seconds; differs from run to run)\n"
+		"  --app-cores the machine's cores the application runs on (default: all);\n"
+		"              tiering daemons and kernel threads run on the others, if any\n"
+		"              (the slowdown's cost model, docs/tiersim.md)\n"
 		"  --cgroup    a tenant's share of each tier, as tierctl cgroup set (docs/cgroups.md)\n"
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
@@ -694,12 +731,13 @@ static void compare_usage(FILE *out)
 		"usage: tiersim compare [--machine M] [--ratio R] [--workloads LIST] [--policies LIST]\n"
 		"                       [--seed N] [--duration SEC] [--thp] [--json] [--plot FILE.png]\n"
 		"                       [--tracker T] [--budget BYTES_PER_S] [--unit BYTES]\n"
-		"                       [--cgroup TENANT[,...]]... [--jobs N]\n"
+		"                       [--cgroup TENANT[,...]]... [--jobs N] [--app-cores N]\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
 		"  every policy but the named variants, with the oracle) and prints AMAT side\n"
 		"  by side; a variant (tpp, damon-fixed-quota, ...: see tiersim list) runs\n"
-		"  when --policies names it. --tracker, --budget, --unit and --cgroup as for\n"
-		"  tiersim run (run --help).\n"
+		"  when --policies names it. --tracker, --budget, --unit, --cgroup and\n"
+		"  --app-cores as for tiersim run (run --help). Each cell: AMAT in ns, and\n"
+		"  the application's slowdown from the tiering work's costs (x1.000: none).\n"
 		"  --jobs N    runs at once, each on a thread of its own (default: one per\n"
 		"              CPU this process may use; 1 runs them one after another);\n"
 		"              the output is the same whatever N\n");
@@ -790,17 +828,19 @@ int tiersim_compare(int argc, char **argv)
 		printf("%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
 		json_object_put(root);
 	} else {
-		printf("AMAT (ns) on %s%s%s%s, seed %llu\n", o.p.machine, o.p.ratio ? " at " : "",
+		printf("AMAT (ns) and the application's slowdown on %s%s%s%s, seed %llu,"
+		       " the application on %u of %u cores\n", o.p.machine, o.p.ratio ? " at " : "",
 		       o.p.ratio ? o.p.ratio : "", o.p.thp ? " with 2 MiB pages" : "",
-		       (unsigned long long)o.p.seed);
+		       (unsigned long long)o.p.seed, res[0].app_cores, res[0].machine_cores);
 		printf("%-22s", "workload");
 		for (j = 0; j < np; j++)
-			printf(" %13s", pol[j]);
+			printf(" %14s", pol[j]);
 		printf("\n");
 		for (i = 0; i < nw; i++) {
 			printf("%-22s", wl[i]);
 			for (j = 0; j < np; j++)
-				printf(" %13.1f", res[i * np + j].amat_ns);
+				printf(" %7.1f x%.3f", res[i * np + j].amat_ns,
+				       res[i * np + j].slowdown);
 			printf("\n");
 		}
 	}

@@ -158,6 +158,10 @@ bad tiersim "run: bad --cgroup" 2 "--cgroup" "$M" run --machine dram-cxl --workl
 bad tiersim "run: --timeline in a missing directory" 1 "$TMP/no/t.csv" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --duration 1 --timeline "$TMP/no/t.csv"
 bad tiersim "run: missing trace" 2 "$TMP/none.trace" "$M" run --machine dram-cxl --workload "trace:$TMP/none.trace" --policy tierd
 bad tiersim "run: missing machine file" 2 "$TMP/none.yaml" "$M" run --machine "file:$TMP/none.yaml" --workload gups-hotset --policy tierd
+bad tiersim "run: --app-cores 0" 2 "--app-cores '0': expected 1..4096" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --app-cores 0
+bad tiersim "run: --app-cores beyond the machine" 2 "--app-cores 3: the machine 'dram-cxl' has 2 cores" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --app-cores 3
+cp "$ROOT/tests/fixtures/machines/dram-cxl-pmem.yaml" "$TMP/pmem.yaml"
+bad tiersim "compare: --app-cores beyond a machine file" 2 "--app-cores 9: the machine 'dram-cxl-pmem' has 4 cores" "$M" compare --machine "file:$TMP/pmem.yaml" --app-cores 9
 bad tiersim "compare: unknown workload in the list" 2 "'nope'" "$M" compare --workloads gups-hotset,nope
 bad tiersim "compare: unknown policy in the list" 2 "'nope'" "$M" compare --policies tierd,nope
 bad tiersim "convert: unknown format" 2 "'pin'" "$M" convert --from pin "$TMP/a" "$TMP/b"

@@ -77,6 +77,21 @@ is "$(echo "$out" | jq '[.results[] | select(.policy == "oracle") | .amat_ns] | 
 run "$B/tiersim" compare --workloads gups-hotset --policies static,tierd $SMALL --json --seed 4
 check "a different seed gives different figures" test "$out" != "$first"
 
+# The cost model: the slowdown next to AMAT; a scan-only policy costs
+# the application only when the scans share its cores.
+run "$B/tiersim" run --workload gups-hotset --policy static --tracker idle $SMALL --json
+shared=$out
+run "$B/tiersim" run --workload gups-hotset --policy static --tracker idle $SMALL --json --app-cores 1
+is "$(echo "$shared" | jq -c '[.machine_cores, .app_cores, .migrated_bytes, .slowdown > 1]')" '[2,2,0,true]' \
+	"run: a scan-only policy slows the application on its cores"
+is "$(echo "$out" | jq -c '[.app_cores, .slowdown, .daemon_cpu_on_app_seconds]')" '[1,1,0]' \
+	"run --app-cores 1: the scans on the spare core cost nothing"
+run "$B/tiersim" run --workload gups-hotset --policy static --tracker idle $SMALL
+like "$out" "slowdown           1.0" "run prints the slowdown"
+run "$B/tiersim" compare --workloads gups-hotset --policies static,oracle $SMALL --app-cores 1
+like "$out" "the application on 1 of 2 cores" "compare names the application's cores"
+like "$out" "x1.0" "compare prints the slowdown next to AMAT"
+
 run "$B/tiersim" compare --workloads gups-hotset,uniform --policies static,oracle $SMALL --plot "$TMP/amat.png"
 is "$rc" 0 "compare --plot exits 0"
 is "$(head -c 8 "$TMP/amat.png" | od -An -c | tr -d ' ')" '211PNG\r\n032\n' "compare --plot writes a PNG"

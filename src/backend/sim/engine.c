@@ -191,6 +191,20 @@ static int setup_workload(struct tier_sim *s, const struct tier_sim_params *p,
 	return ret;
 }
 
+/* The machine's cores and the application's (the cost model). */
+static int setup_cores(struct tier_sim *s, const struct tier_sim_params *p,
+		       struct tier_err *err)
+{
+	s->machine_cores = tier_sim_preset_cores(s->machine.preset);
+	if (p->app_cores > s->machine_cores)
+		return tier_err_set(err, -EINVAL,
+				    "app cores %u: the machine '%s' has %u cores",
+				    p->app_cores, s->p.machine ? s->p.machine : s->machine.preset->name,
+				    s->machine_cores);
+	s->app_cores = p->app_cores ? p->app_cores : s->machine_cores;
+	return 0;
+}
+
 /* The policy p names and its trackers, or the oracle. */
 static int setup_policy(struct tier_sim *s, const struct tier_sim_params *p,
 			struct tier_err *err)
@@ -240,6 +254,7 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.max_batch = 1024;
 	s->env.interval_us = s->pol && s->pol->interval_us ? s->pol->interval_us : 100000;
 	s->env.work_units = &s->work_units;
+	s->env.in_task = &s->in_task;
 }
 
 int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
@@ -284,6 +299,9 @@ int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
 		goto out;
 	s->thp = p->thp;
 	ret = tier__sim_pages_setup(s, err);
+	if (ret)
+		goto out;
+	ret = setup_cores(s, p, err);
 	if (ret)
 		goto out;
 	ret = setup_policy(s, p, err);
@@ -344,6 +362,40 @@ static void result_tenants(const struct tier_sim *s, struct tier_sim_result *r)
 	}
 }
 
+/* The cost model: each CPU second of tiering work is charged to the core
+ * it runs on. Work in the application's threads (faults, shootdowns,
+ * task-context scans and moves) is its time. Kernel threads and daemons
+ * run on the spare cores (the machine's less the application's) as far as
+ * those have room over the run, the rest on the application's cores in
+ * proportion. The machine runs app_cores streams like the simulated one,
+ * each with as much tiering work as the simulation sees, so per stream:
+ * spare room is k = (machine - app) / app times the wall time T, and the
+ * daemon CPU D that does not fit adds to T:
+ *   on_app = max(0, D - k T), T = own + on_app
+ *   => on_app = (D - k own) / (1 + k) when D > k own.
+ * E.g. 2 cores, the application on 1 (k = 1): a daemon's 0.3 s in a 10 s
+ * run fits the spare core and costs nothing; on both cores (k = 0) it
+ * adds 0.3 s, as 0.3 s of faults would. */
+static void result_costs(const struct tier_sim *s, struct tier_sim_result *r)
+{
+	double base = s->app_ns - s->cost.stall_ns;
+	double stall = s->cost.stall_ns + s->cost.task_ns + s->cost.task_cpu_ns;
+	double daemon = s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS -
+			s->cost.task_cpu_ns;
+	double k = s->app_cores ? (double)(s->machine_cores - s->app_cores) / s->app_cores : 0;
+	double own = base + stall, on_app = 0;
+
+	if (daemon > k * own)
+		on_app = (daemon - k * own) / (1 + k);
+	r->machine_cores = s->machine_cores;
+	r->app_cores = s->app_cores;
+	r->access_s = base / 1e9;
+	r->app_stall_s = stall / 1e9;
+	r->daemon_cpu_s = daemon / 1e9;
+	r->daemon_on_app_s = on_app / 1e9;
+	r->slowdown = base > 0 ? (own + on_app) / base : 1;
+}
+
 void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 		     struct tier_sim_result *r)
 {
@@ -369,6 +421,7 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->thp = s->thp;
 	r->split_units = s->splits;
 	r->tlb_misses = s->tlb_misses;
+	result_costs(s, r);
 	result_tenants(s, r);
 }
 

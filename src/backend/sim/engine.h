@@ -55,6 +55,12 @@ struct tier_sim_params {
 	 * it (tierd); the peers keep their own limits. */
 	bool budget_every_policy;
 	bool thp;			/* 2 MiB pages (THP) instead of 4 KiB */
+	/* The machine's cores the application runs on (the cost model,
+	 * tier_sim_result's slowdown); the others are spare, where kernel
+	 * threads and daemons run. 0: every core of the machine (a server
+	 * running one workload per socket gives it every core of the socket,
+	 * so the tiering work shares them). More than it has: -EINVAL. */
+	unsigned app_cores;
 	/* Measure this host's CPU in the loop's steps (policy_step_cpu_s):
 	 * the one figure of a result that differs from run to run. */
 	bool step_cpu;
@@ -100,6 +106,19 @@ struct tier_sim_result {
 	size_t nr_tiers;
 	uint64_t pingpong_pages;	/* moved back within 2 s */
 	double policy_cpu_s;		/* policy + tracker + mover CPU */
+	/* The cost model: every CPU second of tracking, sampling, faults and
+	 * migration is charged to the core it runs on. The simulated stream
+	 * is what each of the application's app_cores cores runs (the machine
+	 * holds app_cores such streams, and as much tiering work per stream
+	 * as the simulation sees); the figures are per stream, in s. */
+	unsigned machine_cores;		/* the machine's CPUs */
+	unsigned app_cores;		/* those the application runs on */
+	double access_s;		/* its time with no cost: the accesses' latency */
+	double app_stall_s;		/* faults, shootdowns, task-context work */
+	double daemon_cpu_s;		/* kernel threads' and daemons' CPU */
+	double daemon_on_app_s;		/* of it, what found no spare core */
+	/* (access_s + app_stall_s + daemon_on_app_s) / access_s. */
+	double slowdown;
 	uint64_t policy_work_units;	/* the policy's own work units (policy.h) */
 	uint64_t policy_steps;		/* loop steps (collect, observe, tick) */
 	bool step_cpu;			/* policy_step_cpu_s measured (params) */

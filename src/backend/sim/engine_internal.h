@@ -162,9 +162,24 @@ struct tier_sim {
 	uint32_t *last_move_ms;
 	uint8_t *prev_rank;
 
-	/* Time and work. */
+	/* Time and work. app_ns is the application's time, stalls included
+	 * (AMAT's); policy_cpu_ns is the tiering CPU of trackers, mover and
+	 * splits wherever it runs. The cost model (engine.c, results) splits
+	 * them by the core each runs on: */
 	double app_ns;
 	double policy_cpu_ns;
+	struct {
+		/* Stalls in app_ns: faults, TLB shootdowns, task-context scans
+		 * (app_ns less this is the application's time with no cost). */
+		double stall_ns;
+		/* Work in the application's threads that app_ns leaves out:
+		 * moves in the fault path (policy_cpu_ns holds their CPU too),
+		 * the oracle's shootdowns (its moves are free for AMAT). */
+		double task_ns;
+		/* Of policy_cpu_ns, the part that ran in the application's
+		 * threads (the fault path's moves): not a daemon's. */
+		double task_cpu_ns;
+	} cost;
 	uint64_t work_units;
 	uint64_t accesses, writes;
 	struct tier_rng rng;
@@ -203,6 +218,7 @@ struct tier_sim {
 		double *weights, *prev_weights;
 		double wfrac;		/* store share the last placement assumed */
 		uint64_t *order;
+		uint8_t *prev_node;	/* [pages] placement before an epoch's */
 	} oracle;
 
 	/* The workload. */
@@ -222,6 +238,9 @@ struct tier_sim {
 
 	/* Run state (engine.c). */
 	struct tier_sim_params p;
+	unsigned machine_cores, app_cores;	/* the cost model's */
+	bool in_task;				/* env.in_task: the policy works
+						 * in the application's thread */
 	double duration_ns;
 	double next_epoch, next_progress;
 	bool ended;
@@ -289,6 +308,9 @@ int tier__sim_replay(struct tier_sim *s, const struct tier_sim_access *a, size_t
 /* --- migrator.c ---------------------------------------------------------- */
 
 extern const struct tier_migrator_ops tier__sim_migrator_ops;
+
+/* A TLB shootdown: the application stalls (app_ns, cost.stall_ns). */
+void tier__sim_shootdown(struct tier_sim *s);
 
 /* --- tracker.c, tracker_damon.c ----------------------------------------- */
 

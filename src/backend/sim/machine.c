@@ -66,6 +66,16 @@ const struct tier_sim_preset *tier_sim_preset_find(const char *name)
 	return NULL;
 }
 
+unsigned tier_sim_preset_cores(const struct tier_sim_preset *p)
+{
+	unsigned n = 0;
+	size_t i;
+
+	for (i = 0; i < p->nr_nodes; i++)
+		n += p->nodes[i].nr_cpus > 0 ? (unsigned)p->nodes[i].nr_cpus : 0;
+	return n;
+}
+
 static int parse_ratio(const char *s, unsigned *out, size_t nr, struct tier_err *err)
 {
 	const char *p = s;

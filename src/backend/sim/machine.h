@@ -50,6 +50,9 @@ extern const struct tier_sim_preset tier_sim_presets[];
 
 const struct tier_sim_preset *tier_sim_preset_find(const char *name);
 
+/* The CPUs of a machine: the sum of its nodes' nr_cpus. */
+unsigned tier_sim_preset_cores(const struct tier_sim_preset *p);
+
 /* Builds machine m from preset `name`. ratio is NULL (the preset's own) or
  * "A:B[:C...]" with one positive integer per node, fastest first as the
  * preset lists them; unit_bytes is the capacity of one ratio unit.

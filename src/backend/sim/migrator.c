@@ -30,6 +30,12 @@ static bool budget_take(struct tier_sim *s, uint64_t bytes)
 	return true;
 }
 
+void tier__sim_shootdown(struct tier_sim *s)
+{
+	s->app_ns += TLB_SHOOTDOWN_NS;
+	s->cost.stall_ns += TLB_SHOOTDOWN_NS;
+}
+
 /* Moves one page with its costs: 4 KiB read on the source and written on
  * the target, the mover's CPU, the per-tier-pair count, and ping-pong
  * (back to the tier it left within the window). */
@@ -42,6 +48,10 @@ static void move_one(struct tier_sim *s, uint64_t page, int to, uint32_t now_ms)
 	s->q_rd[from] += PAGE_BYTES;
 	s->q_wr[to] += PAGE_BYTES;
 	s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
+	/* A move in the fault path (kernel-nb's promotion in
+	 * do_numa_page()) runs in the faulting task. */
+	if (s->in_task)
+		s->cost.task_cpu_ns += MIGRATE_PAGE_CPU_NS;
 	s->moved[fr][tr]++;
 	if (tr < fr)
 		s->ep.promoted++;
@@ -149,7 +159,7 @@ static long sim_move_thp(struct tier_sim *s, const uint64_t *pages, const int *n
 		status[i] = s->unit_status[u];
 	}
 	if (any)
-		s->app_ns += TLB_SHOOTDOWN_NS;
+		tier__sim_shootdown(s);
 	return moved;
 }
 
@@ -173,7 +183,7 @@ static long sim_move(void *priv, const uint64_t *pages, const int *nodes, int *s
 		moved += did;
 	}
 	if (moved)
-		s->app_ns += TLB_SHOOTDOWN_NS;
+		tier__sim_shootdown(s);
 	return moved;
 }
 
@@ -194,7 +204,7 @@ static int sim_split(void *priv, uint64_t page)
 	s->huge[page >> THP_SHIFT] = 0;
 	s->splits++;
 	s->policy_cpu_ns += SPLIT_CPU_NS;
-	s->app_ns += TLB_SHOOTDOWN_NS;
+	tier__sim_shootdown(s);
 	return 0;
 }
 

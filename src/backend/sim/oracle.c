@@ -146,6 +146,29 @@ static void place_in_order(struct tier_sim *s, const uint64_t cnt[TIER_SIM_MAX_T
 	}
 }
 
+/* The oracle's moves cost what anyone's do, in the cost model only: each
+ * page that changed node takes a mover's CPU (a daemon's, as move_pages()
+ * from a tiering daemon) and each batch of max_batch pages a TLB
+ * shootdown in the application's threads. AMAT leaves them out (app_ns,
+ * traffic), so the oracle stays a bound on it; the slowdown counts them.
+ * Counted in the moves per tier pair too. */
+static void charge_moves(struct tier_sim *s)
+{
+	uint64_t i, moved = 0;
+
+	for (i = 0; i < s->nr_pages; i++) {
+		uint8_t from = s->oracle.prev_node[i], to = s->page_node[i];
+
+		if (from == to || from == TIER_NODE_NONE || to == TIER_NODE_NONE)
+			continue;
+		s->moved[s->node_rank[from]][s->node_rank[to]]++;
+		moved++;
+	}
+	s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS * (double)moved;
+	s->cost.task_ns += TLB_SHOOTDOWN_NS * (double)((moved + s->env.max_batch - 1) /
+						      s->env.max_batch);
+}
+
 /* Places pages for weights w (one per page). */
 static int oracle_epoch(struct tier_sim *s, const double *w)
 {
@@ -174,7 +197,9 @@ static int oracle_epoch(struct tier_sim *s, const double *w)
 	for (i = 0; i < n; i++)
 		cum[i + 1] = cum[i] + (total > 0 ? w[s->oracle.order[i]] / total : 0);
 	choose_counts(s, cum, n, best_cnt);
+	memcpy(s->oracle.prev_node, s->page_node, n);
 	place_in_order(s, best_cnt);
+	charge_moves(s);
 	free(cum);
 	if (s->oracle.prev_weights)
 		memcpy(s->oracle.prev_weights, w, n * sizeof(*w));
@@ -193,7 +218,9 @@ int tier__sim_oracle_init(struct tier_sim *s, struct tier_err *err)
 	s->oracle.weights = calloc(s->nr_pages, sizeof(*s->oracle.weights));
 	s->oracle.prev_weights = calloc(s->nr_pages, sizeof(*s->oracle.prev_weights));
 	s->oracle.order = calloc(s->nr_pages, sizeof(*s->oracle.order));
-	if (!s->oracle.weights || !s->oracle.prev_weights || !s->oracle.order)
+	s->oracle.prev_node = malloc(s->nr_pages);
+	if (!s->oracle.weights || !s->oracle.prev_weights || !s->oracle.order ||
+	    !s->oracle.prev_node)
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	/* Never equal to real weights: the first epoch always places. */
 	for (i = 0; i < s->nr_pages; i++)
@@ -244,4 +271,5 @@ void tier__sim_oracle_release(struct tier_sim *s)
 	free(s->oracle.weights);
 	free(s->oracle.prev_weights);
 	free(s->oracle.order);
+	free(s->oracle.prev_node);
 }

@@ -71,6 +71,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 	/* Traffic per node is added per batch by the caller, from the
 	 * per-node counters. */
 	s->app_ns += t + stall;
+	s->cost.stall_ns += stall;
 	s->accesses += n;
 	return 0;
 }

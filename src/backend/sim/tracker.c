@@ -73,6 +73,7 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 	} else {
 		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
 		s->app_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
+		s->cost.stall_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
 	}
 	return 0;
 }
@@ -83,6 +84,7 @@ static void hint_scan(struct tier_sim *s)
 {
 	uint64_t n = HINT_SCAN_PAGES < s->nr_pages ? HINT_SCAN_PAGES : s->nr_pages;
 	uint64_t i;
+	double cost;
 
 	for (i = 0; i < n; i++) {
 		uint64_t p = s->hint.pos;
@@ -106,7 +108,9 @@ static void hint_scan(struct tier_sim *s)
 		}
 	}
 	/* change_prot_numa() changes one PMD for a THP. */
-	s->app_ns += HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
+	cost = HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
+	s->app_ns += cost;
+	s->cost.stall_ns += cost;
 }
 
 int tier__sim_hint_fault(struct tier_sim *s, uint64_t p, uint64_t fp, bool write, double t_ns)

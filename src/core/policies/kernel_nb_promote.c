@@ -119,7 +119,12 @@ void tier__knb_hint_fault(struct knb *k, const struct tier_obs *o, uint64_t now_
 		k->stats.promote_wmark_fail++;
 		return;
 	}
+	/* migrate_misplaced_folio() runs in the faulting task. */
+	if (env->in_task)
+		*env->in_task = true;
 	moved = env->migrator->move(env->migrator_priv, &p, &target, &status, 1);
+	if (env->in_task)
+		*env->in_task = false;
 	if (moved == 1 && status == target) {
 		/* folio_migrate_flags() keeps active/referenced. */
 		tier__knb_lru_add(k, p, target, k->flags[p] & PG_ACTIVE);
