@@ -378,11 +378,16 @@ static void skip_to_intervals(const struct journal *j, size_t *at)
 		(*at)++;
 }
 
-static void share_window(struct tmp *t, void *priv, unsigned long long ticks)
+/* One 3 s window in which the kdamond used share of a core (its tick
+ * count *ticks grows by that), the upkeep, and what the tracker says. */
+static void share_window(struct tmp *t, void *priv, unsigned long long *ticks, double share,
+			 struct tier__damon_info *info)
 {
+	*ticks += (unsigned long long)(share * 3 * (double)sysconf(_SC_CLK_TCK));
 	fake_now += 3000000;
-	kdamond_ticks(t, ticks);
+	kdamond_ticks(t, *ticks);
 	tier__linux_tracker_damon.maintain(priv);
+	tier__damon_info(priv, info);
 }
 
 static void test_damon_keeps_cpu_share(void **state)
@@ -404,7 +409,6 @@ static void test_damon_keeps_cpu_share(void **state)
 		NULL,
 	};
 	const pid_t pids[] = { 100 };
-	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long long ticks = 1000;
 	struct journal *j = calloc(1, sizeof(*j));
 	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock };
@@ -441,9 +445,7 @@ static void test_damon_keeps_cpu_share(void **state)
 	/* 45% of a core (DAMON under TCG with 2000 regions): eight times
 	 * the sample interval at most, the aggregation ten samples. */
 	at = j->n;
-	ticks += (unsigned long long)(0.45 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.45, &info);
 	assert_true(info.kdamond_cpu_percent > 44 && info.kdamond_cpu_percent < 46);
 	assert_int_equal(info.sample_us, 40000);
 	assert_int_equal(info.aggr_us, 400000);
@@ -453,9 +455,7 @@ static void test_damon_keeps_cpu_share(void **state)
 
 	/* Within the band (2.5% * 1.25): nothing changes. */
 	at = j->n;
-	ticks += (unsigned long long)(0.03 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.03, &info);
 	assert_int_equal(info.sample_us, 40000);
 	assert_int_equal(info.interval_changes, 1);
 	skip_to_intervals(j, &at);
@@ -463,9 +463,7 @@ static void test_damon_keeps_cpu_share(void **state)
 
 	/* Below half of it: back down by half. */
 	at = j->n;
-	ticks += (unsigned long long)(0.01 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.01, &info);
 	assert_int_equal(info.sample_us, 20000);
 	assert_int_equal(info.aggr_us, 200000);
 	skip_to_intervals(j, &at);
@@ -475,9 +473,7 @@ static void test_damon_keeps_cpu_share(void **state)
 	j->busy_val = "commit";
 	j->busy_left = -1;
 	j->busy_errno = EINVAL;
-	ticks += (unsigned long long)(0.45 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.45, &info);
 	assert_int_equal(info.sample_us, 20000);
 	assert_int_equal(info.aggr_us, 200000);
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
@@ -486,43 +482,29 @@ static void test_damon_keeps_cpu_share(void **state)
 
 	/* 45% from 20 ms samples: 100 ms at most, 5 of the 8 times the
 	 * correction may take at once; the regions take the rest (1.6). */
-	ticks += (unsigned long long)(0.45 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.45, &info);
 	assert_int_equal(info.sample_us, 100000);
 	assert_int_equal(info.max_regions, 1250);
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
 				"monitoring_attrs/nr_regions/max"), "1250");
 	/* Still 4 times over at the longest samples: regions, 400 at least. */
-	ticks += (unsigned long long)(0.10 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.10, &info);
 	assert_int_equal(info.sample_us, 100000);
 	assert_int_equal(info.max_regions, 400);
 	changes = info.interval_changes;
-	ticks += (unsigned long long)(0.45 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.45, &info);
 	assert_int_equal(info.max_regions, 400);
 	assert_int_equal(info.interval_changes, changes);	/* nothing left to give */
 	/* Far below: the regions come back first, then shorter samples. */
-	ticks += (unsigned long long)(0.001 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.001, &info);
 	assert_int_equal(info.max_regions, 800);
 	assert_int_equal(info.sample_us, 100000);
-	ticks += (unsigned long long)(0.001 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.001, &info);
 	assert_int_equal(info.max_regions, 1600);
-	ticks += (unsigned long long)(0.001 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.001, &info);
 	assert_int_equal(info.max_regions, 2000);
 	assert_int_equal(info.sample_us, 100000);
-	ticks += (unsigned long long)(0.001 * 3 * hz);
-	share_window(&t, priv, ticks);
-	tier__damon_info(priv, &info);
+	share_window(&t, priv, &ticks, 0.001, &info);
 	assert_int_equal(info.sample_us, 50000);
 
 	tier__linux_tracker_damon.destroy(priv);
