@@ -13,28 +13,7 @@
 
 #include "backend/sim/engine.h"
 #include "core/policy.h"
-
-static struct tier_sim_params params(const char *workload, const char *policy)
-{
-	struct tier_sim_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.machine = "dram-cxl";	/* 2 cores, both on node 0 */
-	p.unit_bytes = 8u << 20;
-	p.workload = workload;
-	p.policy = policy;
-	p.seed = 7;
-	p.duration_us = 3000000;
-	return p;
-}
-
-static void run_ok(const struct tier_sim_params *p, struct tier_sim_result *r)
-{
-	struct tier_err err = { "" };
-
-	if (tier_sim_run(p, r, &err))
-		fail_msg("%s/%s: %s", p->workload, p->policy, err.msg);
-}
+#include "sim_run.h"
 
 /* The result's figures add up: slowdown = (accesses + stalls + daemon CPU
  * on the application's cores) / accesses, and AMAT's time is the accesses'

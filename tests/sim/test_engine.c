@@ -16,28 +16,7 @@
 #include "backend/sim/trace.h"
 #include "backend/sim/workload.h"
 #include "core/policy.h"
-
-static struct tier_sim_params params(const char *workload, const char *policy)
-{
-	struct tier_sim_params p;
-
-	memset(&p, 0, sizeof(p));
-	p.machine = "dram-cxl";
-	p.unit_bytes = 8u << 20;	/* small machine: fast tests */
-	p.workload = workload;
-	p.policy = policy;
-	p.seed = 7;
-	p.duration_us = 3000000;
-	return p;
-}
-
-static void run_ok(const struct tier_sim_params *p, struct tier_sim_result *r)
-{
-	struct tier_err err = { "" };
-
-	if (tier_sim_run(p, r, &err))
-		fail_msg("%s/%s: %s", p->workload, p->policy, err.msg);
-}
+#include "sim_run.h"
 
 static void test_same_seed_same_result(void **state)
 {
