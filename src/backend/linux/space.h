@@ -76,9 +76,8 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
  * become TIER_NODE_NONE, as do the pages of a process that has exited.
  * The nodes come from <procfs>/PID/pagemap's frame numbers and the memory
  * blocks each node lists (pfn_node.h): one read of the page tables per run
- * of pages, where move_pages(2) looks up every page on its own (a step's
- * node queries of a 1.3 GiB workload took 0.42 s of CPU in the guest
- * where they took 0.96 s). Frames in no known block,
+ * of pages, where move_pages(2) looks up every page on its own. Frames in
+ * no known block,
  * and every page when the frames read as 0 (no CAP_SYS_ADMIN) or sysfs
  * lists no memory blocks, are asked of move_pages(2): one call per
  * process per 4096 pages.
