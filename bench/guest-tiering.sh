@@ -41,7 +41,9 @@
 # daemon.max_cpu_percent (default auto and 5: the default configuration;
 # others write bench/results/guest-tiering-TRACKER-cpuPERCENT.txt).
 # TIERD_BUILD (default build/) names the build directory; BENCH_GUEST_RAW=FILE
-# keeps the guest's raw output (gups's tick lines) in FILE.
+# keeps the guest's raw output (gups's tick lines) in FILE;
+# BENCH_GUEST_LOG_LEVEL=debug runs tierd at that daemon.log_level (a line
+# per step with its CPU by part, kept in the raw output).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
@@ -96,6 +98,14 @@ nlayouts=$(echo "${LAYOUTS//,/ }" | wc -w)
 VM_KERNEL=()
 [ -z "$KERNEL" ] || VM_KERNEL=(--kernel "$KERNEL")
 export TIERED_VM_BUILD_DIR=$B
+# One vCPU unless TIERED_VM_SMP says otherwise: under single-threaded TCG a
+# TLB shootdown to another vCPU makes its sender spin until that vCPU's
+# turn comes. tierd moves pages of a process on the other vCPU and pays
+# that per move (25 us a page with 2 vCPUs, 9 us with one, Linux 6.12);
+# the kernel's promotions run in the faulting task and flush locally; on
+# the hwtlb kernels every accessed-bit clearing flushes, and the kdamond
+# took 48 s of 60 with 2 vCPUs, 2.8 s with one (docs/tiered-vm.md).
+export TIERED_VM_SMP=${TIERED_VM_SMP:-1}
 
 table=$(mktemp)
 trap 'rm -f "$table"' EXIT
@@ -117,7 +127,8 @@ else
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	"$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" --timeout $(((SECS + 60) * 3 * nlayouts + 200)) \
 		--topology "$TOPO" --files "$B/gups $ROOT/bench/progs/guest-tiering-guest.sh" \
-		-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" "$LAYOUTS" >"$raw" || {
+		-- guest-tiering-guest.sh "$SECS" "$SETTLE" "$TRACKER" "$MAXCPU" "$LAYOUTS" \
+		"${BENCH_GUEST_LOG_LEVEL:-}" >"$raw" || {
 		rc=$?
 		cat "$raw"
 		echo "bench-guest: the guest run failed (status $rc); nothing written" >&2
@@ -130,7 +141,7 @@ fi
 	opts="${KERNEL:+--kernel $KERNEL }--layout $LAYOUTS"
 	echo "# command: bench/guest-tiering.sh $opts $SECS $SETTLE $TRACKER $MAXCPU (make bench-guest${KERNEL:+ KERNEL=$KERNEL}), $ran"
 	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
-	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, 2 vCPUs on one host thread), $(uname -m) host"
+	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, $TIERED_VM_SMP vCPU(s) on one host thread), $(uname -m) host"
 	echo "# workload: gups, 640 MiB array bound to node 1 for its first touch then unbound; 96 MiB of its pages"
 	echo "#   (24576) = hot set with 90% of the random 8-byte updates, the other 10% uniform over the other"
 	echo "#   544 MiB (139264 pages, 'cold' below); plus 600 MiB of idle memory first touched on node 0"

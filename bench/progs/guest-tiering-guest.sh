@@ -7,13 +7,15 @@
 # tiering under test on and lets the updates start (gups --go-file). Prints
 # gups's raw lines between "== run LAYOUT/NAME" and "== done LAYOUT/NAME"
 # markers; the host script makes the tables.
-#   guest-tiering-guest.sh SECONDS SETTLE [TRACKER [MAX_CPU_PERCENT [LAYOUTS]]]
-# LAYOUTS: a comma-separated list (default contiguous,scattered).
+#   guest-tiering-guest.sh SECONDS SETTLE [TRACKER [MAX_CPU_PERCENT [LAYOUTS [LOG_LEVEL]]]]
+# LAYOUTS: a comma-separated list (default contiguous,scattered); LOG_LEVEL:
+# tierd's daemon.log_level (debug logs each step's CPU by part).
 SECS=${1:-60}
 SETTLE=${2:-0}
 TRACKER=${3:-auto}
 MAXCPU=${4:-}
 LAYOUTS=${5:-contiguous,scattered}
+LOGLEVEL=${6:-}
 GUPS=/usr/local/bin/gups
 DAMON_STAT=/sys/module/damon_stat/parameters/enabled
 
@@ -74,11 +76,15 @@ if [ -w "$DAMON_STAT" ] && [ "$(cat "$DAMON_STAT")" = Y ]; then
 	echo "# damon_stat switched off for every run"
 fi
 
-if [ "$TRACKER" != auto ] || [ -n "$MAXCPU" ]; then
+echo "# guest CPUs: $(nproc)"
+
+if [ "$TRACKER" != auto ] || [ -n "$MAXCPU" ] || [ -n "$LOGLEVEL" ]; then
 	mkdir -p /etc/tierd
 	{
 		[ "$TRACKER" = auto ] || printf 'policy:\n  tracker: %s\n' "$TRACKER"
-		[ -z "$MAXCPU" ] || printf 'daemon:\n  max_cpu_percent: %s\n' "$MAXCPU"
+		[ -z "$MAXCPU$LOGLEVEL" ] || echo 'daemon:'
+		[ -z "$MAXCPU" ] || printf '  max_cpu_percent: %s\n' "$MAXCPU"
+		[ -z "$LOGLEVEL" ] || printf '  log_level: %s\n' "$LOGLEVEL"
 	} >/etc/tierd/tierd.yaml
 	echo "# tierd configuration: $(tr '\n' ' ' </etc/tierd/tierd.yaml)"
 fi
@@ -124,6 +130,6 @@ for layout in $(echo "$LAYOUTS" | tr , ' '); do
 	echo "# status: $(tierctl status --json)"
 	kill "$tierd_pid"
 	wait "$tierd_pid"
-	sed 's/^/# tierd log: /' /tmp/tierd.log | head -40
+	sed 's/^/# tierd log: /' /tmp/tierd.log | head -$([ -n "$LOGLEVEL" ] && echo 2000 || echo 40)
 	echo "== done $layout/tierd"
 done
