@@ -95,7 +95,9 @@ struct tier__tierd {
 	double loaded_ns[TIER_MAX_TIERS];		/* measured loaded latency per tier, smoothed; 0 = none */
 	double fill[TIER_MAX_TIERS];			/* share of tier r's capacity to fill, (0, 1] */
 	uint64_t last_us;
-	uint64_t last_tick_us;		/* the last tick, 0 before the first */
+	uint64_t last_tick_us;		/* the last tick */
+	bool ticked;			/* there was a tick before */
+	uint64_t created_us;		/* when the policy began */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
 	uint32_t *hist;
