@@ -2,17 +2,31 @@
  * to their CPU share (daemon.max_cpu_percent, halved when a kdamond keeps
  * the other half).
  *
- * Two costs are told apart. A step's steady cost (what steps cost now,
- * the least of the last TIERD_PACE_WINDOW steps, the first step left out)
- * sets the least spacing between steps: steady cost / share. A one-off
- * cost - the first step cataloguing the whole address space, a step that
- * adopted a large process - is debt, paid off at the share's rate by
- * pausing at most TIERD_PACE_MAX_CATCHUP_US (or the steady spacing, where
- * longer) at a time, so that such a
- * step does not stop the policy for share^-1 times its cost (40 times at
- * a 2.5% share). Over any long window the steps still take no more than
- * their share: the debt is carried until paid, and steps whose steady
- * cost exceeds share x TIERD_PACE_MAX_CATCHUP_US are spaced by it.
+ * A token bucket of CPU time: it fills at the share, holds at most
+ * TIERD_PACE_BURST_S seconds of it (1 s of CPU at a 2.5% share) and starts
+ * full, so that a hot set that appears after a quiet spell - or at start -
+ * is acted on at once rather than at the share's pace. Each step's CPU is
+ * taken from it; the bucket may go negative (a debt).
+ *
+ * While the bucket holds credit, steps come at their interval. Once it is
+ * empty, what spaces them:
+ * - a step's steady cost (the least of the last TIERD_PACE_WINDOW steps,
+ *   the first left out, without the CPU its page moves took): the next step
+ *   waits steady cost / share from the last one's start. Moves are left out
+ *   because they are work the data asks for, bounded by the migration
+ *   budget, not a cost of looking: a step that moved 50 MiB must not stretch
+ *   the spacing of the steps after it, which may move nothing;
+ * - a debt: paid in pauses of at most TIERD_PACE_MAX_CATCHUP_US (or the
+ *   steady spacing, where longer) while it is within the bucket's size, so
+ *   that a burst of moves does not stop the policy for share^-1 times its
+ *   cost; beyond the bucket's size, the excess is paid at once (the pause
+ *   lasts until the debt is back to the bucket's size).
+ * The first step's cost beyond a full bucket (cataloguing the whole address
+ * space, which can take seconds) is a one-off that is not carried.
+ *
+ * The bound this keeps: over any window of W seconds after the first step,
+ * the steps take at most share x (W + 2 x TIERD_PACE_BURST_S) of CPU, plus
+ * the one step that ran when it was due.
  * Pure: no clock, no CPU reading; the step thread feeds it.
  */
 #ifndef TIERD_PACE_H
@@ -22,20 +36,22 @@
 
 enum { TIERD_PACE_WINDOW = 4 };
 #define TIERD_PACE_MAX_CATCHUP_US 2000000ull
+#define TIERD_PACE_BURST_S 40u
 
 struct tierd_pace {
 	uint64_t last_end_us;		/* when the last step ended; 0 before the first */
 	int64_t debt_us;		/* CPU used beyond the share (negative: credit) */
-	uint64_t recent_us[TIERD_PACE_WINDOW];	/* steps' CPU, the first left out */
+	uint64_t recent_us[TIERD_PACE_WINDOW];	/* steps' CPU less moves, the first left out */
 	unsigned nr_recent, next_recent;
 	uint64_t steps;
 };
 
 /* A step that began at start_us, ended at end_us and used cpu_us of CPU,
- * under a share of share_milli thousandths of a core (25 = 2.5%). Returns
- * the earliest time the next step may begin (the caller also keeps its
- * interval). share_milli 0: no share to keep (returns end_us). */
+ * move_us of it in page moves, under a share of share_milli thousandths of
+ * a core (25 = 2.5%). Returns the earliest time the next step may begin
+ * (the caller also keeps its interval). share_milli 0: no share to keep
+ * (returns end_us). */
 uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
-			 uint64_t cpu_us, unsigned share_milli);
+			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli);
 
 #endif

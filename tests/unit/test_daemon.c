@@ -390,58 +390,89 @@ static void test_socket_answers_during_step(void **state)
 	sem_destroy(&f->step_release);
 }
 
-/* The steps' CPU share (tierd/pace.h): a one-off expensive step (the
- * first step's catalogue) pauses the policy at most 2 s at a time, and the
- * share still holds over a long run, for cheap and for expensive steps. */
+/* The steps' CPU share (tierd/pace.h): a one-off expensive first step
+ * (the catalogue) pauses the policy at most 2 s at a time; moves do not
+ * stretch the steady spacing; a quiet spell buys a burst of at most the
+ * bucket's size (40 s of the share); and the share holds over a long run,
+ * for cheap steps, for expensive ones and for steps that keep moving. */
 static void test_pace_share(void **state)
 {
 	struct tierd_pace p = { 0 };
 	uint64_t now = 1000000, next, cpu = 0, t0, gap = 0;
-	int i;
+	const uint64_t size = 1000000;	/* 40 s of 2.5% */
+	int i, quick;
 
 	(void)state;
-	/* A 3 s first step at 2.5%: 2 s, not 120 s, until the next. */
-	next = tierd_pace_step(&p, now, now + 3000000, 3000000, 25);
+	/* A 3 s first step at 2.5%: 2 s, not 80 s, until the next. */
+	next = tierd_pace_step(&p, now, now + 3000000, 3000000, 0, 25);
 	assert_int_equal(next, now + 3000000 + TIERD_PACE_MAX_CATCHUP_US);
 	now = next;
-	/* Then 10 ms steps: 2 s apart while the debt lasts, 400 ms apart
-	 * (10 ms / 2.5%) once it is paid, within ~75 steps. */
+	/* Then 10 ms steps: 2 s apart while the debt (the bucket's size at
+	 * most: the first step's excess is not carried) lasts, 400 ms apart
+	 * (10 ms / 2.5%) once it is paid, within 30 steps. */
 	for (i = 0; i < 200 && gap != 400000; i++) {
-		next = tierd_pace_step(&p, now, now + 10000, 10000, 25);
+		next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
 		gap = next - now;
 		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
 		now = next;
 	}
 	assert_int_equal(gap, 400000);
-	assert_true(i < 100);
-	/* Expensive steady steps (100 ms): 4 s apart, the share kept over a
-	 * long run. */
+	assert_true(i <= 30);
+	/* A step that moved pages (500 ms, 490 ms of it moves) does not
+	 * stretch the spacing: 2 s to the next (the debt's pause), not 20 s;
+	 * the steady 10 ms steps after it are 2 s apart until it is paid. */
+	next = tierd_pace_step(&p, now, now + 500000, 500000, 490000, 25);
+	assert_int_equal(next - now, 500000 + TIERD_PACE_MAX_CATCHUP_US);
+	now = next;
+	for (i = 0; i < 200 && gap != 400000; i++) {
+		next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
+		gap = next - now;
+		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
+		now = next;
+	}
+	assert_int_equal(gap, 400000);
+	/* Steps that keep moving (500 ms each, 490 ms of it moves): past the
+	 * bucket's size the excess is paid at once, so over 200 steps the
+	 * share holds within the bound (share x (W + 80 s) + one step). */
 	t0 = now;
+	cpu = 0;
+	for (i = 0; i < 200; i++) {
+		next = tierd_pace_step(&p, now, now + 500000, 500000, 490000, 25);
+		cpu += 500000;
+		now = next;
+	}
+	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 500000);
+	assert_true((double)cpu / (double)(now - t0) >= 0.024);
+	/* Expensive steady steps (100 ms, no moves): 4 s apart, the share
+	 * kept over a long run. */
+	now += 100ull * 1000000;
+	t0 = now;
+	cpu = 0;
 	for (i = 0; i < 500; i++) {
-		next = tierd_pace_step(&p, now, now + 150000, 100000, 25);
+		next = tierd_pace_step(&p, now, now + 150000, 100000, 0, 25);
 		cpu += 100000;
 		now = next;
 	}
-	assert_true((double)cpu / (double)(now - t0) <= 0.0251);
+	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 100000);
 	assert_true((double)cpu / (double)(now - t0) >= 0.024);
-	/* Idle time buys no burst: after an hour without steps, 200 ms steps
-	 * in a row are spaced out at once, and keep to the share (less the
-	 * one second's credit) over a hundred steps. */
+	/* After an hour without steps the bucket is full, no fuller: 200 ms
+	 * steps run back to back (their interval apart) until about its size
+	 * is spent, then 8 s apart (their steady spacing). */
 	now += 3600ull * 1000000;
 	t0 = now;
 	cpu = 0;
-	next = tierd_pace_step(&p, now, now + 200000, 200000, 25);
-	assert_true(next - now >= 4000000);
-	cpu += 200000;
-	now = next;
+	quick = 0;
 	for (i = 0; i < 100; i++) {
-		next = tierd_pace_step(&p, now, now + 200000, 200000, 25);
+		next = tierd_pace_step(&p, now, now + 200000, 200000, 0, 25);
+		if (next - (now + 200000) < 1000000)
+			quick++;
 		cpu += 200000;
 		now = next;
 	}
-	assert_true((double)(cpu - 25000) / (double)(now - t0) <= 0.026);
+	assert_true(quick >= (int)(size / 200000) - 1 && quick <= (int)(size / 200000) + 1);
+	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 200000);
 	/* No share to keep: no pause. */
-	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0), now + 5);
+	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
 
 int main(void)
