@@ -350,7 +350,7 @@ static void test_damon_setup_and_collect(void **state)
 	tmp_release(&t);
 }
 
-/* The kdamond's CPU share: measured over 3 s windows from its
+/* The kdamond's CPU share: measured over 3 s windows (a new kdamond's first: 1 s) from its
  * /proc/PID/stat, kept near ctx.kthread_cpu_percent by the sample interval,
  * committed online. */
 static uint64_t fake_now;
@@ -442,11 +442,20 @@ static void test_damon_keeps_cpu_share(void **state)
 	assert_true(info.kdamond_cpu_percent < 0);
 	assert_int_equal(info.sample_us, 5000);
 
-	/* 45% of a core (DAMON under TCG with 2000 regions): eight times
-	 * the sample interval at most, the aggregation ten samples. */
+	/* The new kdamond's first window is 1 s: at 20% of a core (DAMON
+	 * under TCG) eight times the sample interval, the aggregation ten
+	 * samples, after that second. */
 	at = j->n;
-	share_window(&t, priv, &ticks, 0.45, &info);
-	assert_true(info.kdamond_cpu_percent > 44 && info.kdamond_cpu_percent < 46);
+	fake_now += 900000;
+	ticks += (unsigned long long)(0.2 * (double)sysconf(_SC_CLK_TCK));
+	kdamond_ticks(&t, ticks);
+	tier__linux_tracker_damon.maintain(priv);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 5000);		/* 0.9 s: not yet */
+	fake_now += 100000;
+	tier__linux_tracker_damon.maintain(priv);
+	tier__damon_info(priv, &info);
+	assert_true(info.kdamond_cpu_percent > 19 && info.kdamond_cpu_percent < 21);
 	assert_int_equal(info.sample_us, 40000);
 	assert_int_equal(info.aggr_us, 400000);
 	assert_int_equal(info.interval_changes, 1);
@@ -480,9 +489,9 @@ static void test_damon_keeps_cpu_share(void **state)
 				"monitoring_attrs/intervals/sample_us"), "20000");
 	j->busy_val = NULL;
 
-	/* 45% from 20 ms samples: 100 ms at most, 5 of the 8 times the
-	 * correction may take at once; the regions take the rest (1.6). */
-	share_window(&t, priv, &ticks, 0.45, &info);
+	/* 20% from 20 ms samples: 100 ms at most, 5 of the 8 times the
+	 * correction asks; the regions take the rest (1.6). */
+	share_window(&t, priv, &ticks, 0.20, &info);
 	assert_int_equal(info.sample_us, 100000);
 	assert_int_equal(info.max_regions, 1250);
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"

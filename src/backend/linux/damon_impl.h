@@ -39,6 +39,7 @@ struct tier__damon_tracker {
 	pid_t share_pid;
 	uint64_t share_since_us;
 	double share_cpu_s;		/* its CPU seconds at share_since_us */
+	bool share_first;		/* the window is the new kdamond's first */
 	double share_percent;		/* of the last window, -1: none yet */
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */

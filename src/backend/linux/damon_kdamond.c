@@ -46,6 +46,12 @@
 #define DAMON_SAMPLE_MAX_US	100000u
 #define DAMON_MIN_SAMPLES	10u
 #define DAMON_SHARE_WINDOW_US	3000000u
+/* A new kdamond's first window is shorter: it starts at DAMON's 5 ms
+ * samples, which under TCG took 40-50% of a core, and the first second
+ * of that is already a second's worth of the share's minute. */
+#define DAMON_SHARE_FIRST_WINDOW_US	1000000u
+/* The most the sample interval may grow at once (5 ms to 100 ms). */
+#define DAMON_SAMPLE_MAX_GROWTH	20.0
 /* At least 200 regions: DAMON checks one page per region per sample, and
  * merges neighbours whose counts agree. Over a few big regions a hot set
  * of pages each touched tens of times a second (random updates over 100
@@ -392,10 +398,13 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		t->share_pid = t->kdamond_pid;
 		t->share_since_us = now;
 		t->share_cpu_s = cpu;
+		t->share_first = true;
 		return;
 	}
-	if (now - t->share_since_us < DAMON_SHARE_WINDOW_US)
+	if (now - t->share_since_us <
+	    (t->share_first ? DAMON_SHARE_FIRST_WINDOW_US : DAMON_SHARE_WINDOW_US))
 		return;
+	t->share_first = false;
 	pct = (cpu - t->share_cpu_s) * 1e8 / (double)(now - t->share_since_us);
 	t->share_percent = pct;
 	t->share_since_us = now;
@@ -403,13 +412,14 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 	/* The cost is inversely proportional to the sample interval and
 	 * proportional to the regions checked at each sample. A dead band
 	 * against noise: beyond 1.25 times the share, a longer sample
-	 * interval (at most 8 times at once), and once it is at its longest
+	 * interval (at most 20 times at once), and once it is at its longest
 	 * fewer regions at most (down to DAMON_MAX_REGIONS_LEAST; 2000
 	 * regions at 100 ms samples still took 5-11% of a core in the test
 	 * guest); below half of it, the regions back first (resolution),
 	 * then shorter samples, by half. */
 	if (pct > want * 1.25) {
-		double over = pct / want > 8 ? 8 : pct / want;
+		double over = pct / want > DAMON_SAMPLE_MAX_GROWTH ? DAMON_SAMPLE_MAX_GROWTH :
+				  pct / want;
 
 		sample = (uint64_t)((double)t->sample_us * over);
 		if (sample > DAMON_SAMPLE_MAX_US) {
