@@ -98,6 +98,9 @@ uint64_t tierd_step(struct tierd *d)
 		d->be->stats(d->be, &before);
 	atomic_store(&d->step_started_us, now);
 	step_once(d);
+	/* The step's own CPU, in the figures it publishes (their parts add
+	 * up to it); publishing and the metrics count toward the share. */
+	d->step_cpu_us += cpu_us() - cpu0;
 	tierd_publish(d);
 	/* Within the CPU share: rendering the metrics is tierd's work too. */
 	tierd_metrics_step(d, tier_linux_now_us() - now);
@@ -115,7 +118,6 @@ uint64_t tierd_step(struct tierd *d)
 	 * tierd's CPU is mostly the simulated application's: no share to
 	 * keep. */
 	cpu0 = cpu_us() - cpu0;
-	d->step_cpu_us += cpu0;
 	if (!d->args->machine) {
 		struct tier_world_stats st;
 		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
