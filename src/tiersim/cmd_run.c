@@ -53,6 +53,9 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 	json_object_object_add(o, "policy", json_object_new_string(r->policy));
 	json_object_object_add(o, "tracker", json_object_new_string(r->tracker));
 	json_object_object_add(o, "amat_ns", json_object_new_double(r->amat_ns));
+	json_object_object_add(o, "amat_second_half_ns",
+			       r->amat_second_half_ns > 0 ? json_object_new_double(r->amat_second_half_ns)
+							  : NULL);
 	json_object_object_add(o, "fast_access_ratio", json_object_new_double(r->fast_access_ratio));
 	json_object_object_add(o, "migrated_bytes", json_object_new_uint64(r->migrated_bytes));
 	json_object_object_add(o, "promoted_bytes", json_object_new_uint64(r->promoted_bytes));
@@ -137,6 +140,8 @@ static void print_result(const struct tier_sim_result *r)
 	printf("machine %s, workload %s, policy %s (tracker %s)%s\n", r->machine, r->workload,
 	       r->policy, r->tracker, r->thp ? ", 2 MiB pages (THP)" : "");
 	printf("  AMAT               %.2f ns\n", r->amat_ns);
+	if (r->amat_second_half_ns > 0)
+		printf("  AMAT, second half  %.2f ns\n", r->amat_second_half_ns);
 	printf("  slowdown           %.4f (application on %u of %u cores: %.3f s of accesses,"
 	       " %.3f s of stalls, %.3f s of daemon CPU, %.3f s of it on its cores)\n",
 	       r->slowdown, r->app_cores, r->machine_cores, r->access_s, r->app_stall_s,

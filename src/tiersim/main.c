@@ -51,11 +51,15 @@ static int cmd_list(int argc, char **argv)
 		printf("machine presets (tiers fastest first; latency ns, read/write MB/s, capacity share):\n");
 		for (p = tier_sim_presets; p->name; p++) {
 			printf("  %-14s %s\n", p->name, p->description);
-			for (i = 0; i < p->nr_nodes; i++)
-				printf("  %-14s   node %zu %-5s %4u ns %7u/%-7u x%u%s\n", "", i,
+			for (i = 0; i < p->nr_nodes; i++) {
+				printf("  %-14s   node %zu %-5s %4u ns %7u/%-7u x%u%s", "", i,
 				       p->nodes[i].kind, p->nodes[i].latency_ns,
 				       p->nodes[i].read_bw_mbps, p->nodes[i].write_bw_mbps,
 				       p->nodes[i].ratio, p->nodes[i].nr_cpus ? " cpus" : "");
+				if (p->nodes[i].size_mb)	/* fixed unless --ratio */
+					printf(" %llu MiB", (unsigned long long)p->nodes[i].size_mb);
+				printf("\n");
+			}
 		}
 		printf("\nworkloads (F = the fastest tier's capacity; also trace:FILE;\n"
 		       "           parameters as NAME:key=value[:key=value]):\n");
@@ -98,6 +102,9 @@ static int cmd_list(int argc, char **argv)
 			json_object_object_add(n, "write_bandwidth_mbps", json_object_new_int64(p->nodes[i].write_bw_mbps));
 			json_object_object_add(n, "ratio", json_object_new_int64(p->nodes[i].ratio));
 			json_object_object_add(n, "cpus", json_object_new_int(p->nodes[i].nr_cpus));
+			if (p->nodes[i].size_mb)
+				json_object_object_add(n, "size_mb",
+						       json_object_new_uint64(p->nodes[i].size_mb));
 			json_object_array_add(nodes, n);
 		}
 		json_object_object_add(o, "nodes", nodes);

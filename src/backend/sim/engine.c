@@ -96,6 +96,11 @@ static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 			s->ended = true;	/* a trace ended */
 			break;
 		}
+		if (!s->half.taken && s->app_ns >= s->duration_ns / 2) {
+			s->half.taken = true;
+			s->half.app_ns = s->app_ns;
+			s->half.acc = s->accesses;
+		}
 		tier__sim_account_traffic(s);
 		tier__sim_quanta(s);
 		ret = tier__sim_trackers_tick(s, err);
@@ -409,6 +414,9 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->footprint_pages = s->nr_pages;
 	r->fast_tier_pages = tier__sim_tier_cap(s, 0);
 	r->amat_ns = s->accesses ? s->app_ns / (double)s->accesses : 0;
+	if (s->half.taken && s->accesses > s->half.acc)
+		r->amat_second_half_ns = (s->app_ns - s->half.app_ns) /
+					 (double)(s->accesses - s->half.acc);
 	r->fast_access_ratio = s->accesses ? (double)s->fast_accesses / (double)s->accesses : 0;
 	r->nr_tiers = s->nr_tiers;
 	result_moves(s, r);

@@ -94,6 +94,10 @@ struct tier_sim_result {
 	char policy[32];
 	char tracker[64];
 	double amat_ns;
+	/* AMAT from half the duration to the end: the run without its first
+	 * half's warm-up; 0 when the run ended before half its duration (a
+	 * trace) or with no access after it. */
+	double amat_second_half_ns;
 	double fast_access_ratio;	/* accesses served by tier 0 */
 	uint64_t accesses;
 	uint64_t footprint_pages;	/* the workload's 4 KiB pages */

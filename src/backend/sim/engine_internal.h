@@ -244,6 +244,13 @@ struct tier_sim {
 	double duration_ns;
 	double next_epoch, next_progress;
 	bool ended;
+	/* Where the run stood at half its duration: the second half's AMAT
+	 * (result's amat_second_half_ns) leaves the warm-up out. */
+	struct {
+		bool taken;
+		double app_ns;
+		uint64_t acc;
+	} half;
 	/* The current epoch (timeline.c): where it started. */
 	struct {
 		double start_ns;

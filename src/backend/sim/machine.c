@@ -7,6 +7,14 @@
  *  - HBM in flat mode: latency close to DRAM (slightly higher), several times
  *    its bandwidth.
  * dram-cxl-slow mirrors the project's test guest (100/250/500 ns, 20/8/2 GB/s).
+ *
+ * Density: the ratio presets size their tiers in --unit bytes (32 MiB by
+ * default), so the generated workloads' footprint is 128 MiB at 1:4 and
+ * one core's accesses touch every page many times a second. server-dram-cxl
+ * has a server's capacity instead, fixed: 4 GiB of DRAM and 16 GiB of CXL,
+ * a 16 GiB footprint for the one simulated core (docs/tiersim.md, "Server
+ * density", gives the figures it stands on). --ratio turns it back into a
+ * ratio preset.
  */
 #include "backend/sim/machine.h"
 
@@ -51,6 +59,15 @@ const struct tier_sim_preset tier_sim_presets[] = {
 		.nodes = {
 			{ "dram", 90, 100000, 90000, 1, 2, 0 },
 			{ "pmem", 305, 39000, 14000, 4, 0, 0 },
+		},
+	},
+	{
+		.name = "server-dram-cxl",
+		.description = "dram-cxl at a server's size: 4 GiB DRAM + 16 GiB CXL, 16 GiB footprint",
+		.nr_nodes = 2,
+		.nodes = {
+			{ "dram", 90, 100000, 90000, 1, 2, 4096 },
+			{ "cxl", 250, 32000, 28000, 4, 0, 16384 },
 		},
 	},
 	{ 0 },

@@ -36,6 +36,28 @@ int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o)
 	return 0;
 }
 
+/* The end of the run of pages from q whose flags byte has `bit` as v
+ * (F_* bit or 0), at most `end`: eight flags a word while they all match
+ * (a 16 GiB footprint is 4M flags, read at every tick of the young
+ * tracker). 4 KiB pages only: with THP a page's flags may be its unit's. */
+static uint64_t run_end(const uint8_t *flags, uint64_t q, uint64_t end, uint8_t bit, uint8_t v)
+{
+	const uint64_t mask = UINT64_C(0x0101010101010101) * bit;
+	const uint64_t want = v ? mask : 0;
+
+	while (q + 8 <= end) {
+		uint64_t w;
+
+		memcpy(&w, flags + q, sizeof(w));
+		if ((w & mask) != want)
+			break;
+		q += 8;
+	}
+	while (q < end && (flags[q] & bit) == v)
+		q++;
+	return q;
+}
+
 /* Accessed-bit (idle) or soft-dirty scan of every page, reported as runs;
  * charged unless `free` (the young tracker: no software scans). */
 static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t interval_us,
@@ -49,6 +71,9 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 		uint64_t q = p + 1;
 		struct tier_obs o;
 
+		if (!s->thp)
+			q = run_end(s->flags, q, s->nr_pages - p > UINT32_MAX ? p + UINT32_MAX
+									   : s->nr_pages, bit, v);
 		while (q < s->nr_pages && (s->flags[tier__sim_flag_idx(s, q)] & bit) == v &&
 		       q - p < UINT32_MAX)
 			q++;
@@ -62,10 +87,22 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 		ret = tier__sim_obs_push(s, &o);
 		if (ret)
 			return ret;
+		if (v && !s->thp) {	/* only set runs have bits to clear */
+			uint64_t i;
+
+			for (i = p; i < q; i++)
+				s->flags[i] &= (uint8_t)~bit;
+		}
 		p = q;
 	}
-	for (p = 0; p < s->nr_pages; p++)
-		s->flags[p] &= (uint8_t)~bit;
+	if (s->thp) {
+		/* In locals: through s, every byte stored would reload both. */
+		uint8_t *flags = s->flags, keep = (uint8_t)~bit;
+		uint64_t n = s->nr_pages;
+
+		for (p = 0; p < n; p++)
+			flags[p] &= keep;
+	}
 	if (free)
 		return 0;
 	if (bit == F_ACCESSED) {

@@ -20,6 +20,9 @@
  *   multi-tenant         two processes: A (2F, hot 0.3F) issues 60% of accesses,
  *                        B (2F, hot 0.9F) 40%; together their hot sets exceed F
  *
+ * server and server-moving (workload_server.c) drive their colder pages by
+ * rate in simulated time instead, at a server's density.
+ *
  * Parameters follow the name, NAME:key=value[:key=value]: the GUPS
  * workloads take hot (the hot set, in F) and share (its share of the
  * accesses), zipf takes alpha; e.g. gups-hotset:hot=0.2:share=0.95,
@@ -585,6 +588,7 @@ GEN_WORKLOAD(wl_tenants, "multi-tenant", "two processes whose hot sets together 
 const struct tier_sim_workload_ops *const tier_sim_workloads[] = {
 	&wl_hotset, &wl_moving, &wl_zipf, &wl_uniform, &wl_phase,
 	&wl_thrash, &wl_scan, &wl_antagonist, &wl_tenants,
+	&tier__sim_workload_server, &tier__sim_workload_server_moving,
 	NULL,
 };
 

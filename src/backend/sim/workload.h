@@ -70,6 +70,10 @@ struct tier_sim_workload_ops {
 /* Built-in workloads, terminated by NULL. */
 extern const struct tier_sim_workload_ops *const tier_sim_workloads[];
 
+/* The server-density workloads (workload_server.c), listed in the above. */
+extern const struct tier_sim_workload_ops tier__sim_workload_server;
+extern const struct tier_sim_workload_ops tier__sim_workload_server_moving;
+
 /* The trace replayer (trace:FILE), or NULL when this build has none. */
 const struct tier_sim_workload_ops *tier_sim_workload_trace_ops(void);
 
