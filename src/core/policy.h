@@ -70,6 +70,10 @@ struct tier_env {
 	void *clock_priv;
 
 	uint64_t budget_bytes_per_s;		/* migration budget; 0 = none */
+	/* The first tick may spend a second's budget at once (a full token
+	 * bucket): set by a world whose first tick comes after a pause of
+	 * its own (the daemon catalogues the address space first). */
+	bool budget_starts_full;
 	size_t max_batch;			/* pages per move() call */
 	uint64_t interval_us;			/* how often tick() is called */
 

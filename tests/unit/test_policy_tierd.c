@@ -570,6 +570,38 @@ static void test_sparse_ticks_spend_the_accrued_budget(void **state)
 	fx_release(&f);
 }
 
+/* A world whose first tick follows a pause of its own (the daemon's
+ * catalogue) starts with a full bucket: the first tick, one interval after
+ * the start, may spend a second's budget, not one interval's; later ticks
+ * spend what accrued. */
+static void test_first_tick_spends_a_full_bucket(void **state)
+{
+	struct fx f;
+	uint64_t pages, second = BUD_RATE / PAGE_BYTES;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 256, BUD_PAGES);
+	place(&f, 0, BUD_FAST, 0);
+	place(&f, BUD_FAST, BUD_PAGES - BUD_FAST, 1);
+	f.te.env.budget_bytes_per_s = BUD_RATE;
+	f.te.env.budget_starts_full = true;
+	fx_start(&f);
+	next(&f);
+	heat(&f, 0, BUD_FAST, 3);
+	heat(&f, BUD_FAST, 128, 60);
+	tick(&f);
+	pages = f.te.moves;
+	if (pages > second || pages <= 2 * second * INTERVAL_US / 1000000)
+		fail_msg("first tick: %llu pages moved, a second's budget %llu",
+			 (unsigned long long)pages, (unsigned long long)second);
+	next(&f);
+	heat(&f, 0, BUD_FAST, 3);
+	heat(&f, BUD_FAST, 128, 60);
+	tick(&f);
+	assert_true(f.te.moves - pages <= second * INTERVAL_US / 1000000 + 1);
+	fx_release(&f);
+}
+
 /* Regression (fixed; tierd/policy.c tierd_create(), tierd_tick()): the tick takes the
  * budget's rate from env->budget_bytes_per_s every time (a reload of the
  * daemon's configuration changes it, src/tierd/reload.c), but the burst -
@@ -1382,6 +1414,7 @@ int main(void)
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
+		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
 		cmocka_unit_test(test_pages_moved_behind_its_back_are_seen),
 	};

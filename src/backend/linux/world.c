@@ -356,6 +356,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->env.clock = &tier_linux_clock_ops;
 	lb->env.clock_priv = lb;
 	lb->env.budget_bytes_per_s = cfg->budget_bytes_per_s;
+	lb->env.budget_starts_full = true;
 	/* A move_pages call of 256 pages holds the target's mmap lock for
 	 * well under a millisecond. */
 	lb->env.max_batch = 256;

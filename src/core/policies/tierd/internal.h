@@ -97,7 +97,6 @@ struct tier__tierd {
 	uint64_t last_us;
 	uint64_t last_tick_us;		/* the last tick */
 	bool ticked;			/* there was a tick before */
-	uint64_t created_us;		/* when the policy began */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
 	uint32_t *hist;

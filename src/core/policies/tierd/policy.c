@@ -155,7 +155,6 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 				    n->hmat.read_latency_ns : 100.0 * (double)(r + 1);
 	}
 	t->last_us = env->clock->now_us(env->clock_priv);
-	t->created_us = t->last_us;
 	tier_budget_init(&t->budget, env->budget_bytes_per_s,
 			 env->budget_bytes_per_s * env->interval_us / 1000000 * 2, t->last_us);
 	*priv = t;
@@ -187,22 +186,24 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	 * two ticks' worth, or what accrued since the last tick (at most a
 	 * second's) when ticks came further apart than the interval (the
 	 * daemon's CPU share spaces them out): the rate, not the tick
-	 * count, is the limit. Before the first tick, the time since the
-	 * policy began counts (the daemon's first step comes after it
-	 * catalogued the address space: what accrued meanwhile is there for
-	 * the hot pages it finds then). */
+	 * count, is the limit. Where the world asks for it (the daemon: its
+	 * first step comes after it catalogued the address space) the bucket
+	 * starts full, a second's worth at the first tick, so that the hot
+	 * pages found then do not wait for the budget to accrue. */
 	{
-		uint64_t span = 2 * t->env->interval_us;
-		uint64_t since = now_us - (t->ticked ? t->last_tick_us : t->created_us);
+		uint64_t span = 2 * t->env->interval_us, since = now_us - t->last_tick_us;
+		bool first = !t->ticked && t->env->budget_starts_full;
 
-		if (since > span)
-			span = since < 1000000 ? since : 1000000;
+		if (first || since > span)
+			span = first || since >= 1000000 ? 1000000 : since;
 		t->budget.rate_bytes_per_s = t->env->budget_bytes_per_s;
 		t->budget.burst_bytes = t->env->budget_bytes_per_s * span / 1000000;
 		t->last_tick_us = now_us;
 		t->ticked = true;
+		tier_budget_refill(&t->budget, now_us);
+		if (first)
+			t->budget.tokens = t->budget.burst_bytes;
 	}
-	tier_budget_refill(&t->budget, now_us);
 	tier_mover_begin(&t->mover);
 	for (r = 0; r + 1 < (int)t->nr_tiers; r++) {
 		bool more = tier__tierd_fill_tier(t, r, now_us);
