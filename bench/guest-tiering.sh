@@ -101,7 +101,8 @@ export TIERED_VM_BUILD_DIR=$B
 # One vCPU unless TIERED_VM_SMP says otherwise: under single-threaded TCG a
 # TLB shootdown to another vCPU makes its sender spin until that vCPU's
 # turn comes. tierd moves pages of a process on the other vCPU and pays
-# that per move (25 us a page with 2 vCPUs, 9 us with one, Linux 6.12);
+# that per move (20-25 us a page with 2 vCPUs, 12-18 us with one, on
+# Linux 6.12 in separate runs);
 # the kernel's promotions run in the faulting task and flush locally; on
 # the hwtlb kernels every accessed-bit clearing flushes, and the kdamond
 # took 48 s of 60 with 2 vCPUs, 2.8 s with one (docs/tiered-vm.md).
