@@ -1606,8 +1606,7 @@ static void test_pick(void **state)
 	assert_string_equal(tier_linux_trackers[1]->name, "idle");
 	assert_string_equal(tier_linux_trackers[2]->name, "softdirty");
 	assert_string_equal(tier_linux_trackers[3]->name, "perf");
-	assert_string_equal(tier_linux_trackers[4]->name, "damon+softdirty");
-	assert_null(tier_linux_trackers[5]);
+	assert_null(tier_linux_trackers[4]);
 
 	/* DAMON's sysfs, the pagemap fixture's procfs: like Debian 6.12. */
 	tmp_init(&t, "damon-sysfs/v6.12");
@@ -1631,23 +1630,11 @@ static void test_pick(void **state)
 	assert_non_null(strstr(why, "perf: no PMU"));
 
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "bogus", &ops, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf damon+softdirty, auto)\n");
-
-	/* Both at once, by name: it needs both; "auto" never picks it, and
-	 * its parts' reasons are not said twice. */
-	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "damon+softdirty", &ops, why, sizeof(why)), 0);
-	assert_ptr_equal(ops, &tier__linux_tracker_damon_softdirty);
-	assert_int_equal(ops->kinds, TIER_OBS_ACCESSED | TIER_OBS_WRITTEN);
-	assert_string_equal(why, "");
+	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf, auto)\n");
 
 	/* The pagemap fixture's sysfs has page_idle but no DAMON: idle. */
 	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "auto", &ops, why, sizeof(why)), 0);
 	assert_ptr_equal(ops, &tier__linux_tracker_idle);
-	assert_non_null(strstr(why, "DAMON: "));
-	assert_null(strstr(strstr(why, "DAMON: ") + 1, "DAMON: "));
-	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "damon+softdirty", &ops, why, sizeof(why)),
-			 -ENOENT);	/* DAMON's probe: no admin directory */
-	assert_null(ops);
 	assert_non_null(strstr(why, "DAMON: "));
 
 	/* A small why: cut, never overrun. */

@@ -11,8 +11,6 @@ const struct tier_linux_tracker_ops *const tier_linux_trackers[] = {
 	&tier__linux_tracker_idle,
 	&tier__linux_tracker_softdirty,
 	&tier__linux_tracker_perf,
-	/* Two at once: only when asked for by name (for now). */
-	&tier__linux_tracker_damon_softdirty,
 	NULL,
 };
 
@@ -70,8 +68,6 @@ int tier_linux_tracker_pick(const struct tier_linux_ctx *ctx, const char *wanted
 
 		if (!any && strcmp(t->name, wanted))
 			continue;
-		if (any && strchr(t->name, '+'))
-			continue;	/* its parts are probed on their own */
 		tier_err_clear(&err);
 		ret = t->probe(ctx, &err);
 		if (ret) {

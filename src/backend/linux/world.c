@@ -29,8 +29,7 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 /* Whether the tracker wanted may be DAMON (auto picks it first). */
 static bool wants_damon(const struct tier_config *cfg)
 {
-	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon") ||
-	       !strcmp(cfg->tracker, "damon+softdirty");
+	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon");
 }
 
 /* The kdamond the tracker runs goes into the state file, so that a start
