@@ -390,6 +390,46 @@ static void test_socket_answers_during_step(void **state)
 	sem_destroy(&f->step_release);
 }
 
+/* Steps of the same cost, n of them, each begun when the last one said:
+ * their CPU in all; *quick counts those followed by less than 1 s of pause. */
+static uint64_t pace_run(struct tierd_pace *p, uint64_t *now, int n, uint64_t wall,
+			 uint64_t cpu, uint64_t moves, int *quick)
+{
+	uint64_t next;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		next = tierd_pace_step(p, *now, *now + wall, cpu, moves, 25);
+		if (quick && next - (*now + wall) < 1000000)
+			(*quick)++;
+		*now = next;
+	}
+	return (uint64_t)n * cpu;
+}
+
+/* 10 ms steps until they are 400 ms apart (10 ms / 2.5%), none more than
+ * the catch-up pause apart meanwhile: how many it took. */
+static int pace_until_steady(struct tierd_pace *p, uint64_t *now)
+{
+	uint64_t next, gap = 0;
+	int i;
+
+	for (i = 0; i < 200 && gap != 400000; i++) {
+		next = tierd_pace_step(p, *now, *now + 10000, 10000, 0, 25);
+		gap = next - *now;
+		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
+		*now = next;
+	}
+	assert_int_equal(gap, 400000);
+	return i;
+}
+
+/* The bound of pace.h at 2.5%: share x (W + 80 s), plus one step. */
+static void assert_within_share(uint64_t cpu, uint64_t window, uint64_t step)
+{
+	assert_true((double)cpu <= 0.025 * (double)(window + 2 * 40000000ull) + (double)step);
+}
+
 /* The steps' CPU share (tierd/pace.h): a one-off expensive first step
  * (the catalogue) pauses the policy at most 2 s at a time; moves do not
  * stretch the steady spacing; a quiet spell buys a burst of at most the
@@ -398,9 +438,9 @@ static void test_socket_answers_during_step(void **state)
 static void test_pace_share(void **state)
 {
 	struct tierd_pace p = { 0 };
-	uint64_t now = 1000000, next, cpu = 0, t0, gap = 0;
+	uint64_t now = 1000000, next, cpu, t0;
 	const uint64_t size = 1000000;	/* 40 s of 2.5% */
-	int i, quick;
+	int quick = 0;
 
 	(void)state;
 	/* A 3 s first step at 2.5%: 2 s, not 80 s, until the next. */
@@ -409,68 +449,37 @@ static void test_pace_share(void **state)
 	now = next;
 	/* Then 10 ms steps: 2 s apart while the debt (the bucket's size at
 	 * most: the first step's excess is not carried) lasts, 400 ms apart
-	 * (10 ms / 2.5%) once it is paid, within 30 steps. */
-	for (i = 0; i < 200 && gap != 400000; i++) {
-		next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
-		gap = next - now;
-		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
-		now = next;
-	}
-	assert_int_equal(gap, 400000);
-	assert_true(i <= 30);
+	 * once it is paid, within 30 steps. */
+	assert_true(pace_until_steady(&p, &now) <= 30);
 	/* A step that moved pages (500 ms, 490 ms of it moves) does not
 	 * stretch the spacing: 2 s to the next (the debt's pause), not 20 s;
 	 * the steady 10 ms steps after it are 2 s apart until it is paid. */
 	next = tierd_pace_step(&p, now, now + 500000, 500000, 490000, 25);
 	assert_int_equal(next - now, 500000 + TIERD_PACE_MAX_CATCHUP_US);
 	now = next;
-	for (i = 0; i < 200 && gap != 400000; i++) {
-		next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
-		gap = next - now;
-		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
-		now = next;
-	}
-	assert_int_equal(gap, 400000);
+	pace_until_steady(&p, &now);
 	/* Steps that keep moving (500 ms each, 490 ms of it moves): past the
 	 * bucket's size the excess is paid at once, so over 200 steps the
-	 * share holds within the bound (share x (W + 80 s) + one step). */
+	 * share holds within the bound. */
 	t0 = now;
-	cpu = 0;
-	for (i = 0; i < 200; i++) {
-		next = tierd_pace_step(&p, now, now + 500000, 500000, 490000, 25);
-		cpu += 500000;
-		now = next;
-	}
-	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 500000);
+	cpu = pace_run(&p, &now, 200, 500000, 500000, 490000, NULL);
+	assert_within_share(cpu, now - t0, 500000);
 	assert_true((double)cpu / (double)(now - t0) >= 0.024);
 	/* Expensive steady steps (100 ms, no moves): 4 s apart, the share
 	 * kept over a long run. */
 	now += 100ull * 1000000;
 	t0 = now;
-	cpu = 0;
-	for (i = 0; i < 500; i++) {
-		next = tierd_pace_step(&p, now, now + 150000, 100000, 0, 25);
-		cpu += 100000;
-		now = next;
-	}
-	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 100000);
+	cpu = pace_run(&p, &now, 500, 150000, 100000, 0, NULL);
+	assert_within_share(cpu, now - t0, 100000);
 	assert_true((double)cpu / (double)(now - t0) >= 0.024);
 	/* After an hour without steps the bucket is full, no fuller: 200 ms
 	 * steps run back to back (their interval apart) until about its size
 	 * is spent, then 8 s apart (their steady spacing). */
 	now += 3600ull * 1000000;
 	t0 = now;
-	cpu = 0;
-	quick = 0;
-	for (i = 0; i < 100; i++) {
-		next = tierd_pace_step(&p, now, now + 200000, 200000, 0, 25);
-		if (next - (now + 200000) < 1000000)
-			quick++;
-		cpu += 200000;
-		now = next;
-	}
+	cpu = pace_run(&p, &now, 100, 200000, 200000, 0, &quick);
 	assert_true(quick >= (int)(size / 200000) - 1 && quick <= (int)(size / 200000) + 1);
-	assert_true((double)cpu <= 0.025 * (double)(now - t0 + 2 * 40000000ull) + 200000);
+	assert_within_share(cpu, now - t0, 200000);
 	/* No share to keep: no pause. */
 	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
