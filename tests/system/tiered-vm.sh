@@ -22,6 +22,9 @@ is "$rc:$(lines "$err")" "2:1" "--nvdimm with --kernel PATH: status 2, one line"
 like "$err" "need a Debian suite's kernel" "--nvdimm with --kernel PATH: says why"
 run "$VM" --files "$TMP/none.sh" -- true
 is "$rc:$err" "2:tiered-vm: --files: no such file: $TMP/none.sh" "missing --files file: status 2, named"
+TIERED_VM_SMP=0 run "$VM" -- true
+is "$rc:$(lines "$err")" "2:1" "bad TIERED_VM_SMP: status 2, one line"
+like "$err" "TIERED_VM_SMP must be a number of CPUs from 1 to 99, not '0'" "bad TIERED_VM_SMP: says why"
 run "$VM" --frobnicate -- true
 is "$rc:$(lines "$err")" "2:1" "unknown option: status 2, one line"
 run "$VM"
