@@ -69,21 +69,19 @@ static void step_once(struct tierd *d)
 /* At debug level, one line per step: its CPU by part (the world's
  * step_cpu figures before and after) and the pause the share asks for. */
 static void log_step(const struct tierd *d, const struct tier_world_stats *a,
-		     uint64_t cpu, uint64_t wall, uint64_t pause)
+		     const struct tier_world_stats *b, uint64_t cpu, uint64_t wall,
+		     uint64_t pause)
 {
-	struct tier_world_stats b;
-
-	d->be->stats(d->be, &b);
 	tierd_log(&d->log, LOG_DEBUG,
 		  "step %llu: %.1f ms CPU in %.1f ms (tracker %.1f, maps %.1f, placement check %.1f, "
 		  "node query %.1f, moves %.1f); %llu pages moved; next in %.1f ms",
 		  (unsigned long long)d->steps, (double)cpu / 1e3, (double)wall / 1e3,
-		  (b.tracker_cpu_seconds - a->tracker_cpu_seconds) * 1e3,
-		  (b.maps_cpu_seconds - a->maps_cpu_seconds) * 1e3,
-		  (b.verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
-		  (b.query_cpu_seconds - a->query_cpu_seconds) * 1e3,
-		  (b.move_cpu_seconds - a->move_cpu_seconds) * 1e3,
-		  (unsigned long long)((b.promoted_bytes + b.demoted_bytes -
+		  (b->tracker_cpu_seconds - a->tracker_cpu_seconds) * 1e3,
+		  (b->maps_cpu_seconds - a->maps_cpu_seconds) * 1e3,
+		  (b->verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
+		  (b->query_cpu_seconds - a->query_cpu_seconds) * 1e3,
+		  (b->move_cpu_seconds - a->move_cpu_seconds) * 1e3,
+		  (unsigned long long)((b->promoted_bytes + b->demoted_bytes -
 					a->promoted_bytes - a->demoted_bytes) >> d->be->env->page_shift),
 		  (double)pause / 1e3);
 }
@@ -92,9 +90,10 @@ uint64_t tierd_step(struct tierd *d)
 {
 	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
 	bool debug = __atomic_load_n(&d->log.level, __ATOMIC_RELAXED) >= LOG_DEBUG;
-	struct tier_world_stats before;
+	bool figures = !d->args->machine || debug;	/* the world's, before and after */
+	struct tier_world_stats before, after;
 
-	if (!d->args->machine)
+	if (figures)
 		d->be->stats(d->be, &before);
 	atomic_store(&d->step_started_us, now);
 	step_once(d);
@@ -112,31 +111,30 @@ uint64_t tierd_step(struct tierd *d)
 	 * paid off in pauses of at most 2 s while within the bucket's size, so
 	 * tierd keeps to its share of a core however large the managed memory
 	 * (the policy then reacts more slowly, never harder) without standing
-	 * still after an expensive step. The share is max_cpu_percent, or half of it when
-	 * the tracker runs kernel threads (a kdamond), which keep the other
-	 * half (the Linux world's DAMON tracker). On a simulated machine
-	 * tierd's CPU is mostly the simulated application's: no share to
-	 * keep. */
+	 * still after an expensive step. The share is max_cpu_percent, or
+	 * half of it when the tracker runs kernel threads (a kdamond), which
+	 * keep the other half (the Linux world's DAMON tracker). On a
+	 * simulated machine tierd's CPU is mostly the simulated
+	 * application's: no share to keep. */
 	cpu0 = cpu_us() - cpu0;
+	if (figures)
+		d->be->stats(d->be, &after);
 	if (!d->args->machine) {
-		struct tier_world_stats st;
 		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
-		double moves;
+		double moves = after.move_cpu_seconds - before.move_cpu_seconds;
 
-		d->be->stats(d->be, &st);
-		if (st.has_kthread_cpu)
+		if (after.has_kthread_cpu)
 			share /= 2;
-		moves = st.move_cpu_seconds - before.move_cpu_seconds;
 		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
 						  moves > 0 ? (uint64_t)(moves * 1e6) : 0,
 						  share ? share : 1);
 	}
 	if (next < d->next_step_us)
 		next = d->next_step_us;
-	if (debug && !d->args->machine) {
+	if (debug) {
 		uint64_t t = tier_linux_now_us();
 
-		log_step(d, &before, cpu0, t - now, next > t ? next - t : 0);
+		log_step(d, &before, &after, cpu0, t - now, next > t ? next - t : 0);
 	}
 	return next;
 }

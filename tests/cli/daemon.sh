@@ -206,6 +206,16 @@ kill -TERM "$PID"
 wait "$PID"
 PID=
 
+# At log_level debug, a line per step with its CPU by part and the pause.
+printf 'daemon:\n  log_level: debug\n' >"$CONF"
+start_sim_tierd
+until_ok 20 grep -q 'debug: step 2: ' "$TMP/log"
+check "log_level debug: a line per step with its CPU by part" grep -qE \
+	'debug: step 2: [0-9.]+ ms CPU in [0-9.]+ ms \(tracker [0-9.]+, maps [0-9.]+, placement check [0-9.]+, node query [0-9.]+, moves [0-9.]+\); [0-9]+ pages moved; next in [0-9.]+ ms$' "$TMP/log"
+kill -TERM "$PID"
+wait "$PID"
+PID=
+
 # tierd --restore: what a dead tierd left in the state file, and bad input.
 run "$B/tierd" --restore --check
 is "$rc" 2 "--restore with --check is a usage error"
