@@ -240,11 +240,12 @@ static const char *const create_writes_v612[] = {
 	NULL,
 };
 
+/* A scheme of one target's regions: those accessed in the aggregation. */
 #define SCHEME(s)                                                         \
 	"K/contexts/0/schemes/" #s "/action=stat",                         \
 	"K/contexts/0/schemes/" #s "/access_pattern/sz/min=0",             \
 	"K/contexts/0/schemes/" #s "/access_pattern/sz/max=18446744073709551615", \
-	"K/contexts/0/schemes/" #s "/access_pattern/nr_accesses/min=0",    \
+	"K/contexts/0/schemes/" #s "/access_pattern/nr_accesses/min=1",    \
 	"K/contexts/0/schemes/" #s "/access_pattern/nr_accesses/max=4294967295", \
 	"K/contexts/0/schemes/" #s "/access_pattern/age/min=0",            \
 	"K/contexts/0/schemes/" #s "/access_pattern/age/max=4294967295",   \
@@ -321,15 +322,25 @@ static void test_damon_setup_and_collect(void **state)
 	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
 	expect_writes(j, &at, 1, collect_writes);
-	assert_int_equal(g.n, 5);
-	expect_obs(&g.v[0], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
-	expect_obs(&g.v[1], 100, 0x555555600000, 0x555556000000, TIER_OBS_ACCESSED, 0, 20);
+	/* Each target's regions in address order, and what lies between
+	 * and around them (the regions DAMON saw unaccessed, which the
+	 * schemes leave out) as seen unaccessed: 0 of 20. */
+	assert_int_equal(g.n, 11);
+	expect_obs(&g.v[0], 100, 0, 0x555555554000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[1], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
+	expect_obs(&g.v[2], 100, 0x555555600000, 0x555556000000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[3], 100, 0x555556000000, 0x7ffd00000000, TIER_OBS_ACCESSED, 0, 20);
 	/* nr_accesses 25 is above aggr / sample = 20: clamped. */
-	expect_obs(&g.v[2], 100, 0x7ffd00000000, 0x7ffd00021000, TIER_OBS_ACCESSED, 20, 20);
+	expect_obs(&g.v[4], 100, 0x7ffd00000000, 0x7ffd00021000, TIER_OBS_ACCESSED, 20, 20);
+	expect_obs(&g.v[5], 100, 0x7ffd00021000, UINT64_MAX, TIER_OBS_ACCESSED, 0, 20);
 	/* Scheme 1's regions are numbered 3 and 4, after scheme 0's three:
 	 * 6.12 counts the regions of all schemes with one counter. */
-	expect_obs(&g.v[3], 200, 0x400000, 0x500000, TIER_OBS_ACCESSED, 7, 20);
-	expect_obs(&g.v[4], 200, 0x7ffe00000000, 0x7ffe00010000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[6], 200, 0, 0x400000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[7], 200, 0x400000, 0x500000, TIER_OBS_ACCESSED, 7, 20);
+	expect_obs(&g.v[8], 200, 0x500000, 0x7ffe00000000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[9], 200, 0x7ffe00000000, 0x7ffe00010000, TIER_OBS_ACCESSED, 0, 20);
+	expect_obs(&g.v[10], 200, 0x7ffe00010000, UINT64_MAX, TIER_OBS_ACCESSED, 0, 20);
+	assert_int_equal(g.v[1].interval_us, 100000);
 	assert_int_equal(g.v[0].interval_us, 100000);
 
 	/* The same targets again (every refresh): nothing written. */
@@ -643,8 +654,8 @@ static void test_damon_busy_read(void **state)
 	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
 	assert_int_equal(j->reads_busy, 2);
-	assert_int_equal(g.n, 3);
-	expect_obs(&g.v[0], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
+	assert_int_equal(g.n, 6);	/* three regions, three gaps */
+	expect_obs(&g.v[1], 100, 0x555555554000, 0x555555600000, TIER_OBS_ACCESSED, 18, 20);
 	/* Busy for good: an error naming the file, nothing reported. */
 	j->busy_read = "/nr_accesses";
 	j->busy_read_left = -1;
@@ -820,6 +831,9 @@ static void test_damon_without_target_filters(void **state)
 		assert_null(strstr(j->line[i], "filters/0/type"));
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/"
 				"nr_schemes"), "1");
+	/* Every region, accessed or not: the list is split by address. */
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/schemes/"
+				"0/access_pattern/nr_accesses/min"), "0");
 	/* One scheme lists target 0's regions, then target 1's: the
 	 * address going down starts the next target. */
 	region(&t, 0, 3, 0x400000, 0x500000, 7);

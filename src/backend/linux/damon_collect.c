@@ -196,22 +196,44 @@ static void emit_split(struct tier__damon_tracker *t, struct tier__obs_batch *b,
 	}
 }
 
+/* The regions v[0, nr) of one target, accessed only (address order),
+ * with what lies between and around them as seen unaccessed: DAMON
+ * checked those addresses too, and a heatmap's rate is what was seen
+ * over what was covered. The policy skips them (no accesses); the
+ * translation to pages touches only the mappings they span. */
+static void emit_with_gaps(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
+			   const struct region *v, size_t nr)
+{
+	struct region gap = { 0, 0, 0 };
+	size_t i;
+
+	for (i = 0; i <= nr; i++) {
+		gap.end = i < nr ? v[i].start : UINT64_MAX;
+		if (gap.end > gap.start)
+			emit(t, b, pid, &gap);
+		if (i == nr)
+			break;
+		emit(t, b, pid, &v[i]);
+		gap.start = v[i].end > gap.start ? v[i].end : gap.start;
+	}
+}
+
 /* Emits the regions of scheme s (all of one target, or every target's
  * in turn). Returns the number of regions, or -errno. */
 static long emit_scheme(struct tier__damon_tracker *t, struct tier__obs_batch *b, size_t s,
-			size_t nr_schemes, struct region **v, size_t *cap, struct tier_err *err)
+			struct region **v, size_t *cap, struct tier_err *err)
 {
-	size_t nr = 0, i;
+	size_t nr = 0;
 	int ret = read_tried(t, (unsigned)s, v, &nr, cap, err);
 
 	if (ret)
 		return ret;
-	if (nr_schemes > 1 || t->nr_pids == 1) {
-		for (i = 0; i < nr; i++)
-			emit(t, b, t->pids[s], &(*v)[i]);
-	} else {
+	/* An empty snapshot tells nothing (nothing accessed, or the
+	 * scheme not applied yet): no gaps either. */
+	if (tier__damon_accessed_only(t) && nr)
+		emit_with_gaps(t, b, t->pids[s], *v, nr);
+	else if (!tier__damon_accessed_only(t))
 		emit_split(t, b, *v, nr);
-	}
 	return (long)nr;
 }
 
@@ -227,11 +249,12 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 	done = calloc(nr_schemes, sizeof(*done));
 	if (!done)
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
-	/* A live vaddr target always has regions (at least min of them), yet
-	 * the kernel may hand back a scheme's snapshot empty when the
+	/* The kernel may hand back a scheme's snapshot empty when the
 	 * command returns before the kdamond applied that scheme (seen on
 	 * 6.12 in the test guest: the first seconds, and the second and
-	 * later schemes of several targets). Ask again for those. */
+	 * later schemes of several targets), and a scheme of accessed
+	 * regions only is empty when its target touched nothing in the
+	 * aggregation. Ask again once for those. */
 	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
 		ret = request_tried(t, err);
 		if (ret) {
@@ -245,7 +268,7 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 
 			if (done[s])
 				continue;
-			n = emit_scheme(t, b, s, nr_schemes, &v, &cap, err);
+			n = emit_scheme(t, b, s, &v, &cap, err);
 			if (n < 0) {
 				ret = (int)n;
 				goto out;

@@ -61,6 +61,16 @@ static inline size_t tier__damon_nr_schemes(const struct tier__damon_tracker *t)
 		       1;
 }
 
+/* Whether t's schemes list only the regions accessed in their aggregation
+ * (access_pattern/nr_accesses/min 1): each scheme is one target's (one
+ * target, or one scheme per target). One scheme over several targets
+ * lists every region: its list is split into targets by address order,
+ * which needs every target's regions (damon_collect.c). */
+static inline bool tier__damon_accessed_only(const struct tier__damon_tracker *t)
+{
+	return t->nr_pids <= 1 || tier__damon_nr_schemes(t) > 1;
+}
+
 /* ---- the kdamond (damon_kdamond.c) -------------------------------------- */
 
 /* Takes the first kdamond whose state is "off", else raises nr_kdamonds
