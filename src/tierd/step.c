@@ -72,17 +72,22 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		     const struct tier_world_stats *b, uint64_t cpu, uint64_t wall,
 		     uint64_t pause)
 {
+	uint64_t up = b->promoted_bytes - a->promoted_bytes;
+	uint64_t down = b->demoted_bytes - a->demoted_bytes;
+
 	tierd_log(&d->log, LOG_DEBUG,
 		  "step %llu: %.1f ms CPU in %.1f ms (tracker %.1f, maps %.1f, placement check %.1f, "
-		  "node query %.1f, moves %.1f); %llu pages moved; next in %.1f ms",
+		  "node query %.1f, moves %.1f); %llu pages moved (%llu up, %llu down); "
+		  "next in %.1f ms",
 		  (unsigned long long)d->steps, (double)cpu / 1e3, (double)wall / 1e3,
 		  (b->tracker_cpu_seconds - a->tracker_cpu_seconds) * 1e3,
 		  (b->maps_cpu_seconds - a->maps_cpu_seconds) * 1e3,
 		  (b->verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
 		  (b->query_cpu_seconds - a->query_cpu_seconds) * 1e3,
 		  (b->move_cpu_seconds - a->move_cpu_seconds) * 1e3,
-		  (unsigned long long)((b->promoted_bytes + b->demoted_bytes -
-					a->promoted_bytes - a->demoted_bytes) >> d->be->env->page_shift),
+		  (unsigned long long)((up + down) >> d->be->env->page_shift),
+		  (unsigned long long)(up >> d->be->env->page_shift),
+		  (unsigned long long)(down >> d->be->env->page_shift),
 		  (double)pause / 1e3);
 }
 
