@@ -335,6 +335,7 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 {
 	struct tier__damon_sysfs *fs = &t->fs;
 	uint64_t pid;
+	double cpu;
 	int ret;
 
 	if (t->running && tier__damon_sysfs_is_on(fs)) {
@@ -355,6 +356,17 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 	t->running = true;
 	if (!tier__damon_sysfs_read_u64(fs, &pid, NULL, "kdamonds/%u/pid", fs->kdamond))
 		t->kdamond_pid = (pid_t)pid;
+	/* Its CPU share is measured from its start: at DAMON's 5 ms samples
+	 * a new kdamond took 30% of a core under TCG, and the first upkeep
+	 * comes only after the step that catalogues the address space. */
+	if (t->kdamond_pid > 0 && t->kdamond_pid != t->share_pid &&
+	    !tier_linux_cpu_seconds(&t->roots.ctx, t->kdamond_pid, &cpu)) {
+		t->share_pid = t->kdamond_pid;
+		t->share_since_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) :
+							 tier_linux_now_us();
+		t->share_cpu_s = cpu;
+		t->share_first = true;
+	}
 	return 0;
 }
 
