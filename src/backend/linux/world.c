@@ -82,6 +82,20 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
 	tier__lw_sync_env(lb);
 	lb->query_cpu_ns += tier__lw_thread_cpu_ns() - cpu;
+	/* New pages reach the policy with their nodes: it counts its
+	 * chunks' pages per tier when they arrive, and only a rotating
+	 * slice of them later (its victims in a full tier come from those
+	 * counts). Told before the query, it saw every new page on no
+	 * node, and found a twentieth of the fast tier's pages to exchange
+	 * at its first steps. */
+	if (lb->resize_pending) {
+		struct tier_err rerr = { "" };
+		int r = tier_loop_resize(loop, ret ? &rerr : err);
+
+		lb->resize_pending = false;
+		if (!ret)
+			ret = r;
+	}
 	/* A full target node is normal under pressure (the policy spills to
 	 * the next tier and makes room); say so at most every 10 s. */
 	if (lb->nomem_moves > lb->nomem_logged && now_us - lb->nomem_log_us >= 10000000) {

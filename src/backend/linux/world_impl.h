@@ -52,6 +52,10 @@ struct linux_backend {
 	uint64_t min_rss_bytes;
 	uint64_t refresh_us;
 	uint64_t next_refresh_us;
+	/* The managed pages grew at the last refresh: the policy is told
+	 * (tier_loop_resize) once their nodes are known, after the query
+	 * of the fresh pages, so that it counts them where they are. */
+	bool resize_pending;
 	uint64_t next_verify_us;
 	uint64_t verify_queued;		/* pages numa_maps sent to be queried again */
 	size_t nr_procs;

@@ -146,7 +146,7 @@ int tier__lw_refresh(struct linux_backend *lb, struct tier_loop *loop, struct ti
 	if (ret)
 		return tier_err_set(err, ret, "out of memory");
 	if (lb->env.nr_pages > before)
-		ret = tier_loop_resize(loop, err);
+		lb->resize_pending = true;	/* after the query (world.c) */
 	return ret;
 }
 
