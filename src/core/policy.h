@@ -138,7 +138,9 @@ struct tier_policy_ops {
 	 * Returns 0 or -errno. */
 	int (*tick)(void *priv, uint64_t now_us);
 	/* Optional. The managed pages grew to env->nr_pages (a daemon's
-	 * processes mapped more memory; env->page_node may have moved). A
+	 * processes mapped more memory; env->page_node may have moved, and
+	 * holds the new pages' nodes where they are known: a policy may
+	 * count them once, here, and recheck them only slowly after). A
 	 * policy without it is re-created, losing its state. Returns 0 or
 	 * -ENOMEM (the policy keeps working on its old size). */
 	int (*resize)(void *priv);

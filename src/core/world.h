@@ -86,7 +86,9 @@ struct tier_world {
 	/* Required. Brings the env up to date before a step (re-reads the
 	 * processes and their mappings when due, advances a simulated
 	 * machine); calls tier_loop_resize/forget on loop as pages come and
-	 * go. Returns 0, 1 when the machine is done (a finite simulation), or
+	 * go, resize once env->page_node holds the new pages' nodes (a
+	 * policy counts them where they are then). Returns 0, 1 when the
+	 * machine is done (a finite simulation), or
 	 * -errno with err set. */
 	int (*prepare)(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 		       struct tier_err *err);

@@ -1388,6 +1388,42 @@ static void test_pages_moved_behind_its_back_are_seen(void **state)
 		fail_msg("the hot set stayed in tier 1 for 80 ticks");
 }
 
+/* The contract of resize (core/policy.h): the new pages' nodes are in
+ * page_node when it is called, and the policy counts them then - it
+ * rechecks its chunks' counts only a slice a tick after. A process
+ * catalogued with tier 0 full of its idle pages and its hot set in tier
+ * 1: the first tick after the resize exchanges the whole hot set for
+ * idle pages. The Linux world once called resize before it queried the
+ * new pages' nodes: the policy saw them on no node and found a twentieth
+ * of the victims it needed at its first steps. */
+static void test_resized_pages_count_at_once(void **state)
+{
+	const uint64_t nr_pages = 64 * 512, fast = nr_pages / 4, nr_hot = 2048;
+	const uint64_t hot = fast;	/* the first pages past the idle ones */
+	struct fx f;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", fast, nr_pages);
+	f.te.env.nr_pages = 0;		/* nothing catalogued yet */
+	fx_start(&f);
+	next(&f);
+	tick(&f);
+	/* The catalogue: tier 0 full of idle pages, the rest in tier 1,
+	 * then the resize. */
+	f.te.env.nr_pages = nr_pages;
+	place(&f, 0, fast, 0);
+	place(&f, fast, nr_pages - fast, 1);
+	assert_int_equal(f.ops->resize(f.priv), 0);
+	next(&f);
+	heat(&f, hot, (uint32_t)nr_hot, 80);
+	tick(&f);
+	if (count_on(&f, hot, nr_hot, 0) < nr_hot)
+		fail_msg("first tick after the resize: %llu of %llu hot pages in tier 0",
+			 (unsigned long long)count_on(&f, hot, nr_hot, 0),
+			 (unsigned long long)nr_hot);
+	fx_release(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1417,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
 		cmocka_unit_test(test_pages_moved_behind_its_back_are_seen),
+		cmocka_unit_test(test_resized_pages_count_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
