@@ -11,6 +11,9 @@
 #                 another Debian suite) boots that kernel, KERNEL=hwtlb the
 #                 test bed's hardware-like one (below); LAYOUT=contiguous
 #                 or LAYOUT=scattered runs one layout
+#   make calib-guest  tiersim against the guest's recorded series
+#                 (bench/guest-calib.sh: per second, kernel and tierd, both
+#                 layouts; RESULTS=FILE another bench-guest output; ~2 min)
 #   make guest-kernel  builds the test bed's own guest kernel (KERNEL=hwtlb,
 #                 the default: Linux 6.12; KERNEL=sid-hwtlb: 7.x) from
 #                 Debian's source into the kernel cache, once (minutes;
@@ -47,7 +50,7 @@ LOAD_CLIENTS   ?= 100
 LOAD_SECONDS   ?= 120
 LOAD_TRACKER   ?= softdirty
 
-.PHONY: all deps asan test run bench bench-guest guest-kernel fuzz soak load install deb test-deb clean
+.PHONY: all deps asan test run bench bench-guest calib-guest guest-kernel fuzz soak load install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -77,6 +80,10 @@ bench: all
 
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT))
+
+calib-guest: all
+	for r in kernel tierd; do for l in contiguous scattered; do \
+		bench/guest-calib.sh --layout $$l --run $$r $(if $(RESULTS),--results $(RESULTS)) || true; done; done
 
 guest-kernel:
 	@scripts/install-deps kernel

@@ -766,9 +766,11 @@ int tiersim_compare(int argc, char **argv)
 	ret = tiersim_machine_arg("compare", &o.p, &mf);
 	if (ret)
 		return ret;
+	/* A workload sized for one machine (gups-guest) only when named. */
 	for (i = 0; tier_sim_workloads[i]; i++)
-		snprintf(all_w + strlen(all_w), sizeof(all_w) - strlen(all_w), "%s%s", i ? "," : "",
-			 tier_sim_workloads[i]->name);
+		if (!tier_sim_workloads[i]->named_only)
+			snprintf(all_w + strlen(all_w), sizeof(all_w) - strlen(all_w), "%s%s",
+				 all_w[0] ? "," : "", tier_sim_workloads[i]->name);
 	/* The variants (tpp, damon-fixed-quota, ...) only when named: the
 	 * default table is each peer as its upstream runs it. */
 	for (i = 0; tier_policies[i]; i++)

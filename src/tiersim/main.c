@@ -120,6 +120,8 @@ static int cmd_list(int argc, char **argv)
 				       json_object_new_string(tier_sim_workloads[i]->description));
 		json_object_object_add(o, "params", tier_sim_workloads[i]->params ?
 				       json_object_new_string(tier_sim_workloads[i]->params) : NULL);
+		json_object_object_add(o, "named_only",
+				       json_object_new_boolean(tier_sim_workloads[i]->named_only));
 		json_object_array_add(arr, o);
 	}
 	json_object_object_add(root, "workloads", arr);

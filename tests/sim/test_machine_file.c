@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/sim/engine.h"
@@ -89,6 +91,55 @@ static void test_runs_in_the_simulator(void **state)
 	assert_string_equal(r.machine, "dram-cxl-pmem");
 	assert_int_equal(r.nr_tiers, 3);
 	assert_true(r.accesses > 0);
+}
+
+/* The guest machine (bench/machines/guest.yaml) with gups-guest, the
+ * calibration's pair (docs/tiersim.md): the sizes, the first touch as the
+ * bench's set-up leaves it (array on node 1, idle memory on node 0), the
+ * update rate the workload sets, and the hot set's share in the timeline. */
+static void test_guest_and_gups_guest(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+	char *buf = NULL, *row;
+	size_t len = 0;
+	unsigned long long t0, t1, t2;
+	double share;
+
+	(void)state;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(mf.preset.nodes[0].size_mb, 650);
+	assert_int_equal(mf.preset.nodes[1].size_mb, 742);
+	assert_int_equal(mf.preset.nodes[2].size_mb, 711);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.workload = "gups-guest:layout=scattered:rate=4";
+	p.policy = "static";
+	p.seed = 1;
+	p.duration_us = 300000;
+	p.timeline = open_memstream(&buf, &len);
+	assert_non_null(p.timeline);
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	fclose(p.timeline);
+	assert_int_equal(r.footprint_pages, 163840 + 153600);
+	/* 4 M updates/s: 250 ns each whatever node (the nodes' latencies
+	 * are 100-500 ns), no stall under static. */
+	assert_true(r.accesses > 0);
+	assert_true(r.amat_ns > 249.99 && r.amat_ns < 250.01);
+	assert_non_null(strstr(buf, ",hot_fast_share\n"));
+	row = strchr(buf, '\n') + 1;
+	/* time,amat,ratio,promoted,demoted, then used pages and latency per tier */
+	assert_int_equal(sscanf(row, "%*f,%*f,%*f,%*u,%*u,%llu,%*f,%llu,%*f,%llu,%*f,%lf", &t0, &t1,
+				&t2, &share), 4);
+	assert_int_equal(t0, 153600);	/* 600 MiB idle on node 0: 50 MiB free */
+	assert_int_equal(t1, 163840);	/* the array on node 1: 102 MiB free */
+	assert_int_equal(t2, 0);
+	assert_true(share == 0);
+	free(buf);
 }
 
 static void expect_error(const char *yaml, int code, const char *msg)
@@ -175,6 +226,7 @@ int main(void)
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_sizes_and_ratio_override),
 		cmocka_unit_test(test_runs_in_the_simulator),
+		cmocka_unit_test(test_guest_and_gups_guest),
 		cmocka_unit_test(test_unknown_field),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_zero_latency),

@@ -193,6 +193,8 @@ static int setup_workload(struct tier_sim *s, const struct tier_sim_params *p,
 	ret = s->wl->create(&wp, &s->wl_priv, err);
 	if (ret)
 		s->wl_priv = NULL;
+	else if (s->wl->access_ns)
+		s->access_ns = s->wl->access_ns(s->wl_priv);
 	return ret;
 }
 

@@ -225,6 +225,7 @@ struct tier_sim {
 	const struct tier_sim_workload_ops *wl;
 	void *wl_priv;
 	struct tier_sim_access *buf;	/* [BATCH] */
+	double access_ns;		/* the workload's own time per access; 0: latency */
 
 	/* Results. */
 	uint64_t moved[TIER_SIM_MAX_TIERS][TIER_SIM_MAX_TIERS];

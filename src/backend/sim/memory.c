@@ -286,6 +286,26 @@ static uint8_t owner_at(const struct tier_sim *s, uint64_t p)
 	return s->wl->page_tenant ? (uint8_t)s->wl->page_tenant(s->wl_priv, p) : 0;
 }
 
+/* A workload that names each page's node (first_touch_node: a program
+ * that binds its memory) touches its pages in page order, each on its node
+ * while it has room, else by distance as any first touch. */
+static int first_touch_placed(struct tier_sim *s)
+{
+	uint64_t p;
+
+	for (p = 0; p < s->nr_pages; p++) {
+		int c = s->wl->first_touch_node(s->wl_priv, p);
+
+		if (c >= 0 && (size_t)c < s->nr_nodes && s->used_pages[c] < s->cap_pages[c]) {
+			tier__sim_place_page(s, p, c);
+			s->page_owner[p] = owner_at(s, p);
+		} else if (tier__sim_first_touch(s, p, owner_at(s, p))) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* The application first touches its pages in a random order (it
  * initialises its data structures), so the fastest node holds a random
  * subset at the start; with THP a random subset of 2 MiB units. */
@@ -297,6 +317,10 @@ static int first_touch_all(struct tier_sim *s)
 
 	if (!perm)
 		return -ENOMEM;
+	if (s->wl->first_touch_node && !s->thp) {
+		free(perm);
+		return first_touch_placed(s);
+	}
 	for (i = 0; i < n; i++)
 		perm[i] = i;
 	for (i = n - 1; i > 0; i--) {

@@ -20,6 +20,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 	for (i = 0; i < n; i++) {
 		uint64_t p = a[i].page, fp;
 		uint8_t node, f;
+		double lat;
 
 		if (p >= s->nr_pages)
 			return -ERANGE;
@@ -29,10 +30,11 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 				return -ENOMEM;
 			node = s->page_node[p];
 		}
-		t += s->lat_ns[node];
+		lat = s->access_ns > 0 ? s->access_ns : s->lat_ns[node];
+		t += lat;
 		s->acc_node[node]++;
 		s->tenant_acc[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)]++;
-		s->tenant_ns[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)] += s->lat_ns[node];
+		s->tenant_ns[a[i].tenant & (TIER_SIM_MAX_TENANTS - 1)] += lat;
 		fp = p;
 		if (thp) {
 			if (s->huge[p >> THP_SHIFT]) {

@@ -14,7 +14,23 @@ void tier__sim_timeline_header(const struct tier_sim *s, FILE *f)
 	fprintf(f, "time_s,amat_ns,fast_access_ratio,promoted_pages,demoted_pages");
 	for (r = 0; r < s->nr_tiers; r++)
 		fprintf(f, ",tier%zu_used_pages,tier%zu_latency_ns", r, r);
+	if (s->wl->page_hot)
+		fprintf(f, ",hot_fast_share");
 	fprintf(f, "\n");
+}
+
+/* The workload's hot set's share on the fastest tier (page_hot). */
+static double hot_fast_share(const struct tier_sim *s)
+{
+	uint64_t p, hot = 0, fast = 0;
+
+	for (p = 0; p < s->nr_pages; p++) {
+		if (!s->wl->page_hot(s->wl_priv, p))
+			continue;
+		hot++;
+		fast += s->page_node[p] != TIER_NODE_NONE && s->node_rank[s->page_node[p]] == 0;
+	}
+	return hot ? (double)fast / (double)hot : 0;
 }
 
 /* Per tier: used pages, then the mean latency of its nodes. */
@@ -46,6 +62,8 @@ void tier__sim_timeline_row(struct tier_sim *s, FILE *f)
 			(double)fast / (double)acc, (unsigned long long)s->ep.promoted,
 			(unsigned long long)s->ep.demoted);
 		timeline_tiers(s, f);
+		if (s->wl->page_hot)
+			fprintf(f, ",%.4f", hot_fast_share(s));
 		fprintf(f, "\n");
 	}
 	s->ep.acc = s->accesses;

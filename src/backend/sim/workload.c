@@ -589,6 +589,7 @@ const struct tier_sim_workload_ops *const tier_sim_workloads[] = {
 	&wl_hotset, &wl_moving, &wl_zipf, &wl_uniform, &wl_phase,
 	&wl_thrash, &wl_scan, &wl_antagonist, &wl_tenants,
 	&tier__sim_workload_server, &tier__sim_workload_server_moving,
+	&tier__sim_workload_gups_guest,
 	NULL,
 };
 
@@ -628,5 +629,7 @@ int tier_sim_workload_check(const char *name, struct tier_err *err)
 			break;
 	if (!tier_sim_workloads[i])
 		return 0;	/* trace:FILE: the file is read when the run starts */
+	if (w->check)
+		return w->check(arg, err);
 	return parse_knobs(w->name, arg, knob_bits(w->params), &k, err);
 }

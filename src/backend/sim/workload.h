@@ -36,6 +36,9 @@ struct tier_sim_workload_ops {
 	 * machine: the engine creates the workload before the machine (the
 	 * params' machine figures are then 0) and sizes the machine from it. */
 	bool own_footprint;
+	/* Sized for one machine, not from the machine (gups-guest): compare
+	 * runs it only when --workloads names it. */
+	bool named_only;
 	/* Required. */
 	int (*create)(const struct tier_sim_workload_params *p, void **priv,
 		      struct tier_err *err);
@@ -65,6 +68,22 @@ struct tier_sim_workload_ops {
 	/* Optional. The tenant whose page `page` is (first touch before the
 	 * run: the owner of each page); 0 when NULL. */
 	unsigned (*page_tenant)(void *priv, uint64_t page);
+	/* Optional. Checks the parameters after the name (arg as
+	 * tier_sim_workload_find sets it) for a workload with a parser of its
+	 * own; 0, or -EINVAL with err naming the bad one. */
+	int (*check)(const char *arg, struct tier_err *err);
+	/* Optional. The node (index in the machine) page's first touch
+	 * prefers, as a program's mbind/set_mempolicy would; the others by
+	 * distance when it is full. With it the pages are first touched in
+	 * page order, as the program's set-up does, not in a random order. */
+	int (*first_touch_node)(void *priv, uint64_t page);
+	/* Optional. Application time per access, ns, whatever node it hits
+	 * (a program whose rate its own code sets, not the memory: under QEMU
+	 * TCG); 0 or NULL: the node's loaded latency (the model). */
+	double (*access_ns)(void *priv);
+	/* Optional. Whether page is in the workload's hot set: the timeline
+	 * then gives the hot set's share on the fastest tier. */
+	bool (*page_hot)(void *priv, uint64_t page);
 };
 
 /* Built-in workloads, terminated by NULL. */
@@ -73,6 +92,8 @@ extern const struct tier_sim_workload_ops *const tier_sim_workloads[];
 /* The server-density workloads (workload_server.c), listed in the above. */
 extern const struct tier_sim_workload_ops tier__sim_workload_server;
 extern const struct tier_sim_workload_ops tier__sim_workload_server_moving;
+/* bench/progs/gups.c as the guest bench runs it (workload_guest.c). */
+extern const struct tier_sim_workload_ops tier__sim_workload_gups_guest;
 
 /* The trace replayer (trace:FILE), or NULL when this build has none. */
 const struct tier_sim_workload_ops *tier_sim_workload_trace_ops(void);
