@@ -44,8 +44,8 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 	double lat[TIER_SIM_MAX_NODES];
 	double t = 0, stall = 0, tn;
 	/* Countdown of the load (or every access) and store streams. */
-	uint64_t cd0 = s->sample.countdown[0];
-	uint64_t cd1 = s->sample.countdown[1];
+	uint64_t cd0 = samples ? s->sample.countdown[0] : UINT64_MAX;
+	uint64_t cd1 = samples ? s->sample.countdown[1] : UINT64_MAX;
 	uint64_t tlb_misses = 0, tacc = 0;
 	unsigned cur = n ? a[0].tenant & (TIER_SIM_MAX_TENANTS - 1) : 0;
 	size_t i;
@@ -63,6 +63,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 			unsigned tenant = a[i].tenant & (TIER_SIM_MAX_TENANTS - 1);
 			const bool write = a[i].write;
 			uint8_t node, f;
+			bool fire;
 
 			if (p >= nr_pages) {
 				ret = -ERANGE;
@@ -107,6 +108,12 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 			if (softdirty && write && !(f & F_DIRTY))
 				stall += SOFTDIRTY_FAULT_NS;
 			f |= (uint8_t)(write * F_DIRTY);
+			/* The access's sample stream counts down (without
+			 * samples neither reaches 0). */
+			if (write & store_stream)
+				fire = --cd1 == 0;
+			else
+				fire = --cd0 == 0;
 			if (f & F_PROTNONE) {
 				f &= (uint8_t)~F_PROTNONE;
 				stall += HINT_FAULT_NS;
@@ -116,23 +123,15 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 				}
 			}
 			flags[fp] = f | F_ACCESSED;
-			if (samples) {
-				/* The stream of this access counts down,
-				 * without a branch on which one it is. */
-				const bool k = write && store_stream;
-
-				cd0 -= !k;
-				cd1 -= k;
-				if ((k ? cd1 : cd0) == 0) {
-					s->sample.countdown[0] = cd0;
-					s->sample.countdown[1] = cd1;
-					if (tier__sim_sample(s, p, write)) {
-						ret = -ENOMEM;
-						break;
-					}
-					cd0 = s->sample.countdown[0];
-					cd1 = s->sample.countdown[1];
+			if (fire) {
+				s->sample.countdown[0] = cd0;
+				s->sample.countdown[1] = cd1;
+				if (tier__sim_sample(s, p, write)) {
+					ret = -ENOMEM;
+					break;
 				}
+				cd0 = s->sample.countdown[0];
+				cd1 = s->sample.countdown[1];
 			}
 		}
 		node_counts_add(s->acc_node, acc);
@@ -144,8 +143,10 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 		s->tenant_ns[cur] = tn;
 		s->tenant_acc[cur] += tacc;
 	}
-	s->sample.countdown[0] = cd0;
-	s->sample.countdown[1] = cd1;
+	if (samples) {
+		s->sample.countdown[0] = cd0;
+		s->sample.countdown[1] = cd1;
+	}
 	s->tlb_misses += tlb_misses;
 	if (ret)
 		return ret;
