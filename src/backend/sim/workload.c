@@ -307,6 +307,55 @@ static inline uint64_t draw_cold(const struct gen *g, struct tier_rng *rng,
 	return p->base + (c < hs ? c : c + hl);
 }
 
+/* A batch's view of one pattern, for the uniform generators' loop. */
+struct plan {
+	uint64_t base, hs, hl, cold_len;
+	uint64_t scan_thr, hot_thr, write_thr;
+};
+
+/* The loop of gen_next for patterns without a Zipf part whose hot set
+ * leaves cold pages (hl < len), compiled once for one tenant and once for
+ * two. The same draws in the same order as the general loop, but the hot
+ * or cold choice (one access in ten goes the other way) is made without a
+ * branch: either side draws once, from its own range. */
+static inline __attribute__((always_inline)) void
+gen_uniform(struct gen *g, struct tier_rng *rng, const struct plan *pl, uint64_t tenant_thr,
+	    struct tier_sim_access *buf, size_t n, const bool two)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t r = tier_rng_next(rng);
+		uint64_t u = r >> 32, w = r & 0xffffffffu;
+		unsigned k = 0;
+		const struct plan *q;
+
+		if (two && (tier_rng_next(rng) >> 32) >= tenant_thr)
+			k = 1;
+		q = &pl[two ? k : 0];
+		if (u < q->scan_thr) {
+			/* The scan walks the non-hot pages, each read once. */
+			struct pattern *p = &g->pat[two ? k : 0];
+			uint64_t c = (p->scan_pos++ / SCAN_ACCESSES_PER_PAGE) %
+				     (q->cold_len ? q->cold_len : 1);
+
+			buf[i].page = q->base + (c < q->hs ? c : c + q->hl);
+			buf[i].write = 0;
+		} else {
+			/* All ones for the hot set (hot_thr is 0 without
+			 * one); masks, as a compiler turns ?: back into
+			 * branches. */
+			const uint64_t hot = -(uint64_t)(u < q->hot_thr);
+			uint64_t c = tier_rng_below(rng, q->cold_len ^ ((q->hl ^ q->cold_len) & hot));
+			uint64_t cold = c + (q->hl & -(uint64_t)(c >= q->hs));
+
+			buf[i].page = q->base + (cold ^ (((q->hs + c) ^ cold) & hot));
+			buf[i].write = w < q->write_thr;
+		}
+		buf[i].tenant = (uint8_t)k;
+	}
+}
+
 static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, size_t n,
 		     struct tier_err *err)
 {
@@ -315,45 +364,62 @@ static long gen_next(void *priv, uint64_t now_us, struct tier_sim_access *buf, s
 	 * alias it as far as the compiler knows, g->rng would be reloaded and
 	 * stored at every draw. Same draws in the same order. */
 	struct tier_rng rng = g->rng;
-	uint64_t hs[2], hl[2];
-	double share[2];
-	uint64_t hot_thr[2], scan_thr[2], write_thr[2], tenant_thr;
+	struct plan pl[2];
+	uint64_t tenant_thr;
+	bool uniform = true;
 	unsigned k;
 	size_t i;
 
 	(void)err;
 	for (k = 0; k < g->nr_pat; k++) {
 		const struct pattern *p = &g->pat[k];
+		double share;
 
-		pattern_now(p, now_us, &hs[k], &hl[k], &share[k]);
+		pattern_now(p, now_us, &pl[k].hs, &pl[k].hl, &share);
+		pl[k].base = p->base;
+		pl[k].cold_len = p->len - pl[k].hl;
 		/* Thresholds on 32-bit draws. */
-		scan_thr[k] = (uint64_t)(p->scan_share * 4294967296.0);
-		hot_thr[k] = scan_thr[k] + (uint64_t)(share[k] * 4294967296.0);
-		write_thr[k] = (uint64_t)(p->write_share * 4294967296.0);
+		pl[k].scan_thr = (uint64_t)(p->scan_share * 4294967296.0);
+		pl[k].hot_thr = pl[k].scan_thr + (uint64_t)(share * 4294967296.0);
+		pl[k].write_thr = (uint64_t)(p->write_share * 4294967296.0);
+		if (p->zipf || pl[k].hl >= p->len)
+			uniform = false;
+		if (!pl[k].hl)
+			pl[k].hot_thr = 0;
 	}
 	tenant_thr = (uint64_t)(g->tenant0_share * 4294967296.0);
+	if (uniform) {
+		if (g->nr_pat > 1)
+			gen_uniform(g, &rng, pl, tenant_thr, buf, n, true);
+		else
+			gen_uniform(g, &rng, pl, tenant_thr, buf, n, false);
+		g->rng = rng;
+		return (long)n;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t r = tier_rng_next(&rng);
 		uint64_t u = r >> 32, w = r & 0xffffffffu;
+		const struct plan *q;
 		struct pattern *p;
 
 		k = 0;
 		if (g->nr_pat > 1 && (tier_rng_next(&rng) >> 32) >= tenant_thr)
 			k = 1;
 		p = &g->pat[k];
-		if (u < scan_thr[k]) {
+		q = &pl[k];
+		if (u < q->scan_thr) {
 			/* The scan walks the non-hot pages, each read once. */
-			uint64_t cold_len = p->len - hl[k];
+			uint64_t cold_len = q->cold_len;
 			uint64_t c = (p->scan_pos++ / SCAN_ACCESSES_PER_PAGE) % (cold_len ? cold_len : 1);
 
-			buf[i].page = p->base + (c < hs[k] ? c : c + hl[k]);
+			buf[i].page = p->base + (c < q->hs ? c : c + q->hl);
 			buf[i].write = 0;
 		} else {
-			if (u < hot_thr[k] && hl[k])
-				buf[i].page = p->base + hs[k] + tier_rng_below(&rng, hl[k]);
+			if (u < q->hot_thr && q->hl)
+				buf[i].page = p->base + q->hs + tier_rng_below(&rng, q->hl);
 			else
-				buf[i].page = draw_cold(g, &rng, p, hs[k], hl[k]);
-			buf[i].write = w < write_thr[k];
+				buf[i].page = draw_cold(g, &rng, p, q->hs, q->hl);
+			buf[i].write = w < q->write_thr;
 		}
 		buf[i].tenant = (uint8_t)k;
 	}
