@@ -143,7 +143,7 @@ fi
 	echo "# command: bench/guest-tiering.sh $opts $SECS $SETTLE $TRACKER $MAXCPU (make bench-guest${KERNEL:+ KERNEL=$KERNEL}), $ran"
 	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, $TIERED_VM_SMP vCPU(s) on one host thread), $(uname -m) host"
-	echo "# workload: gups, 640 MiB array bound to node 1 for its first touch then unbound; 96 MiB of its pages"
+	echo "# workload: gups, 640 MiB array preferring node 1 for its first touch then unbound; 96 MiB of its pages"
 	echo "#   (24576) = hot set with 90% of the random 8-byte updates, the other 10% uniform over the other"
 	echo "#   544 MiB (139264 pages, 'cold' below); plus 600 MiB of idle memory first touched on node 0"
 	echo "#   (preferred) and never touched again. Layout contiguous: the hot set is the array's first 96 MiB;"

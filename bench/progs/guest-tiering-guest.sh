@@ -41,8 +41,8 @@ start_gups() { # LAYOUT NAME: gups set up with tiering off, waiting on /tmp/go.N
 	kernel_tiering off
 	rm -f /tmp/go.$2 /tmp/gups.$2
 	echo "== run $1/$2"
-	# The array (640 MiB) is bound to node 1 (768 MiB) for its first
-	# touch: leave it no page cache of the runs before to reclaim first.
+	# The array (640 MiB) prefers node 1 (768 MiB) for its first touch:
+	# leave it no page cache of the runs before to crowd it out.
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	echo "# before set-up: $(free_mib)"
