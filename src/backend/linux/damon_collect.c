@@ -230,10 +230,10 @@ static long emit_scheme(struct tier__damon_tracker *t, struct tier__obs_batch *b
 		return ret;
 	/* An empty snapshot tells nothing (nothing accessed, or the
 	 * scheme not applied yet): no gaps either. */
-	if (tier__damon_accessed_only(t) && nr)
-		emit_with_gaps(t, b, t->pids[s], *v, nr);
-	else if (!tier__damon_accessed_only(t))
+	if (!tier__damon_accessed_only(t))
 		emit_split(t, b, *v, nr);
+	else if (nr)
+		emit_with_gaps(t, b, t->pids[s], *v, nr);
 	return (long)nr;
 }
 
