@@ -36,9 +36,10 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 		if (k == SEEN_PIDS)
 			continue;
 		cc->pid[k] = obs[i].pid;
-		cc->obs[k]++;
-		if (obs[i].count)
+		if (obs[i].count) {
+			cc->obs[k]++;
 			cc->accessed_kib[k] += (obs[i].end - obs[i].start) >> 10;
+		}
 	}
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
@@ -70,7 +71,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
 			off += (size_t)snprintf(line + off, sizeof(line) - off,
-						" pid %d: %llu regions, %llu KiB accessed;", (int)cc.pid[k],
+						" pid %d: %llu ranges, %llu KiB accessed;", (int)cc.pid[k],
 						(unsigned long long)cc.obs[k],
 						(unsigned long long)cc.accessed_kib[k]);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
