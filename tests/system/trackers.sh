@@ -2,7 +2,8 @@
 # the three-tier guest (scripts/tiered-vm, Debian 6.12): tracker_check
 # (tests/system/progs/tracker_check.c) runs DAMON and soft-dirty on a
 # child that keeps writing a known hot range next to a cold one and on a
-# sleeping child at the same addresses, checks tracker selection (DAMON
+# sleeping child at the same addresses, both together (damon+softdirty)
+# on a child writing one page in 8 of a range, checks tracker selection (DAMON
 # chosen; idle page tracking and perf sampling unavailable, with reasons)
 # and switches numa_balancing 2 -> 0 -> 2. Its TAP lines are re-counted
 # here. DAMON samples in guest time, so TCG's slowness costs precision,

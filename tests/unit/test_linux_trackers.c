@@ -1616,7 +1616,8 @@ static void test_pick(void **state)
 	assert_string_equal(tier_linux_trackers[1]->name, "idle");
 	assert_string_equal(tier_linux_trackers[2]->name, "softdirty");
 	assert_string_equal(tier_linux_trackers[3]->name, "perf");
-	assert_null(tier_linux_trackers[4]);
+	assert_string_equal(tier_linux_trackers[4]->name, "damon+softdirty");
+	assert_null(tier_linux_trackers[5]);
 
 	/* DAMON's sysfs, the pagemap fixture's procfs: like Debian 6.12. */
 	tmp_init(&t, "damon-sysfs/v6.12");
@@ -1635,12 +1636,19 @@ static void test_pick(void **state)
 	assert_ptr_equal(ops, &tier__linux_tracker_softdirty);
 	assert_string_equal(why, "");
 
+	/* Both together, where both can run. */
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "damon+softdirty", &ops, why, sizeof(why)),
+			 0);
+	assert_ptr_equal(ops, &tier__linux_tracker_combo);
+	assert_int_equal(ops->kinds, TIER_OBS_ACCESSED | TIER_OBS_WRITTEN);
+	assert_string_equal(why, "");
+
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "perf", &ops, why, sizeof(why)), -ENODEV);
 	assert_null(ops);
 	assert_non_null(strstr(why, "perf: no PMU"));
 
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "bogus", &ops, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf, auto)\n");
+	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf damon+softdirty, auto)\n");
 
 	/* The pagemap fixture's sysfs has page_idle but no DAMON: idle. */
 	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "auto", &ops, why, sizeof(why)), 0);

@@ -23,6 +23,7 @@ extern const struct tier_linux_tracker_ops tier__linux_tracker_damon;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_idle;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_softdirty;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_perf;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_combo;
 
 /* ---- files ------------------------------------------------------------ */
 

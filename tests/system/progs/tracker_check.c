@@ -2,7 +2,7 @@
  * real kernel (run in the test guest by tests/system/trackers.sh; needs
  * root). Prints TAP.
  *
- * Two children share one address layout: child A keeps writing a 4 MiB
+ * The children share one address layout: child A keeps writing a 4 MiB
  * hot range and leaves a 32 MiB cold range (touched once) alone; child B
  * touched its own ranges at the same addresses once and sleeps. Between
  * the two ranges lies a 92 MiB PROT_NONE reservation, so that DAMON's
@@ -12,6 +12,11 @@
  *     attributed to the wrong process would show);
  *   - soft-dirty (after its first clear): A's hot range written, its cold
  *     range and B's ranges not;
+ *   - DAMON and soft-dirty together (damon+softdirty) on child C, which
+ *     keeps writing one page in SCATTER_STRIDE of its cold range: the
+ *     written pages are resolved one by one (WRITTEN observations on them,
+ *     not on the pages between) while DAMON's regions report the range
+ *     accessed;
  *   - tier_linux_tracker_pick() chooses DAMON and explains why idle page
  *     tracking and perf sampling are unavailable;
  *   - kernel tiering switched off and restored (numa_balancing 2 -> 0 -> 2,
@@ -50,6 +55,7 @@
 #define AREA_SZ		(HOT_SZ + GAP_SZ + COLD_SZ)
 #define PAGE		4096ul
 #define SCRATCH_SZ	(64 * PAGE)
+#define SCATTER_STRIDE	8	/* child C writes one page in 8 of its cold range */
 
 static unsigned nr_tests, nr_failed;
 
@@ -127,8 +133,18 @@ static void touch_all(char *p, size_t sz, char v)
 		((volatile char *)p)[i] = v;
 }
 
-/* hot: keep writing the hot range; else sleep. Writes one byte to fd
- * when set up. */
+/* Writes one page in SCATTER_STRIDE of [p, p + sz). */
+static void touch_scattered(char *p, size_t sz, char v)
+{
+	size_t i;
+
+	for (i = 0; i < sz; i += SCATTER_STRIDE * PAGE)
+		((volatile char *)p)[i] = v;
+}
+
+/* hot 1: keep writing the hot range; hot 2: keep writing one page in
+ * SCATTER_STRIDE of the cold range; 0: sleep. Writes one byte to fd when
+ * set up. */
 static pid_t spawn_child(char *base, int hot)
 {
 	int fds[2];
@@ -144,8 +160,8 @@ static pid_t spawn_child(char *base, int hot)
 		char *scratch;
 
 		close(fds[0]);
-		/* The area first: the parent's hole is where a new mapping
-		 * would go. */
+		/* The area first, in place of the parent's reservation. */
+		munmap(base, AREA_SZ);
 		if (map_area(base))
 			_exit(1);
 		scratch = mmap(NULL, SCRATCH_SZ, PROT_READ | PROT_WRITE,
@@ -177,7 +193,10 @@ static pid_t spawn_child(char *base, int hot)
 			 * pages flushes the whole TLB on x86 (above
 			 * tlb_single_page_flush_ceiling), standing in for that
 			 * without touching the ranges under test. */
-			touch_all(base, HOT_SZ, v);
+			if (hot == 2)
+				touch_scattered(base + HOT_SZ + GAP_SZ, COLD_SZ, v);
+			else
+				touch_all(base, HOT_SZ, v);
 			mprotect(scratch, SCRATCH_SZ, PROT_READ);
 			mprotect(scratch, SCRATCH_SZ, PROT_READ | PROT_WRITE);
 		}
@@ -583,6 +602,95 @@ out:
 		sd->destroy(priv);
 }
 
+/* Pages of C's cold range seen written, and whether DAMON saw it. */
+struct scatter_seen {
+	pid_t pid;
+	uint64_t start;
+	uint8_t written[COLD_SZ / PAGE];
+	uint64_t accessed_obs;	/* DAMON's, count > 0, on the range */
+};
+
+static void scatter_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct scatter_seen *s = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t a = obs[i].start > s->start ? obs[i].start : s->start;
+		uint64_t b = obs[i].end < s->start + COLD_SZ ? obs[i].end : s->start + COLD_SZ;
+
+		if (obs[i].pid != s->pid || a >= b || !obs[i].count)
+			continue;
+		if (obs[i].kind == TIER_OBS_ACCESSED)
+			s->accessed_obs++;
+		if (obs[i].kind != TIER_OBS_WRITTEN)
+			continue;
+		for (; a < b; a += PAGE)
+			s->written[(a - s->start) / PAGE] = 1;
+	}
+}
+
+/* C writes one page in SCATTER_STRIDE of its cold range: DAMON's regions,
+ * one sampled address each, see the range lukewarm; the soft-dirty half
+ * must name the written pages and only them. */
+static void check_combo(pid_t c, char *base, double seconds)
+{
+	const struct tier_linux_tracker_ops *co = tier_linux_tracker_find("damon+softdirty");
+	static struct scatter_seen s;
+	struct tier_err err = { "" };
+	struct tier_linux_tracker_stats st;
+	size_t i, hot = 0, hot_seen = 0, cold = 0, cold_seen = 0;
+	void *priv = NULL;
+	double t0;
+	int ret;
+
+	ok(co != NULL, "damon+softdirty: known");
+	if (!co)
+		return;
+	ret = co->probe(&live, &err);
+	ok(ret == 0, "damon+softdirty: probe%s%s", ret ? ": " : "", ret ? err.msg : "");
+	ret = co->create(&live, 1000000, &priv, &err);
+	if (!ret)
+		ret = co->set_targets(priv, &c, 1, &err);
+	ok(ret == 0, "damon+softdirty: create and set_targets%s%s", ret ? ": " : "",
+	   ret ? err.msg : "");
+	if (ret)
+		goto out;
+	memset(&s, 0, sizeof(s));
+	s.pid = c;
+	s.start = (uint64_t)(uintptr_t)base + HOT_SZ + GAP_SZ;
+	/* Two soft-dirty rounds at least (the first may have begun before
+	 * the target arrived), and DAMON's time. */
+	t0 = now_s();
+	do {
+		sleep_s(0.5);
+		ret = co->collect(priv, scatter_sink, &s, &err);
+		co->stats(priv, &st);
+	} while (!ret && (st.rounds < 3 || now_s() - t0 < seconds) && now_s() - t0 < 60);
+	ok(ret == 0 && st.rounds >= 3, "damon+softdirty: collect over %llu rounds in %.0f s%s%s",
+	   (unsigned long long)st.rounds, now_s() - t0, ret ? ": " : "", ret ? err.msg : "");
+	for (i = 0; i < COLD_SZ / PAGE; i++) {
+		if (i % SCATTER_STRIDE == 0) {
+			hot++;
+			hot_seen += s.written[i];
+		} else {
+			cold++;
+			cold_seen += s.written[i];
+		}
+	}
+	ok(hot_seen * 10 >= hot * 9, "damon+softdirty: %zu of C's %zu scattered hot pages seen "
+	   "written", hot_seen, hot);
+	ok(cold_seen * 100 <= cold, "damon+softdirty: %zu of the %zu pages between them seen "
+	   "written", cold_seen, cold);
+	ok(s.accessed_obs > 0, "damon+softdirty: DAMON's regions report the range accessed "
+	   "(%llu observations)", (unsigned long long)s.accessed_obs);
+	ok(co->kdamond && co->kdamond(priv, &(unsigned){ 0 }, &(pid_t){ 0 }),
+	   "damon+softdirty: names its kdamond (for its CPU)");
+out:
+	if (priv)
+		co->destroy(priv);
+}
+
 static void check_unavailable(void)
 {
 	struct tier_err err = { "" };
@@ -599,20 +707,21 @@ int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 12;
 	char *base;
-	pid_t a, b;
+	pid_t a, b, c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (geteuid() != 0) {
 		printf("1..0 # SKIP needs root (DAMON sysfs, clear_refs, sysctls)\n");
 		return 0;
 	}
-	/* A free place for both children's areas (same in both). */
+	/* A place for the children's areas (the same in each), kept reserved
+	 * here so that nothing the checks allocate lands in it before the
+	 * last child is made. */
 	base = mmap(NULL, AREA_SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED) {
 		perror("mmap");
 		return 2;
 	}
-	munmap(base, AREA_SZ);
 
 	check_kernel_tiering();
 	check_damon_stat_taken();
@@ -627,6 +736,12 @@ int main(int argc, char **argv)
 		check_damon(a, b, base, seconds);
 		check_softdirty(a, b, base);
 		check_crash_leftovers(a);
+	}
+	c = spawn_child(base, 2);
+	ok(c > 0, "child C (scattered writer, pid %d) set up", (int)c);
+	if (c > 0) {
+		check_combo(c, base, seconds);
+		kill(c, SIGKILL);
 	}
 	if (guard_on) {
 		struct tier_err err = { "" };

@@ -1,0 +1,132 @@
+/* tracker_combo.c - DAMON and soft-dirty together ("damon+softdirty").
+ *
+ * DAMON checks one random address per region per sample, so a region's
+ * nr_accesses is the share of its pages that are hot. A hot set that is
+ * contiguous becomes regions of its own within a few aggregations; one
+ * that is scattered page by page among cold pages (a hash table's hot
+ * keys, one hot page in seven) never does: every region reads lukewarm,
+ * and the policy cannot tell which of its pages deserve the fast tier.
+ * Soft-dirty bits are per page: the pages written since a clear are the
+ * ones a scattered write-hot set is made of, and their first-write faults
+ * flush the TLB, so even an emulator's long-lived TLB entries cannot hide
+ * them.
+ *
+ * So both run: DAMON (tracker_damon.c) over the targets as always, and the
+ * soft-dirty thread (tracker_softdirty.c) over the same targets. collect()
+ * hands both tracker's observations to the same sink; the policy adds the
+ * rates they stand for (a written page is also accessed: its heat counts
+ * both, which only ranks write-hot pages above read-hot ones of the same
+ * region). DAMON's kdamond keeps its share as alone; the soft-dirty
+ * thread keeps its own (SD_CPU_SHARE, and SD_FAULT_SHARE of the workload's
+ * faults).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "backend/linux/tracker.h"
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+
+#define DAMON	(&tier__linux_tracker_damon)
+#define SD	(&tier__linux_tracker_softdirty)
+
+struct combo {
+	void *damon, *sd;
+};
+
+static int combo_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
+{
+	int ret = DAMON->probe(ctx, err);
+
+	return ret ? ret : SD->probe(ctx, err);
+}
+
+static void combo_destroy(void *priv)
+{
+	struct combo *c = priv;
+
+	if (!c)
+		return;
+	if (c->sd)
+		SD->destroy(c->sd);
+	if (c->damon)
+		DAMON->destroy(c->damon);
+	free(c);
+}
+
+static int combo_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+			struct tier_err *err)
+{
+	struct combo *c = calloc(1, sizeof(*c));
+	int ret;
+
+	*priv = NULL;
+	if (!c)
+		return tier_err_set(err, -ENOMEM, "damon+softdirty: out of memory");
+	ret = DAMON->create(ctx, interval_us, &c->damon, err);
+	if (!ret)
+		ret = SD->create(ctx, interval_us, &c->sd, err);
+	if (ret) {
+		combo_destroy(c);
+		return ret;
+	}
+	*priv = c;
+	return 0;
+}
+
+static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
+{
+	struct combo *c = priv;
+	int ret = DAMON->set_targets(c->damon, pids, n, err);
+
+	return ret ? ret : SD->set_targets(c->sd, pids, n, err);
+}
+
+/* Both, DAMON first; an error of either is returned after both ran. */
+static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
+{
+	struct combo *c = priv;
+	struct tier_err sd_err = { "" };
+	int ret = DAMON->collect(c->damon, sink, ctx, err);
+	int sd_ret = SD->collect(c->sd, sink, ctx, &sd_err);
+
+	if (!ret && sd_ret) {
+		*err = sd_err;
+		ret = sd_ret;
+	}
+	return ret;
+}
+
+static void combo_maintain(void *priv)
+{
+	struct combo *c = priv;
+
+	DAMON->maintain(c->damon);
+}
+
+static bool combo_kdamond(void *priv, unsigned *index, pid_t *pid)
+{
+	struct combo *c = priv;
+
+	return DAMON->kdamond(c->damon, index, pid);
+}
+
+static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
+{
+	struct combo *c = priv;
+
+	SD->stats(c->sd, st);
+}
+
+const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
+	.name = "damon+softdirty",
+	.kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN,
+	.probe = combo_probe,
+	.create = combo_create,
+	.destroy = combo_destroy,
+	.set_targets = combo_set_targets,
+	.collect = combo_collect,
+	.maintain = combo_maintain,
+	.kdamond = combo_kdamond,
+	.stats = combo_stats,
+};
