@@ -54,8 +54,10 @@ struct tier_world_stats {
 	 * move_pages(2) (both 0 where the world does not query). */
 	uint64_t pagemap_pages, queried_pages;
 	/* Faults tracking made the managed processes take (soft-dirty's
-	 * write-protect faults), and the tracker's round period. */
+	 * write-protect faults), what one cost them (measured; 0: not
+	 * known), and the tracker's round period. */
 	uint64_t tracker_faults;
+	uint64_t tracker_fault_ns;
 	uint64_t tracker_period_us;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;

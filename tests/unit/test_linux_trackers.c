@@ -1280,6 +1280,62 @@ static void expect_written(const struct tier_linux_addr_obs *o, uint64_t start, 
 	assert_int_equal(o->interval_us, 1000000);
 }
 
+/* What a write-protect fault costs is measured: the writer's system time
+ * over the round (/proc/PID/stat field 15) over the pages dirty at its
+ * end; too few faults to tell leave the bare-metal least. */
+static void test_softdirty_fault_cost(void **state)
+{
+	const pid_t pid = 200;
+	const long hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char path[1024], stat[256];
+	uint64_t e, i;
+	struct tmp t;
+	void *priv;
+	int fd;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	snprintf(path, sizeof(path), "%s/proc/200", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(&t, "proc/200/maps", "10000000-10800000 rw-p 00000000 00:00 0\n");
+	put(&t, "proc/200/clear_refs", "");
+	/* 2048 pages, every one written */
+	snprintf(path, sizeof(path), "%s/proc/200/pagemap", t.dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < 2048; i++) {
+		e = P | SD | (0x10000 + i);
+		assert_int_equal(pwrite(fd, &e, 8, (off_t)((0x10000000 >> 12) + i) * 8), 8);
+	}
+	close(fd);
+	put(&t, "proc/200/stat", "200 (w (x)) R 1 200 200 0 -1 4194304 0 0 0 0 700 100 0 0\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, &pid, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* hz/2 ticks of system time more at the round's end: 0.5 s over
+	 * 2048 faults; the user time does not count. */
+	snprintf(stat, sizeof(stat), "200 (w (x)) R 1 200 200 0 -1 4194304 0 0 0 0 900 %ld 0 0\n",
+		 100 + hz / 2);
+	put(&t, "proc/200/stat", stat);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.workload_faults, 2048);
+	assert_int_equal(st.fault_ns, (uint64_t)((double)(hz / 2) / (double)hz * 1e9 / 2048));
+
+	/* A round with no system time: the least, 1 us, not 0. */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.fault_ns, 1000);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 static void test_softdirty(void **state)
 {
 	const pid_t pids[] = { 100, 300 /* gone */ };
@@ -1339,6 +1395,8 @@ static void test_softdirty(void **state)
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.workload_faults, 12);
 	assert_int_equal(st.rounds, 1);
+	/* too few faults to measure their cost: the bare-metal least */
+	assert_int_equal(st.fault_ns, 1000);
 
 	/* The process exits: skipped without error. */
 	{
@@ -1940,6 +1998,7 @@ int main(void)
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_idle_no_pfns),
 		cmocka_unit_test(test_softdirty),
+		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),

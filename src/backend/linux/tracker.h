@@ -57,6 +57,9 @@ struct tier_linux_tracker_stats {
 	uint64_t rounds;		/* clear-and-read rounds done */
 	uint64_t period_us;		/* the current round's period */
 	uint64_t dropped;		/* observations dropped (collect() too late) */
+	uint64_t fault_ns;		/* what one of those faults cost the process,
+					 * measured (soft-dirty: its system time over
+					 * a round over the faults; an upper bound) */
 };
 
 struct tier_linux_tracker_ops {

@@ -27,9 +27,14 @@
  * Cost, and who pays it: the clears and reads are tierd's CPU (this
  * thread); each page written in a round costs its writer one write-protect
  * fault (the pages dirty at the round's last read: counted, and reported
- * as the workload's cost). The period stretches so that those faults stay
- * under SD_FAULT_SHARE of a core at SD_FAULT_NS each, and so that the
- * thread's own CPU stays under SD_CPU_SHARE of a core, up to SD_MAX_US.
+ * as the workload's cost). What a fault costs is measured, not assumed:
+ * the targets' system time over the round (/proc/PID/stat, where their
+ * faults are charged) over the faults, at least SD_FAULT_NS (a fault on
+ * bare metal; an emulator's cost 10-30 times that). It is an upper bound:
+ * the targets' own system calls count too, which only lengthens the round.
+ * The period stretches so that those faults stay under SD_FAULT_SHARE of a
+ * core, and so that the thread's own CPU stays under SD_CPU_SHARE of a
+ * core, up to SD_MAX_US (where the faults may then take more).
  *
  * probe() looks for the "sd" flag in /proc/self/smaps VmFlags, which
  * exists only with CONFIG_MEM_SOFT_DIRTY (a mapping made since the last
@@ -44,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/procs.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -53,7 +59,8 @@
 #define SD_MAX_US	30000000u	/* ... and at most 30 s */
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	200000u
-#define SD_FAULT_NS	1000u		/* a write-protect fault, natively */
+#define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
+#define SD_FAULT_MIN	1024u		/* faults in a round to measure their cost */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own */
 #define SD_QUEUE_MAX	(1u << 20)	/* observations waiting for collect() */
@@ -66,6 +73,8 @@ struct extent {
 struct sd_target {
 	pid_t pid;
 	uint64_t t0_us;			/* its last clear */
+	double sys0;			/* its system time then (s), when has_sys */
+	bool has_sys;
 	struct extent *dirty;
 	size_t nr, cap;
 	bool cleared;
@@ -91,6 +100,7 @@ struct sd_tracker {
 	size_t nr_tg;
 	uint64_t period_us;
 	uint64_t faults_last;		/* pages dirty at the last round's end */
+	uint64_t fault_ns;		/* what one cost the writer, measured */
 	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
 	/* a read in progress */
 	struct extent *scan;
@@ -230,6 +240,7 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		}
 		tg->t0_us = tier_linux_now_us();
 		tg->cleared = true;
+		tg->has_sys = !tier_linux_sys_seconds(&t->roots.ctx, tg->pid, &tg->sys0);
 	}
 	return 0;
 }
@@ -318,6 +329,7 @@ static void queue_new(struct sd_tracker *t, struct sd_target *tg, uint64_t since
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
 	uint64_t dirty_pages = 0;
+	double sys_s = 0, now_s;
 	size_t i, k;
 	int ret;
 
@@ -353,12 +365,22 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		t->nscan = 0;
 		for (k = 0; last && k < tg->nr; k++)
 			dirty_pages += (tg->dirty[k].end - tg->dirty[k].start) >> 12;
+		if (last && tg->has_sys &&
+		    !tier_linux_sys_seconds(&t->roots.ctx, tg->pid, &now_s) && now_s > tg->sys0)
+			sys_s += now_s - tg->sys0;
 	}
 	if (last) {
-		/* Each page dirty now took its writer one fault since the clear. */
+		/* Each page dirty now took its writer one fault since the clear;
+		 * their system time since bounds what those faults cost. */
 		t->faults_last = dirty_pages;
+		if (dirty_pages >= SD_FAULT_MIN) {
+			double ns = sys_s * 1e9 / (double)dirty_pages;
+
+			t->fault_ns = ns > SD_FAULT_NS ? (uint64_t)ns : SD_FAULT_NS;
+		}
 		pthread_mutex_lock(&t->lock);
 		t->stats.workload_faults += dirty_pages;
+		t->stats.fault_ns = t->fault_ns;
 		t->stats.rounds++;
 		pthread_mutex_unlock(&t->lock);
 	}
@@ -370,7 +392,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 static void plan_period(struct sd_tracker *t)
 {
 	double p = SD_MIN_US;
-	double faults = (double)t->faults_last * SD_FAULT_NS / 1000.0 / SD_FAULT_SHARE;
+	double faults = (double)t->faults_last * (double)t->fault_ns / 1000.0 / SD_FAULT_SHARE;
 	double cpu = (double)t->cpu_last_us / SD_CPU_SHARE;
 
 	if (faults > p)
@@ -498,6 +520,7 @@ static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
 	pthread_cond_init(&t->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	t->period_us = SD_MIN_US;
+	t->fault_ns = SD_FAULT_NS;
 	if (threaded) {
 		sigset_t all, old;
 
