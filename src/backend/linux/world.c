@@ -63,6 +63,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		if (ret)
 			return ret;
 		lb->next_refresh_us = now_us + lb->refresh_us;
+		cpu += tier__lw_upkeep(lb, false);
 	}
 	/* Pages moved by someone else: where numa_maps disagrees with the
 	 * picture, queried first. */
@@ -82,6 +83,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
 	tier__lw_sync_env(lb);
 	lb->query_cpu_ns += tier__lw_thread_cpu_ns() - cpu;
+	tier__lw_upkeep(lb, false);
 	/* New pages reach the policy with their nodes: it counts its
 	 * chunks' pages per tier when they arrive, and only a rotating
 	 * slice of them later (its victims in a full tier come from those
@@ -131,12 +133,26 @@ static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
 	st->kthread_cpu_seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
 }
 
+/* Within a step too: the first one catalogues the address space and
+ * moves the hot set for seconds, while a new kdamond samples at its
+ * fastest (a third of a core under TCG) until its share is checked. */
+#define UPKEEP_EVERY_US 1000000
+
+uint64_t tier__lw_upkeep(struct linux_backend *lb, bool force)
+{
+	uint64_t now = tier_linux_now_us(), cpu;
+
+	if (!lb->trk->maintain || (!force && now < lb->upkeep_due_us))
+		return 0;
+	cpu = tier__lw_thread_cpu_ns();
+	lb->upkeep_due_us = now + UPKEEP_EVERY_US;
+	lb->trk->maintain(lb->trk_priv);
+	return tier__lw_thread_cpu_ns() - cpu;
+}
+
 static void linux_maintain(struct tier_world *b)
 {
-	struct linux_backend *lb = b->priv;
-
-	if (lb->trk->maintain)
-		lb->trk->maintain(lb->trk_priv);
+	tier__lw_upkeep(b->priv, true);
 }
 
 static void linux_stats(struct tier_world *b, struct tier_world_stats *st)

@@ -57,6 +57,7 @@ struct linux_backend {
 	 * of the fresh pages, so that it counts them where they are. */
 	bool resize_pending;
 	uint64_t next_verify_us;
+	uint64_t upkeep_due_us;		/* the tracker's next upkeep within a step */
 	uint64_t verify_queued;		/* pages numa_maps sent to be queried again */
 	size_t nr_procs;
 	/* accounting */
@@ -105,6 +106,11 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 void tier__lw_sync_kdamond(struct linux_backend *lb);
 /* The calling thread's CPU time in ns (0 when the clock fails). */
 uint64_t tier__lw_thread_cpu_ns(void);
+/* The tracker's upkeep (ops->maintain: a kdamond's CPU share): now when
+ * force, else when a second has passed since the last; called between
+ * steps by the daemon and within a step between its parts. Returns the
+ * thread CPU it took (ns), which the caller leaves out of its part. */
+uint64_t tier__lw_upkeep(struct linux_backend *lb, bool force);
 /* env's arrays and page count from the address space. */
 void tier__lw_sync_env(struct linux_backend *lb);
 

@@ -64,6 +64,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
 	lb->tracker_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
+	tier__lw_upkeep(lb, false);
 
 	if (lb->log_level >= LOG_DEBUG) {
 		char line[256] = "";
@@ -128,6 +129,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		}
 		total += moved;
 		done += k;
+		cpu0 += tier__lw_upkeep(lb, false);
 	}
 	lb->move_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
 	return total;
