@@ -85,6 +85,10 @@ struct tier_world {
 	struct tier_env *env;		/* owned by the backend */
 	const struct tier_tracker_ops *tracker;
 	void *tracker_priv;
+	/* The part of the daemon's CPU budget (max_cpu_percent) its steps may
+	 * take; the rest is the tracker's threads' (a kdamond, a thread of
+	 * its own). 0: all of it. */
+	double step_cpu_share;
 	/* Required. Brings the env up to date before a step (re-reads the
 	 * processes and their mappings when due, advances a simulated
 	 * machine); calls tier_loop_resize/forget on loop as pages come and

@@ -116,9 +116,10 @@ uint64_t tierd_step(struct tierd *d)
 	 * paid off in pauses of at most 2 s while within the bucket's size, so
 	 * tierd keeps to its share of a core however large the managed memory
 	 * (the policy then reacts more slowly, never harder) without standing
-	 * still after an expensive step. The share is max_cpu_percent, or
-	 * half of it when the tracker runs kernel threads (a kdamond), which
-	 * keep the other half (the Linux world's DAMON tracker). On a
+	 * still after an expensive step. The share is the part of
+	 * max_cpu_percent the world leaves the steps (step_cpu_share): the
+	 * tracker's threads (a kdamond, soft-dirty's thread) keep the rest,
+	 * each an equal part (the Linux world). On a
 	 * simulated machine tierd's CPU is mostly the simulated
 	 * application's: no share to keep. */
 	cpu0 = cpu_us() - cpu0;
@@ -128,8 +129,8 @@ uint64_t tierd_step(struct tierd *d)
 		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
 		double moves = after.move_cpu_seconds - before.move_cpu_seconds;
 
-		if (after.has_kthread_cpu)
-			share /= 2;
+		if (d->be->step_cpu_share > 0)
+			share = (unsigned)(share * d->be->step_cpu_share);
 		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
 						  moves > 0 ? (uint64_t)(moves * 1e6) : 0,
 						  share ? share : 1);

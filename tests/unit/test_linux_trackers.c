@@ -1280,56 +1280,38 @@ static void expect_written(const struct tier_linux_addr_obs *o, uint64_t start, 
 	assert_int_equal(o->interval_us, 1000000);
 }
 
-/* What a write-protect fault costs is measured: the writer's system time
- * over the round (/proc/PID/stat field 15) over the pages dirty at its
- * end; too few faults to tell leave the bare-metal least. */
+/* What a write-protect fault costs is measured by a child of the tracker's
+ * process: on this machine's kernel (when it has soft-dirty) each write
+ * after the clear takes a fault, far dearer than a plain store; where
+ * clear_refs is missing nothing is measured; the tracker never goes below
+ * a bare-metal fault (1 us). */
 static void test_softdirty_fault_cost(void **state)
 {
-	const pid_t pid = 200;
-	const long hz = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	const struct tier_linux_ctx live = { "/sys", "/proc", "/sys/kernel/debug", 0, 0 };
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
-	struct got g = { .n = 0 };
-	char path[1024], stat[256];
-	uint64_t e, i;
 	struct tmp t;
+	uint64_t ns;
 	void *priv;
-	int fd;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	snprintf(path, sizeof(path), "%s/proc/200", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	put(&t, "proc/200/maps", "10000000-10800000 rw-p 00000000 00:00 0\n");
-	put(&t, "proc/200/clear_refs", "");
-	/* 2048 pages, every one written */
-	snprintf(path, sizeof(path), "%s/proc/200/pagemap", t.dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	for (i = 0; i < 2048; i++) {
-		e = P | SD | (0x10000 + i);
-		assert_int_equal(pwrite(fd, &e, 8, (off_t)((0x10000000 >> 12) + i) * 8), 8);
+	if (!tier__linux_tracker_softdirty.probe(&live, &err)) {
+		ns = tier__softdirty_calibrate(&live);
+		/* a store to a present, writable page costs nanoseconds */
+		if (ns < 100 || ns > 10000000)
+			fail_msg("a write-protect fault measured at %llu ns", (unsigned long long)ns);
+	} else {
+		print_message("# this kernel has no soft-dirty (%s): live half not run\n", err.msg);
 	}
-	close(fd);
-	put(&t, "proc/200/stat", "200 (w (x)) R 1 200 200 0 -1 4194304 0 0 0 0 700 100 0 0\n");
+	/* No clear_refs under this procfs root: nothing measured. */
+	tmp_init(&t, "damon-sysfs/v6.12");
+	assert_int_equal(tier__softdirty_calibrate(&t.ctx), 0);
+	tmp_release(&t);
+	/* The fixture's clear_refs is a plain file: no fault is taken, and
+	 * the tracker keeps the least. */
+	tmp_init(&t, "pagemap");
 	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
 		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, &pid, 1, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
-	/* hz/2 ticks of system time more at the round's end: 0.5 s over
-	 * 2048 faults; the user time does not count. */
-	snprintf(stat, sizeof(stat), "200 (w (x)) R 1 200 200 0 -1 4194304 0 0 0 0 900 %ld 0 0\n",
-		 100 + hz / 2);
-	put(&t, "proc/200/stat", stat);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
-	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
-	tier__linux_tracker_softdirty.stats(priv, &st);
-	assert_int_equal(st.workload_faults, 2048);
-	assert_int_equal(st.fault_ns, (uint64_t)((double)(hz / 2) / (double)hz * 1e9 / 2048));
-
-	/* A round with no system time: the least, 1 us, not 0. */
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.fault_ns, 1000);
 	tier__linux_tracker_softdirty.destroy(priv);

@@ -15,10 +15,11 @@
 
 #include "backend/linux/sysfs.h"
 
-static int stat_times(const struct tier_linux_ctx *ctx, pid_t pid, unsigned long long *utime,
-		      unsigned long long *stime)
+int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
 {
 	char path[512], buf[1024], *p;
+	unsigned long long utime, stime;
+	long hz = sysconf(_SC_CLK_TCK);
 
 	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/stat", (int)pid) ||
 	    tier_sysfs_read(path, buf, sizeof(buf), NULL) < 0)
@@ -27,31 +28,8 @@ static int stat_times(const struct tier_linux_ctx *ctx, pid_t pid, unsigned long
 	/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt
 	 * cminflt majflt cmajflt utime stime */
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 utime, stime) != 2)
+			 &utime, &stime) != 2)
 		return -EINVAL;
-	return 0;
-}
-
-int tier_linux_sys_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
-{
-	unsigned long long utime, stime;
-	long hz = sysconf(_SC_CLK_TCK);
-	int ret = stat_times(ctx, pid, &utime, &stime);
-
-	if (ret)
-		return ret;
-	*out = (double)stime / (double)(hz > 0 ? hz : 100);
-	return 0;
-}
-
-int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
-{
-	unsigned long long utime, stime;
-	long hz = sysconf(_SC_CLK_TCK);
-	int ret = stat_times(ctx, pid, &utime, &stime);
-
-	if (ret)
-		return ret;
 	*out = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
 	return 0;
 }

@@ -78,8 +78,4 @@ int tier_linux_cgroup2_mount(const struct tier_linux_ctx *ctx, char *buf, size_t
  * Returns 0, -ESRCH when it is gone, or -EINVAL for a malformed file. */
 int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out);
 
-/* The same, system time only (field 15): where a process's page faults
- * are charged. */
-int tier_linux_sys_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out);
-
 #endif

@@ -29,6 +29,9 @@ struct tier_linux_ctx {
 	/* The share of one core, in percent, the tracker's kernel threads
 	 * (DAMON's kdamond) may take; 0: no bound. */
 	double kthread_cpu_percent;
+	/* The same for the thread of its own a tracker runs in tierd
+	 * (soft-dirty's clears and page walks); 0: its default. */
+	double thread_cpu_percent;
 };
 
 /* What a tracker saw in [start, end) of process pid. Fields as in struct
@@ -57,14 +60,17 @@ struct tier_linux_tracker_stats {
 	uint64_t rounds;		/* clear-and-read rounds done */
 	uint64_t period_us;		/* the current round's period */
 	uint64_t dropped;		/* observations dropped (collect() too late) */
-	uint64_t fault_ns;		/* what one of those faults cost the process,
-					 * measured (soft-dirty: its system time over
-					 * a round over the faults; an upper bound) */
+	uint64_t fault_ns;		/* what one of those faults costs here,
+					 * measured at start (soft-dirty) */
 };
 
 struct tier_linux_tracker_ops {
 	const char *name;		/* "damon", "idle", "softdirty", "perf" */
 	unsigned kinds;			/* enum tier_obs_kind bits it reports */
+	/* What takes CPU besides the daemon's steps, each kept to its part
+	 * of the budget (tier_linux_ctx): kernel threads (a kdamond), a
+	 * thread of its own in tierd. */
+	bool kthreads, own_thread;
 	/* Required. 0 when the tracker can run here; else -errno and err says
 	 * why in one line ("DAMON: /sys/kernel/mm/damon/admin missing (kernel
 	 * without CONFIG_DAMON_SYSFS)"). Changes nothing. */

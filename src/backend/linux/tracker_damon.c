@@ -267,6 +267,7 @@ static void damon_maintain(void *priv)
 const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.name = "damon",
 	.kinds = TIER_OBS_ACCESSED,
+	.kthreads = true,
 	.probe = damon_probe,
 	.create = damon_create,
 	.destroy = damon_destroy,

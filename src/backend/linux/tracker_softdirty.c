@@ -27,13 +27,13 @@
  * Cost, and who pays it: the clears and reads are tierd's CPU (this
  * thread); each page written in a round costs its writer one write-protect
  * fault (the pages dirty at the round's last read: counted, and reported
- * as the workload's cost). What a fault costs is measured, not assumed:
- * the targets' system time over the round (/proc/PID/stat, where their
- * faults are charged) over the faults, at least SD_FAULT_NS (a fault on
- * bare metal; an emulator's cost 10-30 times that). It is an upper bound:
- * the targets' own system calls count too, which only lengthens the round.
- * The period stretches so that those faults stay under SD_FAULT_SHARE of a
- * core, and so that the thread's own CPU stays under SD_CPU_SHARE of a
+ * as the workload's cost). What a fault costs is measured, not assumed
+ * (calibrate_fault_ns(): a child of tierd's takes SD_CAL_PAGES of them, at
+ * least SD_FAULT_NS, a fault on bare metal; under an emulator 10-30 times
+ * that). The targets' own system time would tell it too, but mixed with
+ * their system calls. The period stretches so that those faults stay under SD_FAULT_SHARE of a
+ * core, and so that the thread's own CPU stays under its part of tierd's
+ * budget (tier_linux_ctx.thread_cpu_percent; SD_CPU_SHARE without one) of a
  * core, up to SD_MAX_US (where the faults may then take more).
  *
  * probe() looks for the "sd" flag in /proc/self/smaps VmFlags, which
@@ -41,15 +41,17 @@
  * clear carries it; this process never clears its own bits).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "backend/linux/procs.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -60,9 +62,9 @@
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	200000u
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
-#define SD_FAULT_MIN	1024u		/* faults in a round to measure their cost */
+#define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
-#define SD_CPU_SHARE	0.03		/* of a core, the thread's own */
+#define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
 #define SD_QUEUE_MAX	(1u << 20)	/* observations waiting for collect() */
 
 struct extent {
@@ -73,8 +75,6 @@ struct extent {
 struct sd_target {
 	pid_t pid;
 	uint64_t t0_us;			/* its last clear */
-	double sys0;			/* its system time then (s), when has_sys */
-	bool has_sys;
 	struct extent *dirty;
 	size_t nr, cap;
 	bool cleared;
@@ -240,7 +240,6 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		}
 		tg->t0_us = tier_linux_now_us();
 		tg->cleared = true;
-		tg->has_sys = !tier_linux_sys_seconds(&t->roots.ctx, tg->pid, &tg->sys0);
 	}
 	return 0;
 }
@@ -329,7 +328,6 @@ static void queue_new(struct sd_tracker *t, struct sd_target *tg, uint64_t since
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
 	uint64_t dirty_pages = 0;
-	double sys_s = 0, now_s;
 	size_t i, k;
 	int ret;
 
@@ -365,22 +363,12 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		t->nscan = 0;
 		for (k = 0; last && k < tg->nr; k++)
 			dirty_pages += (tg->dirty[k].end - tg->dirty[k].start) >> 12;
-		if (last && tg->has_sys &&
-		    !tier_linux_sys_seconds(&t->roots.ctx, tg->pid, &now_s) && now_s > tg->sys0)
-			sys_s += now_s - tg->sys0;
 	}
 	if (last) {
-		/* Each page dirty now took its writer one fault since the clear;
-		 * their system time since bounds what those faults cost. */
+		/* Each page dirty now took its writer one fault since the clear. */
 		t->faults_last = dirty_pages;
-		if (dirty_pages >= SD_FAULT_MIN) {
-			double ns = sys_s * 1e9 / (double)dirty_pages;
-
-			t->fault_ns = ns > SD_FAULT_NS ? (uint64_t)ns : SD_FAULT_NS;
-		}
 		pthread_mutex_lock(&t->lock);
 		t->stats.workload_faults += dirty_pages;
-		t->stats.fault_ns = t->fault_ns;
 		t->stats.rounds++;
 		pthread_mutex_unlock(&t->lock);
 	}
@@ -393,7 +381,9 @@ static void plan_period(struct sd_tracker *t)
 {
 	double p = SD_MIN_US;
 	double faults = (double)t->faults_last * (double)t->fault_ns / 1000.0 / SD_FAULT_SHARE;
-	double cpu = (double)t->cpu_last_us / SD_CPU_SHARE;
+	double share = t->roots.ctx.thread_cpu_percent > 0 ? t->roots.ctx.thread_cpu_percent / 100 :
+							    SD_CPU_SHARE;
+	double cpu = (double)t->cpu_last_us / share;
 
 	if (faults > p)
 		p = faults;
@@ -405,6 +395,76 @@ static void plan_period(struct sd_tracker *t)
 	pthread_mutex_lock(&t->lock);
 	t->stats.period_us = t->period_us;
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* ---- what a fault costs -------------------------------------------------- */
+
+static uint64_t cpu_ns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What one write-protect fault costs here, in ns of the faulting thread's
+ * CPU: a child of this process (single-threaded, so its faults are its
+ * own) writes SD_CAL_PAGES pages of its own, clears its soft-dirty bits
+ * through <procfs_root>/self/clear_refs and writes them again, each write
+ * one fault, three times; the least of the three. Neither a workload's
+ * bits nor tierd's own are touched. 0 when it cannot be measured (no
+ * fork, no clear_refs). */
+uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx)
+{
+	char path[512];
+	uint64_t best = 0;
+	int fds[2], status;
+	pid_t pid;
+
+	/* /proc/self in the child is the child. */
+	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "self/clear_refs") || pipe(fds))
+		return 0;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return 0;
+	}
+	if (pid == 0) {
+		const size_t sz = (size_t)SD_CAL_PAGES << 12;
+		char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint64_t ns = 0;
+		int round, fd;
+		size_t i;
+
+		close(fds[0]);
+		if (p == MAP_FAILED)
+			_exit(1);
+		for (i = 0; i < sz; i += 4096)
+			((volatile char *)p)[i] = 1;
+		for (round = 0; round < 3; round++) {
+			uint64_t t0, d;
+
+			fd = open(path, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, "4", 1) != 1)
+				_exit(1);
+			close(fd);
+			t0 = cpu_ns_now();
+			for (i = 0; i < sz; i += 4096)
+				((volatile char *)p)[i] = (char)(round + 2);
+			d = (cpu_ns_now() - t0) / SD_CAL_PAGES;
+			if (!ns || d < ns)
+				ns = d;
+		}
+		_exit(write(fds[1], &ns, sizeof(ns)) == sizeof(ns) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &best, sizeof(best)) != sizeof(best))
+		best = 0;
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return best;
 }
 
 /* ---- the thread ------------------------------------------------------------ */
@@ -520,7 +580,10 @@ static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
 	pthread_cond_init(&t->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	t->period_us = SD_MIN_US;
-	t->fault_ns = SD_FAULT_NS;
+	t->fault_ns = tier__softdirty_calibrate(&t->roots.ctx);
+	if (t->fault_ns < SD_FAULT_NS)
+		t->fault_ns = SD_FAULT_NS;
+	t->stats.fault_ns = t->fault_ns;
 	if (threaded) {
 		sigset_t all, old;
 
@@ -632,6 +695,7 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
 const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
 	.name = "softdirty",
 	.kinds = TIER_OBS_WRITTEN,
+	.own_thread = true,
 	.probe = sd_probe,
 	.create = sd_create,
 	.destroy = sd_destroy,

@@ -318,6 +318,7 @@ int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx)
 	r->ctx.procfs_root = r->procfs_root;
 	r->ctx.debugfs_root = r->debugfs_root;
 	r->ctx.kthread_cpu_percent = ctx->kthread_cpu_percent;
+	r->ctx.thread_cpu_percent = ctx->thread_cpu_percent;
 	return 0;
 }
 

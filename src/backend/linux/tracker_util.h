@@ -154,6 +154,9 @@ enum tier__softdirty_op { TIER__SD_CLEAR, TIER__SD_READ, TIER__SD_READ_LAST };
 int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t period_us,
 				  void **priv, struct tier_err *err);
 int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err);
+/* What one write-protect fault costs here (ns of CPU), taken by a child
+ * of the caller; 0 when it cannot be measured. */
+uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx);
 
 /* ---- DAMON (tracker_damon.c; the trace line parser in damon_trace.c) - */
 

@@ -29,7 +29,8 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 /* Whether the tracker wanted may be DAMON (auto picks it first). */
 static bool wants_damon(const struct tier_config *cfg)
 {
-	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon");
+	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon") ||
+	       !strcmp(cfg->tracker, "damon+softdirty");
 }
 
 /* The kdamond the tracker runs goes into the state file, so that a start
@@ -315,9 +316,6 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->ctx.sysfs_root = cfg->sysfs_root;
 	lb->ctx.procfs_root = "/proc";
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
-	/* tierd's CPU budget is for all it causes: half for the kernel
-	 * threads of its tracker, half for its own steps (tierd/step.c). */
-	lb->ctx.kthread_cpu_percent = (double)cfg->max_cpu_percent / 2;
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)
 		goto out_free;
@@ -360,6 +358,17 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	if (ret) {
 		tier_err_set(err, ret, "no usable hotness tracker (see the lines above)");
 		goto out_free;
+	}
+	{
+		/* tierd's CPU budget is for all it causes: equal parts for
+		 * its steps (tierd/step.c), the tracker's kernel threads and
+		 * the tracker's own thread, as far as it runs them. */
+		unsigned parts = 1u + lb->trk->kthreads + lb->trk->own_thread;
+		double part = (double)cfg->max_cpu_percent / parts;
+
+		lb->ctx.kthread_cpu_percent = lb->trk->kthreads ? part : 0;
+		lb->ctx.thread_cpu_percent = lb->trk->own_thread ? part : 0;
+		lb->b.step_cpu_share = 1.0 / parts;
 	}
 	ret = tier_linux_space_new(&lb->ctx, 12, &lb->space, err);
 	if (ret)

@@ -543,6 +543,13 @@ static void check_softdirty(pid_t a, pid_t b, char *base)
 
 	ret = sd->probe(&live, &err);
 	ok(ret == 0, "softdirty: probe%s%s", ret ? ": " : "", ret ? err.msg : "");
+	{
+		/* dearer than a plain store (nanoseconds) by far */
+		uint64_t ns = tier__softdirty_calibrate(&live);
+
+		ok(ns >= 100 && ns < 10000000, "softdirty: a write-protect fault measured at %llu ns",
+		   (unsigned long long)ns);
+	}
 	ret = sd->create(&live, 1000000, &priv, &err);
 	if (!ret)
 		ret = sd->set_targets(priv, pids, 2, &err);
