@@ -34,7 +34,9 @@
  * their system calls. The period stretches so that those faults stay under SD_FAULT_SHARE of a
  * core, and so that the thread's own CPU stays under its part of tierd's
  * budget (tier_linux_ctx.thread_cpu_percent; SD_CPU_SHARE without one) of a
- * core, up to SD_MAX_US (where the faults may then take more).
+ * core, up to SD_MAX_US: the shares win over the resolution of long
+ * rounds (a page first written late in one reads ln 2 / P), which only
+ * slows what the tracker sees.
  *
  * probe() looks for the "sd" flag in /proc/self/smaps VmFlags, which
  * exists only with CONFIG_MEM_SOFT_DIRTY (a mapping made since the last
@@ -58,7 +60,7 @@
 #include "core/policy.h"
 
 #define SD_MIN_US	1000000u	/* a round: at least 1 s */
-#define SD_MAX_US	30000000u	/* ... and at most 30 s */
+#define SD_MAX_US	600000000u	/* ... and at most 10 min */
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	200000u
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
