@@ -3,8 +3,8 @@
 # (tests/system/progs/tracker_check.c) runs DAMON and soft-dirty on a
 # child that keeps writing a known hot range next to a cold one and on a
 # sleeping child at the same addresses, both together (damon+softdirty)
-# on a child writing one page in 8 of a range, checks tracker selection (DAMON
-# chosen; idle page tracking and perf sampling unavailable, with reasons)
+# on a child writing one page in 8 of a range, checks tracker selection (both
+# together chosen; idle page tracking and perf sampling unavailable, with reasons)
 # and switches numa_balancing 2 -> 0 -> 2. Its TAP lines are re-counted
 # here. DAMON samples in guest time, so TCG's slowness costs precision,
 # not correctness; the program gives DAMON 12 s.

@@ -1652,11 +1652,11 @@ static void test_pick(void **state)
 	assert_ptr_equal(tier_linux_tracker_find("damon"), &tier__linux_tracker_damon);
 	assert_ptr_equal(tier_linux_tracker_find("perf"), &tier__linux_tracker_perf);
 	assert_null(tier_linux_tracker_find("hintfault"));
-	assert_string_equal(tier_linux_trackers[0]->name, "damon");
-	assert_string_equal(tier_linux_trackers[1]->name, "idle");
-	assert_string_equal(tier_linux_trackers[2]->name, "softdirty");
-	assert_string_equal(tier_linux_trackers[3]->name, "perf");
-	assert_string_equal(tier_linux_trackers[4]->name, "damon+softdirty");
+	assert_string_equal(tier_linux_trackers[0]->name, "damon+softdirty");
+	assert_string_equal(tier_linux_trackers[1]->name, "damon");
+	assert_string_equal(tier_linux_trackers[2]->name, "idle");
+	assert_string_equal(tier_linux_trackers[3]->name, "softdirty");
+	assert_string_equal(tier_linux_trackers[4]->name, "perf");
 	assert_null(tier_linux_trackers[5]);
 
 	/* DAMON's sysfs, the pagemap fixture's procfs: like Debian 6.12. */
@@ -1664,7 +1664,7 @@ static void test_pick(void **state)
 	tmp_init(&p, "pagemap");
 	t.ctx.procfs_root = p.proc;
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, NULL, &ops, why, sizeof(why)), 0);
-	assert_ptr_equal(ops, &tier__linux_tracker_damon);
+	assert_ptr_equal(ops, &tier__linux_tracker_combo);
 	assert_non_null(strstr(why, "idle: "));
 	assert_non_null(strstr(why, "CONFIG_IDLE_PAGE_TRACKING"));
 	assert_non_null(strstr(why, "\nperf: no PMU"));
@@ -1688,7 +1688,7 @@ static void test_pick(void **state)
 	assert_non_null(strstr(why, "perf: no PMU"));
 
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "bogus", &ops, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "unknown tracker 'bogus' (known: damon idle softdirty perf damon+softdirty, auto)\n");
+	assert_string_equal(why, "unknown tracker 'bogus' (known: damon+softdirty damon idle softdirty perf, auto)\n");
 
 	/* The pagemap fixture's sysfs has page_idle but no DAMON: idle. */
 	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "auto", &ops, why, sizeof(why)), 0);
@@ -1699,6 +1699,13 @@ static void test_pick(void **state)
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, NULL, &ops, why, 16), 0);
 	assert_true(strlen(why) < 16);
 	tmp_release(&p);
+
+	/* DAMON without soft-dirty (this procfs has no clear_refs): DAMON
+	 * alone, and why not both. */
+	t.ctx.procfs_root = t.proc;
+	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "auto", &ops, why, sizeof(why)), 0);
+	assert_ptr_equal(ops, &tier__linux_tracker_damon);
+	assert_non_null(strstr(why, "softdirty: "));
 	tmp_release(&t);
 }
 

@@ -7,11 +7,11 @@
 #include "backend/linux/tracker_util.h"
 
 const struct tier_linux_tracker_ops *const tier_linux_trackers[] = {
+	&tier__linux_tracker_combo,
 	&tier__linux_tracker_damon,
 	&tier__linux_tracker_idle,
 	&tier__linux_tracker_softdirty,
 	&tier__linux_tracker_perf,
-	&tier__linux_tracker_combo,
 	NULL,
 };
 

@@ -7,8 +7,8 @@
  * (struct tier_obs), splitting ranges at mapping boundaries and dropping
  * what no managed mapping covers.
  *
- * Trackers, best first: DAMON (sysfs, vaddr), idle page tracking, soft-dirty,
- * perf memory sampling. Each is probed at start-up; one that is unavailable
+ * Trackers, best first: DAMON and soft-dirty together, DAMON (sysfs, vaddr),
+ * idle page tracking, soft-dirty, perf memory sampling. Each is probed at start-up; one that is unavailable
  * says why in one line (tier_err) and the next is tried.
  */
 #ifndef TIER_LINUX_TRACKER_H

@@ -116,7 +116,8 @@ check "tierctl heatmap draws the workload on a terminal" test "${out#*scale, acc
 st=$(tierctl status --json)
 echo "# status: $st"
 echo "$st" | grep -q '"promoted_bytes":[1-9]' && ok "status counts promoted bytes" || notok "status counts promoted bytes"
-echo "$st" | grep -q '"tracker":"damon"' && ok "tracker damon on this kernel" || notok "tracker damon on this kernel"
+echo "$st" | grep -q '"tracker":"damon+softdirty"' && ok "tracker damon+softdirty on this kernel" ||
+	notok "tracker damon+softdirty on this kernel"
 echo "$st" | grep -q '"processes":[1-9]' && ok "status counts managed processes" || notok "status counts managed processes"
 # Node 0 was full (the filler): moves there were refused and the log says so.
 if echo "$st" | grep -q '"failed_moves":0,'; then

@@ -17,8 +17,8 @@
  *     written pages are resolved one by one (WRITTEN observations on them,
  *     not on the pages between) while DAMON's regions report the range
  *     accessed;
- *   - tier_linux_tracker_pick() chooses DAMON and explains why idle page
- *     tracking and perf sampling are unavailable;
+ *   - tier_linux_tracker_pick() chooses DAMON and soft-dirty together and
+ *     explains why idle page tracking and perf sampling are unavailable;
  *   - kernel tiering switched off and restored (numa_balancing 2 -> 0 -> 2,
  *     demotion_enabled true -> false -> true);
  *   - where the kernel runs damon_stat (Debian's 7.x kernels): while it is
@@ -374,8 +374,8 @@ static void check_pick(void)
 	int ret;
 
 	ret = tier_linux_tracker_pick(&live, "auto", &ops, why, sizeof(why));
-	ok(ret == 0 && ops && !strcmp(ops->name, "damon"), "pick(auto) chooses damon (got %s)",
-	   ops ? ops->name : "none");
+	ok(ret == 0 && ops && !strcmp(ops->name, "damon+softdirty"),
+	   "pick(auto) chooses damon+softdirty (got %s)", ops ? ops->name : "none");
 	ok(strstr(why, "idle: ") && strstr(why, "CONFIG_IDLE_PAGE_TRACKING"),
 	   "pick explains that idle page tracking is missing");
 	ok(strstr(why, "perf: no PMU with memory-access samples") != NULL,
