@@ -87,8 +87,12 @@ struct sd_tracker {
 	bool threaded;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* wakes the thread to stop */
+	pthread_cond_t cond;		/* wakes the thread to stop, or to start */
 	bool stop;
+	/* A round without targets ends as soon as targets arrive (kick), so
+	 * that a new process's first reads come within SD_READ2_US, not a
+	 * round later. */
+	bool idle_round, kick;
 	/* under lock: what set_targets() asked for, what the thread saw */
 	pid_t *want;
 	size_t nr_want;
@@ -196,6 +200,7 @@ static int sync_targets(struct sd_tracker *t)
 	size_t i, j, n;
 
 	pthread_mutex_lock(&t->lock);
+	t->kick = false;
 	nv = calloc(t->nr_want ? t->nr_want : 1, sizeof(*nv));
 	if (!nv) {
 		pthread_mutex_unlock(&t->lock);
@@ -479,7 +484,7 @@ static bool wait_until(struct sd_tracker *t, uint64_t at_us)
 	bool go;
 
 	pthread_mutex_lock(&t->lock);
-	while (!t->stop && tier_linux_now_us() < at_us)
+	while (!t->stop && !(t->kick && t->idle_round) && tier_linux_now_us() < at_us)
 		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
 	go = !t->stop;
 	pthread_mutex_unlock(&t->lock);
@@ -508,6 +513,9 @@ static void *sd_thread(void *arg)
 
 		plan_period(t);
 		ret = sync_targets(t);
+		pthread_mutex_lock(&t->lock);
+		t->idle_round = !t->nr_tg;
+		pthread_mutex_unlock(&t->lock);
 		if (!ret)
 			ret = round_clear(t, &err);
 		start = tier_linux_now_us();
@@ -628,6 +636,10 @@ static int sd_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_e
 	free(t->want);
 	t->want = v;
 	t->nr_want = nr;
+	if (nr && t->idle_round) {
+		t->kick = true;
+		pthread_cond_broadcast(&t->cond);
+	}
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
