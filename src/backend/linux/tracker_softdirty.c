@@ -216,6 +216,9 @@ static int sync_targets(struct sd_tracker *t)
 			nv[n++].pid = t->want[i];
 		}
 	}
+	/* Under the same lock as the targets it read: a set_targets() that
+	 * comes after finds the round idle and ends it. */
+	t->idle_round = !n;
 	pthread_mutex_unlock(&t->lock);
 	for (j = 0; j < t->nr_tg; j++)
 		free(t->tg[j].dirty);
@@ -513,9 +516,6 @@ static void *sd_thread(void *arg)
 
 		plan_period(t);
 		ret = sync_targets(t);
-		pthread_mutex_lock(&t->lock);
-		t->idle_round = !t->nr_tg;
-		pthread_mutex_unlock(&t->lock);
 		if (!ret)
 			ret = round_clear(t, &err);
 		start = tier_linux_now_us();
@@ -590,6 +590,7 @@ static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
 	pthread_cond_init(&t->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	t->period_us = SD_MIN_US;
+	t->idle_round = true;	/* no targets until the first set_targets() */
 	t->fault_ns = tier__softdirty_calibrate(&t->roots.ctx);
 	if (t->fault_ns < SD_FAULT_NS)
 		t->fault_ns = SD_FAULT_NS;
