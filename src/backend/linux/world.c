@@ -26,11 +26,16 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 	va_end(ap);
 }
 
-/* Whether the tracker wanted may be DAMON (auto picks it first). */
+/* Whether the tracker wanted may run DAMON (auto picks a tracker with a
+ * kdamond first). */
 static bool wants_damon(const struct tier_config *cfg)
 {
-	return !cfg->tracker || !strcmp(cfg->tracker, "auto") || !strcmp(cfg->tracker, "damon") ||
-	       !strcmp(cfg->tracker, "damon+softdirty");
+	const struct tier_linux_tracker_ops *t;
+
+	if (!cfg->tracker || !strcmp(cfg->tracker, "auto"))
+		return true;
+	t = tier_linux_tracker_find(cfg->tracker);
+	return t && t->kthreads;
 }
 
 /* The kdamond the tracker runs goes into the state file, so that a start
