@@ -207,6 +207,10 @@ int tierd_serve(struct tierd *d)
 		tierd_log(&d->log, LOG_ERR, "step thread: %s", strerror(ret));
 		return -ret;
 	}
+	/* Named for top -H and /proc/PID/task/TID/comm: the control thread
+	 * (this one) and the policy steps' apart. */
+	pthread_setname_np(d->step_thread, "tierd-step");
+	pthread_setname_np(pthread_self(), "tierd-ctl");
 	while (!atomic_load(&d->stop)) {
 		struct epoll_event evs[16];
 		int n = epoll_wait(d->epfd, evs, 16, -1), k;

@@ -212,6 +212,10 @@ void tierd_stop(struct tierd *d);
  * when the next is due (tier_linux_now_us): interval_ms on, or later when
  * tierd's CPU share asks for a pause. */
 uint64_t tierd_step(struct tierd *d);
+/* The CPU share the policy steps keep, in thousandths of one core: the part
+ * of daemon.max_cpu_percent the world leaves them (the tracker's threads
+ * keep the rest); 0 on a simulated machine, where no share is kept. */
+unsigned tierd_step_share_milli(const struct tierd *d);
 
 /* The step thread: a policy step every interval_ms unless tierd's CPU
  * share asks for a pause (the first at once), each under the world lock;

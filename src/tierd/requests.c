@@ -120,6 +120,9 @@ static struct json_object *status_figures(struct tierd *d)
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
 	json_object_object_add(o, "max_cpu_percent", json_object_new_uint64(d->cfg.max_cpu_percent));
+	if (tierd_step_share_milli(d))
+		json_object_object_add(o, "step_cpu_percent",
+				       json_object_new_double(tierd_step_share_milli(d) / 10.0));
 	json_object_object_add(o, "budget_bytes_per_s",
 			       json_object_new_uint64(d->cfg.budget_bytes_per_s));
 	if (st.has_sim_figures) {

@@ -91,6 +91,17 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (double)pause / 1e3);
 }
 
+unsigned tierd_step_share_milli(const struct tierd *d)
+{
+	unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
+
+	if (d->args->machine)
+		return 0;
+	if (d->be->step_cpu_share > 0)
+		share = (unsigned)(share * d->be->step_cpu_share);
+	return share;
+}
+
 uint64_t tierd_step(struct tierd *d)
 {
 	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
@@ -126,11 +137,9 @@ uint64_t tierd_step(struct tierd *d)
 	if (figures)
 		d->be->stats(d->be, &after);
 	if (!d->args->machine) {
-		unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
+		unsigned share = tierd_step_share_milli(d);
 		double moves = after.move_cpu_seconds - before.move_cpu_seconds;
 
-		if (d->be->step_cpu_share > 0)
-			share = (unsigned)(share * d->be->step_cpu_share);
 		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
 						  moves > 0 ? (uint64_t)(moves * 1e6) : 0,
 						  share ? share : 1);
