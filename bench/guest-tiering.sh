@@ -141,7 +141,9 @@ fi
 {
 	opts="${KERNEL:+--kernel $KERNEL }--layout $LAYOUTS"
 	echo "# command: bench/guest-tiering.sh $opts $SECS $SETTLE $TRACKER $MAXCPU (make bench-guest${KERNEL:+ KERNEL=$KERNEL}), $ran"
-	echo "# tree: $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
+	# What was measured: the commit the binaries were built from (tierd
+	# --version), not the work tree when the bench ran.
+	echo "# tree: $("$B/tierd" --version 2>/dev/null | sed -n 's/^tierd //p' | grep . || echo unknown) (tierd --version)"
 	echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"$TOPO\" (QEMU TCG, $TIERED_VM_SMP vCPU(s) on one host thread), $(uname -m) host"
 	echo "# workload: gups, 640 MiB array preferring node 1 for its first touch then unbound; 96 MiB of its pages"
 	echo "#   (24576) = hot set with 90% of the random 8-byte updates, the other 10% uniform over the other"

@@ -11,6 +11,7 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
+#include "version.h"
 #include "common/listen_addr.h"
 #include "common/topology_config.h"
 #include "common/topology_out.h"
@@ -36,7 +37,8 @@ static void usage(FILE *out)
 		"  --restore             put back the kernel settings a tierd that did not\n"
 		"                        exit cleanly left changed (daemon.state_file), stop\n"
 		"                        the kdamond it left running, and exit (the systemd\n"
-		"                        unit's ExecStopPost)\n");
+		"                        unit's ExecStopPost)\n"
+		"  --version             print the version (and the commit built) and exit\n");
 }
 
 static int parse_args(int argc, char **argv, struct tierd_args *a)
@@ -51,6 +53,7 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		{ "restore", no_argument, NULL, 'r' },
 		{ "metrics", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -99,6 +102,9 @@ static int parse_args(int argc, char **argv, struct tierd_args *a)
 		}
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("tierd %s\n", TIER_BUILD_VERSION);
 			exit(0);
 		default:	/* getopt said what */
 			return 2;

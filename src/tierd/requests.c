@@ -6,6 +6,7 @@
  * step and published for the control thread to answer from. */
 #include "tierd/internal.h"
 #include "tierd/procs.h"
+#include "version.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -102,6 +103,7 @@ static struct json_object *status_figures(struct tierd *d)
 	json_object_object_add(o, "rechecked_pages", json_object_new_uint64(st.rechecked_pages));
 	json_object_object_add(o, "tracker", json_object_new_string(d->be->tracker_name));
 	json_object_object_add(o, "policy", json_object_new_string(d->cfg.policy));
+	json_object_object_add(o, "version", json_object_new_string(TIER_BUILD_VERSION));
 	if (st.has_kthread_cpu)
 		json_object_object_add(o, "kdamond_cpu_seconds",
 				       json_object_new_double(st.kthread_cpu_seconds));

@@ -33,6 +33,15 @@ check "the policy promoted hot pages" test "$(echo "$out" | jq '.promoted_bytes 
 is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
 check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
 is "$(echo "$out" | jq '.interval_ms')" 100 "interval from the config"
+run "$B/tierd" --version
+is "$rc" 0 "tierd --version exits 0"
+version=$out
+check "tierd --version names the version or commit ($version)" \
+	grep -Eq '^tierd [0-9a-f][0-9a-z.-]*$' <<<"$version"
+want=$(git -C "$ROOT" describe --always --dirty 2>/dev/null) &&
+	is "$version" "tierd $want" "tierd --version names the commit of this tree (built from it)"
+run "$B/tierctl" status --socket "$SOCK" --json
+is "tierd $(echo "$out" | jq -r .version)" "$version" "status gives the same version as tierd --version"
 
 run "$B/tierctl" status --socket "$SOCK"
 like "$out" "tier 0 (node 0)" "readable status"
