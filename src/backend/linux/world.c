@@ -301,6 +301,7 @@ static void linux_destroy(struct tier_world *b)
 	tier__lw_free_selection(lb);
 	free(lb->hints);
 	free(lb->page_hint);
+	free(lb->sysfs_root);
 	free(lb);
 }
 
@@ -315,10 +316,15 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 
 	if (!lb)
 		return tier_err_set(err, -ENOMEM, "out of memory");
+	lb->sysfs_root = strdup(cfg->sysfs_root);
+	if (!lb->sysfs_root) {
+		free(lb);
+		return tier_err_set(err, -ENOMEM, "out of memory");
+	}
 	lb->say_fn = p->say;
 	lb->say_arg = p->say_arg;
 	lb->log_level = p->log_level;
-	lb->ctx.sysfs_root = cfg->sysfs_root;
+	lb->ctx.sysfs_root = lb->sysfs_root;
 	lb->ctx.procfs_root = "/proc";
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);

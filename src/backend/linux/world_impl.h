@@ -34,6 +34,10 @@ struct linux_backend {
 	struct tier_env env;
 	struct tier_topology topo;
 	struct tier_linux_ctx ctx;
+	/* ctx.sysfs_root's own copy: the configuration it came from is
+	 * replaced by a reload while the trackers and the guard of the
+	 * kernel's settings keep using it. */
+	char *sysfs_root;
 	struct tier_linux_space *space;
 	const struct tier_linux_tracker_ops *trk;
 	void *trk_priv;
