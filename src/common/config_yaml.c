@@ -34,6 +34,7 @@ struct yaml_daemon {
 	enum tier_config_damon_stat *damon_stat;
 	char *state_file;
 	uint64_t *max_cpu_percent;
+	int *nice;
 	char *metrics;
 };
 
@@ -132,6 +133,7 @@ static const cyaml_schema_field_t daemon_fields[] = {
 	CYAML_FIELD_UINT_PTR("interval_ms", OPT_PTR, struct yaml_daemon, interval_ms),
 	CYAML_FIELD_UINT_PTR("refresh_ms", OPT_PTR, struct yaml_daemon, refresh_ms),
 	CYAML_FIELD_UINT_PTR("max_cpu_percent", OPT_PTR, struct yaml_daemon, max_cpu_percent),
+	CYAML_FIELD_INT_PTR("nice", OPT_PTR, struct yaml_daemon, nice),
 	CYAML_FIELD_ENUM_PTR("log_level", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon, log_level,
 			 log_level_strings, CYAML_ARRAY_LEN(log_level_strings)),
 	CYAML_FIELD_ENUM_PTR("kernel_tiering", OPT_PTR | CYAML_FLAG_STRICT, struct yaml_daemon,
@@ -240,6 +242,8 @@ static int convert_sections(const struct yaml_config *y, struct tier_config *cfg
 			goto out_nomem;
 		if (d->max_cpu_percent)
 			cfg->max_cpu_percent = *d->max_cpu_percent;
+		if (d->nice)
+			cfg->nice = *d->nice;
 		if (d->metrics) {
 			if (tier_listen_addr_parse(d->metrics, NULL, NULL, err)) {
 				tier_err_prefix(err, "daemon.metrics");

@@ -46,6 +46,7 @@ int tier_config_init(struct tier_config *cfg)
 	cfg->interval_ms = 100;
 	cfg->refresh_ms = 1000;
 	cfg->max_cpu_percent = 5;
+	cfg->nice = TIER_CONFIG_DEFAULT_NICE;
 	cfg->log_level = TIER_CONFIG_DEFAULT_LOG_LEVEL;
 	cfg->kernel_tiering = TIER_CONFIG_KT_DISABLE;
 	cfg->budget_bytes_per_s = TIER_CONFIG_DEFAULT_BUDGET_BYTES_PER_S;
@@ -114,6 +115,8 @@ int tier_config_validate(const struct tier_config *cfg, struct tier_err *err)
 	if (cfg->max_cpu_percent < 1 || cfg->max_cpu_percent > 100)
 		return tier_err_set(err, -EINVAL, "daemon.max_cpu_percent: %llu is outside 1..100",
 				    (unsigned long long)cfg->max_cpu_percent);
+	if (cfg->nice < -20 || cfg->nice > 19)
+		return tier_err_set(err, -EINVAL, "daemon.nice: %d is outside -20..19", cfg->nice);
 	if (!cfg->budget_bytes_per_s)
 		return tier_err_set(err, -EINVAL, "policy.budget_mb_per_s: must be positive");
 	for (i = 0; i < cfg->nr_pids; i++)

@@ -76,6 +76,11 @@ struct tier_config_device {
 
 #define TIER_CONFIG_MAX_DEVICES 64
 
+/* Raised: tierd's CPU is bounded by max_cpu_percent whatever its priority;
+ * the priority decides only whether a step's work lands in the second it
+ * is due or is stretched over the workloads' time slices. */
+#define TIER_CONFIG_DEFAULT_NICE (-10)
+
 struct tier_config {
 	/* Where sysfs is mounted; read by the Linux topology source.
 	 * Default "/sys". */
@@ -102,6 +107,9 @@ struct tier_config {
 	 * absolute path, default /run/tierd/state. */
 	char *state_file;
 	uint64_t max_cpu_percent;	/* tierd's own CPU, % of one core; default 5, 1..100 */
+	/* The nice value of tierd's threads on Linux; default
+	 * TIER_CONFIG_DEFAULT_NICE, -20..19. */
+	int nice;
 	/* The Prometheus metrics endpoint's "ADDR:PORT" (127.0.0.1:9464,
 	 * [::1]:9464; common/listen_addr.h checks it); NULL = none, the
 	 * default (docs/metrics.md). */

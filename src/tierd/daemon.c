@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -49,6 +51,43 @@ void tierd_stop(struct tierd *d)
  * /proc/PID/pagemap), CAP_SYS_ADMIN for page frame numbers, DAMON and the
  * numa_balancing sysctl, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for sysfs
  * and procfs files of other users. Dropped from the bounding set too. */
+/* daemon.nice on every thread of tierd's (the threads it starts later
+ * inherit it from the one that starts them). Raising the priority needs
+ * CAP_SYS_NICE (kept, for move_pages of other processes' pages); without
+ * it tierd runs on at the priority it has and says so. */
+void tierd_set_nice(const struct tierd *d, int nice)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int failed = 0, err = 0;
+
+	if (!dir) {
+		tierd_log(&d->log, LOG_WARNING, "daemon.nice %d: /proc/self/task: %s", nice,
+			  strerror(errno));
+		return;
+	}
+	while ((de = readdir(dir))) {
+		id_t tid = (id_t)strtoul(de->d_name, NULL, 10);
+
+		if (!tid)
+			continue;
+		if (setpriority(PRIO_PROCESS, tid, nice)) {
+			failed++;
+			err = errno;
+		}
+	}
+	closedir(dir);
+	if (failed) {
+		int now;
+
+		errno = 0;
+		now = getpriority(PRIO_PROCESS, 0);
+		tierd_log(&d->log, LOG_WARNING,
+			  "daemon.nice %d: %s (%d threads); tierd runs at nice %d", nice,
+			  strerror(err), failed, errno ? 0 : now);
+	}
+}
+
 static void drop_capabilities(const struct tierd_log *log)
 {
 	if (geteuid() != 0) {
@@ -207,10 +246,10 @@ int tierd_serve(struct tierd *d)
 		tierd_log(&d->log, LOG_ERR, "step thread: %s", strerror(ret));
 		return -ret;
 	}
-	/* Named for top -H and /proc/PID/task/TID/comm: the control thread
-	 * (this one) and the policy steps' apart. */
+	/* Named for top -H and /proc/PID/task/TID/comm, apart from the
+	 * control thread (this one), which keeps the process's name: a
+	 * start tells a live tierd from a dead one's pid by it. */
 	pthread_setname_np(d->step_thread, "tierd-step");
-	pthread_setname_np(pthread_self(), "tierd-ctl");
 	while (!atomic_load(&d->stop)) {
 		struct epoll_event evs[16];
 		int n = epoll_wait(d->epfd, evs, 16, -1), k;
@@ -283,6 +322,11 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	/* Before any thread starts (a tracker's, the step thread):
 	 * capabilities are per thread. */
 	drop_capabilities(&d->log);
+	/* Before the world's threads start (soft-dirty's), which inherit
+	 * it; on a simulated machine tierd's CPU is the simulated
+	 * application's, and no priority is asked for. */
+	if (!args->machine)
+		tierd_set_nice(d, d->cfg.nice);
 	ret = tierd_world_new(d, &err);
 	if (ret) {
 		tierd_log(&d->log, LOG_ERR, "%s", err.msg);

@@ -212,6 +212,8 @@ void tierd_stop(struct tierd *d);
  * when the next is due (tier_linux_now_us): interval_ms on, or later when
  * tierd's CPU share asks for a pause. */
 uint64_t tierd_step(struct tierd *d);
+/* daemon.nice on all of tierd's threads (daemon.c); a failure is logged. */
+void tierd_set_nice(const struct tierd *d, int nice);
 /* The CPU share the policy steps keep, in thousandths of one core: the part
  * of daemon.max_cpu_percent the world leaves them (the tracker's threads
  * keep the rest); 0 on a simulated machine, where no share is kept. */

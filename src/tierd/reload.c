@@ -73,7 +73,7 @@ int tierd_cgroups_apply(struct tierd *d, const struct tier_config *cfg, bool str
 }
 
 /* Loads the configuration again and puts it in force at this safe point
- * between steps: interval, budget, log level, process selection, control
+ * between steps: interval, budget, log level, nice, process selection, control
  * groups; the policy is re-created only when its name changed; topology,
  * socket and metrics endpoint changes need a restart. All or nothing: what
  * can fail (the file, the new policy, the backend's control groups) comes
@@ -126,6 +126,8 @@ int tierd_reload(struct tierd *d, struct tier_err *err)
 		tierd_log(&d->log, LOG_INFO, "policy is now %s", pol->name);
 	}
 	cgroups_commit(d, &merged);
+	if (!d->args->machine && fresh.nice != d->cfg.nice)
+		tierd_set_nice(d, fresh.nice);
 	d->be->env->budget_bytes_per_s = fresh.budget_bytes_per_s;
 	__atomic_store_n(&d->log.level, fresh.log_level, __ATOMIC_RELAXED);
 	if (d->be->reconfigure)

@@ -130,6 +130,7 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_DISABLE);
 	assert_string_equal(cfg.state_file, "/run/tierd/state");
 	assert_int_equal(cfg.max_cpu_percent, 5);
+	assert_int_equal(cfg.nice, -10);
 	assert_null(cfg.metrics_addr);
 	tier_config_release(&cfg);
 
@@ -142,6 +143,7 @@ static void test_daemon_sections(void **state)
 			      "  damon_stat: keep\n"
 			      "  state_file: /var/run/t.state\n"
 			      "  metrics: \"[::1]:9464\"\n"
+			      "  nice: 5\n"
 			      "policy:\n"
 			      "  name: hemem\n"
 			      "  tracker: softdirty\n"
@@ -159,6 +161,7 @@ static void test_daemon_sections(void **state)
 	assert_int_equal(cfg.damon_stat, TIER_CONFIG_DS_KEEP);
 	assert_string_equal(cfg.state_file, "/var/run/t.state");
 	assert_string_equal(cfg.metrics_addr, "[::1]:9464");
+	assert_int_equal(cfg.nice, 5);
 	assert_string_equal(cfg.policy, "hemem");
 	assert_string_equal(cfg.tracker, "softdirty");
 	assert_int_equal(cfg.budget_bytes_per_s, 64u << 20);
@@ -176,6 +179,8 @@ static void test_daemon_sections(void **state)
 		     "tierd.yaml: daemon.refresh_ms: 100 is outside interval_ms..3600000");
 	expect_error("daemon:\n  max_cpu_percent: 0\n",
 		     "tierd.yaml: daemon.max_cpu_percent: 0 is outside 1..100");
+	expect_error("daemon:\n  nice: 20\n", "tierd.yaml: daemon.nice: 20 is outside -20..19");
+	expect_error("daemon:\n  nice: -21\n", "tierd.yaml: daemon.nice: -21 is outside -20..19");
 	expect_error("daemon:\n  log_level: loud\n",
 		     "tierd.yaml:2:14: daemon.log_level: invalid ENUM value: loud");
 	expect_error("daemon:\n  kernel_tiering: fight\n",

@@ -62,6 +62,15 @@ YAML
 tierd --foreground 2>$LOG &
 tierd_pid=$!
 check "tierd starts and answers" wait_socket
+nices() { # the nice value of each of tierd's threads: "name=N ..."
+	for t in /proc/$tierd_pid/task/*; do
+		printf '%s=%s ' "$(cat $t/comm)" "$(sed 's/.*) //' $t/stat | cut -d' ' -f17)"
+	done
+}
+n=$(nices)
+echo "# tierd's threads: $n"
+check "every thread of tierd's runs at daemon.nice's default, -10 ($n)" \
+	sh -c "echo '$n' | tr ' ' '\n' | grep . | grep -qv '=-10\$' && exit 1; echo '$n' | grep -q tierd-step"
 check "tierd switched the kernel's NUMA balancing off" test "$(cat /proc/sys/kernel/numa_balancing)" = 0
 check "tierd switched demotion off" test "$(cat /sys/kernel/mm/numa/demotion_enabled)" = false
 if grep -q "kernel tiering switched off while tierd runs (was numa_balancing=2" $LOG; then
@@ -135,6 +144,12 @@ check "tierd survives the workload's exit" kill -0 "$tierd_pid"
 errors=$(grep -c "error" $LOG)
 check "no error storm after the exit ($errors error lines)" test "$errors" -le 3
 check "status still answers" tierctl status
+# A reload puts a new daemon.nice on every thread.
+sed -i 's/^daemon:$/daemon:\n  nice: 0/' /etc/tierd/tierd.yaml
+tierctl reload >/dev/null
+n=$(nices)
+check "a reload with daemon.nice 0 puts every thread at 0 ($n)" \
+	sh -c "echo '$n' | tr ' ' '\n' | grep . | grep -qv '=0\$' && exit 1; echo '$n' | grep -q 'tierd='"
 
 # SIGTERM: tierd stops and restores the kernel's tiering.
 kill "$tierd_pid"
@@ -143,6 +158,7 @@ rc=$?
 check "tierd exits 0 on SIGTERM" test "$rc" = 0
 check "numa_balancing restored to 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
 check "demotion_enabled restored" test "$(cat /sys/kernel/mm/numa/demotion_enabled)" = true
+sed 's/^/# log: /' $LOG | tail -n 6
 kill "$filler" 2>/dev/null
 wait "$filler" 2>/dev/null
 
@@ -420,6 +436,7 @@ grep -q "did not exit cleanly; put back what it left changed" $LOG && ok "a star
 	notok "a start after SIGKILL puts back what the dead tierd left"
 grep "did not exit cleanly" $LOG | sed 's/^/# log: /'
 check "a second tierd is refused while one runs" sh -c '! tierd --foreground --socket /tmp/t2.sock 2>/tmp/t2.log && grep -q "another tierd" /tmp/t2.log'
+sed 's/^/# second tierd: /' /tmp/t2.log | head -n 5
 kill "$tierd_pid"
 wait "$tierd_pid"
 check "then a clean exit: numa_balancing 2" test "$(cat /proc/sys/kernel/numa_balancing)" = 2
