@@ -1642,6 +1642,37 @@ static void test_perf_probe(void **state)
 
 /* ---- picking ------------------------------------------------------------ */
 
+/* The budget in equal parts: steps alone (idle, perf: no thread of
+ * their own), steps and kdamond (damon), steps and soft-dirty's thread
+ * (softdirty), a third each (damon+softdirty); the parts add up to it. */
+static void test_budget_parts(void **state)
+{
+	static const struct {
+		const char *name;
+		double steps, kthread, thread;
+	} want[] = {
+		{ "idle", 1, 0, 0 },
+		{ "perf", 1, 0, 0 },
+		{ "damon", 0.5, 3, 0 },
+		{ "softdirty", 0.5, 0, 3 },
+		{ "damon+softdirty", 1.0 / 3, 2, 2 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct tier_linux_tracker_ops *t = tier_linux_tracker_find(want[i].name);
+		double k = -1, th = -1, steps;
+
+		assert_non_null(t);
+		steps = tier_linux_tracker_budget(t, 6, &k, &th);
+		assert_float_equal(steps, want[i].steps, 1e-9);
+		assert_float_equal(k, want[i].kthread, 1e-9);
+		assert_float_equal(th, want[i].thread, 1e-9);
+		assert_float_equal(steps * 6 + k + th, 6, 1e-9);
+	}
+}
+
 static void test_pick(void **state)
 {
 	const struct tier_linux_tracker_ops *ops;
@@ -1991,6 +2022,7 @@ int main(void)
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),
+		cmocka_unit_test(test_budget_parts),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_kernel_tiering),
 		cmocka_unit_test(test_guard_take_and_give_back),

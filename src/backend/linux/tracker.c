@@ -25,6 +25,17 @@ const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name)
 	return NULL;
 }
 
+double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double max_cpu_percent,
+				 double *kthread_percent, double *thread_percent)
+{
+	unsigned parts = 1u + t->kthreads + t->own_thread;
+	double part = max_cpu_percent / parts;
+
+	*kthread_percent = t->kthreads ? part : 0;
+	*thread_percent = t->own_thread ? part : 0;
+	return 1.0 / parts;
+}
+
 /* Appends "line\n" to why, cut to fit. */
 static void why_add(char *why, size_t why_sz, const char *line)
 {

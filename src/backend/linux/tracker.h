@@ -103,6 +103,14 @@ extern const struct tier_linux_tracker_ops *const tier_linux_trackers[];
 
 const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name);
 
+/* tierd's CPU budget (daemon.max_cpu_percent, % of one core) split in
+ * equal parts among what runs: the daemon's steps always, the tracker's
+ * kernel threads and its own thread where it has them. Sets the parts of
+ * the two latter (0 where the tracker has none) and returns the steps'
+ * share of the budget (1, 1/2 or 1/3). */
+double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double max_cpu_percent,
+				 double *kthread_percent, double *thread_percent);
+
 /* Picks the tracker to run: wanted NULL or "auto" = the best available,
  * else the one named. Probes every candidate (all of them for "auto") and
  * appends one line per unavailable tracker to why ("idle: ... missing

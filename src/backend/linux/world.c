@@ -370,17 +370,12 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 		tier_err_set(err, ret, "no usable hotness tracker (see the lines above)");
 		goto out_free;
 	}
-	{
-		/* tierd's CPU budget is for all it causes: equal parts for
-		 * its steps (tierd/step.c), the tracker's kernel threads and
-		 * the tracker's own thread, as far as it runs them. */
-		unsigned parts = 1u + lb->trk->kthreads + lb->trk->own_thread;
-		double part = (double)cfg->max_cpu_percent / parts;
-
-		lb->ctx.kthread_cpu_percent = lb->trk->kthreads ? part : 0;
-		lb->ctx.thread_cpu_percent = lb->trk->own_thread ? part : 0;
-		lb->b.step_cpu_share = 1.0 / parts;
-	}
+	/* tierd's CPU budget is for all it causes: equal parts for its
+	 * steps (tierd/step.c), the tracker's kernel threads and the
+	 * tracker's own thread, as far as it runs them. */
+	lb->b.step_cpu_share = tier_linux_tracker_budget(lb->trk, (double)cfg->max_cpu_percent,
+							 &lb->ctx.kthread_cpu_percent,
+							 &lb->ctx.thread_cpu_percent);
 	ret = tier_linux_space_new(&lb->ctx, 12, &lb->space, err);
 	if (ret)
 		goto out_free;
