@@ -200,6 +200,8 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		st->tracker_faults = ts.workload_faults;
 		st->tracker_fault_ns = ts.fault_ns;
 		st->tracker_period_us = ts.period_us;
+		st->tracker_rounds = ts.rounds;
+		st->tracker_dropped = ts.dropped;
 	}
 	if (lb->env.page_huge) {
 		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;
