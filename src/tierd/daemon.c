@@ -6,16 +6,16 @@
  * its own (metrics.h). */
 #include "tierd/daemon.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -46,11 +46,6 @@ void tierd_stop(struct tierd *d)
 
 /* --- privileges ------------------------------------------------------------ */
 
-/* tierd runs as root but keeps only what it needs: CAP_SYS_NICE and
- * CAP_SYS_PTRACE to move and read other processes' pages (move_pages(2),
- * /proc/PID/pagemap), CAP_SYS_ADMIN for page frame numbers, DAMON and the
- * numa_balancing sysctl, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for sysfs
- * and procfs files of other users. Dropped from the bounding set too. */
 /* daemon.nice on every thread of tierd's (the threads it starts later
  * inherit it from the one that starts them). Raising the priority needs
  * CAP_SYS_NICE (kept, for move_pages of other processes' pages); without
@@ -88,6 +83,11 @@ void tierd_set_nice(const struct tierd *d, int nice)
 	}
 }
 
+/* tierd runs as root but keeps only what it needs: CAP_SYS_NICE and
+ * CAP_SYS_PTRACE to move and read other processes' pages (move_pages(2),
+ * /proc/PID/pagemap), CAP_SYS_ADMIN for page frame numbers, DAMON and the
+ * numa_balancing sysctl, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for sysfs
+ * and procfs files of other users. Dropped from the bounding set too. */
 static void drop_capabilities(const struct tierd_log *log)
 {
 	if (geteuid() != 0) {

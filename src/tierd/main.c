@@ -11,12 +11,12 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/topology.h"
 #include "backend/sim/machine.h"
-#include "version.h"
 #include "common/listen_addr.h"
 #include "common/topology_config.h"
 #include "common/topology_out.h"
 #include "core/policy.h"
 #include "tierd/daemon.h"
+#include "version.h"
 
 static void usage(FILE *out)
 {

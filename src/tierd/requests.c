@@ -70,6 +70,7 @@ static struct json_object *status_figures(struct tierd *d)
 	struct json_object *o = json_object_new_object(), *tiers = json_object_new_array();
 	struct tier_world_stats st;
 	uint64_t per_tier[TIER_MAX_TIERS];
+	unsigned step_share = tierd_step_share_milli(d);
 	size_t r, k;
 	size_t meta = 0;
 
@@ -125,9 +126,9 @@ static struct json_object *status_figures(struct tierd *d)
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
 	json_object_object_add(o, "max_cpu_percent", json_object_new_uint64(d->cfg.max_cpu_percent));
-	if (tierd_step_share_milli(d))
+	if (step_share)
 		json_object_object_add(o, "step_cpu_percent",
-				       json_object_new_double(tierd_step_share_milli(d) / 10.0));
+				       json_object_new_double(step_share / 10.0));
 	json_object_object_add(o, "budget_bytes_per_s",
 			       json_object_new_uint64(d->cfg.budget_bytes_per_s));
 	if (st.has_sim_figures) {

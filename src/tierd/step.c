@@ -93,10 +93,11 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 
 unsigned tierd_step_share_milli(const struct tierd *d)
 {
-	unsigned share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
+	unsigned share;
 
 	if (d->args->machine)
 		return 0;
+	share = d->cfg.max_cpu_percent * 10;	/* thousandths of a core */
 	if (d->be->step_cpu_share > 0)
 		share = (unsigned)(share * d->be->step_cpu_share);
 	return share;

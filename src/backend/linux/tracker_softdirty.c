@@ -604,13 +604,12 @@ static int sd_new(const struct tier_linux_ctx *ctx, bool threaded, void **priv,
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		ret = pthread_create(&t->thread, NULL, sd_thread, t);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (!ret)
-			pthread_setname_np(t->thread, "tierd-softdirty");
 		if (ret) {
 			sd_destroy(t);
 			return tier_err_set(err, -ret, "softdirty: starting its thread: %s",
 					    strerror(ret));
 		}
+		pthread_setname_np(t->thread, "tierd-softdirty");
 		t->threaded = true;
 	}
 	*priv = t;
