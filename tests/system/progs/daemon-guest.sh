@@ -356,6 +356,9 @@ echo "# status: $st"
 check "softdirty: status names the tracker" test "$(echo "$st" | jq -r .tracker)" = softdirty
 check "softdirty: status counts the faults it cost the workload" \
 	test "$(echo "$st" | jq '.tracker_workload_faults // 0')" -ge 4096
+# Faults are counted when a round ends: rounds ended, nothing dropped.
+check "softdirty: status counts its rounds ($(echo "$st" | jq .tracker_rounds)) and drops none" \
+	test "$(echo "$st" | jq '(.tracker_rounds // 0) >= 1 and .tracker_dropped == 0')" = true
 kill "$tierd_pid"
 wait "$tierd_pid"
 kill "$hog"
