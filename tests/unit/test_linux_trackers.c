@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1270,14 +1271,41 @@ static void test_idle_no_pfns(void **state)
 
 /* Checks a soft-dirty observation: written, over the round, max = the
  * round over the time since the clear (so at least min_max), half of it. */
-static void expect_written(const struct tier_linux_addr_obs *o, uint64_t start, uint64_t end,
-			   uint32_t min_max)
+/* The rate an observation stands for, as the policy reads it (core/ops.h:
+ * -ln(1 - count/max) * max accesses over interval_us). */
+static double obs_rate(const struct tier_linux_addr_obs *o)
 {
-	expect_obs(o, 100, start, end, TIER_OBS_WRITTEN, (o->max + 1) / 2, o->max);
-	if (o->max < min_max)
-		fail_msg("[%#llx, %#llx): max %u, expected at least %u",
-			 (unsigned long long)start, (unsigned long long)end, o->max, min_max);
-	assert_int_equal(o->interval_us, 1000000);
+	double m = o->max ? o->max : 1, f = o->count / m;
+
+	if (f > 1 - 0.5 / m)
+		f = 1 - 0.5 / m;
+	return -log(1 - f) * m / (o->interval_us / 1e6);
+}
+
+/* A run of process 100's picture: one write in two checks over the window
+ * that stands for its rate, at least min_rate a second. */
+static double expect_written(const struct tier_linux_addr_obs *o, uint64_t start, uint64_t end,
+			     double min_rate)
+{
+	double r = obs_rate(o);
+
+	expect_obs(o, 100, start, end, TIER_OBS_WRITTEN, 1, 2);
+	if (r < min_rate)
+		fail_msg("[%#llx, %#llx): %.2f/s, expected at least %.2f", (unsigned long long)start,
+			 (unsigned long long)end, r, min_rate);
+	return r;
+}
+
+static void set_pagemap_entry(const struct tmp *t, uint64_t addr, uint64_t e)
+{
+	char path[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &e, 8, (off_t)(addr >> 12) * 8), 8);
+	close(fd);
 }
 
 /* What a write-protect fault costs is measured by a child of the tracker's
@@ -1325,6 +1353,7 @@ static void test_softdirty(void **state)
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
 	struct tmp t;
+	double r0;
 	void *priv;
 
 	(void)state;
@@ -1340,45 +1369,80 @@ static void test_softdirty(void **state)
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
 	/* Read right away: the pages written are reported at once, as
-	 * written often (the round is many times the time since the clear). */
+	 * written often (ln 2 over the moments since the clear: far above
+	 * the 35/s of a read 20 ms after it). */
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	if (tier__linux_tracker_softdirty.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
 	assert_int_equal(g.n, 4);
 	/* the swapped page carries soft-dirty but is not present: a gap */
-	expect_written(&g.v[0], 0x601000, 0x602000, 50);
-	expect_written(&g.v[1], 0x603000, 0x604000, 50);
-	expect_written(&g.v[2], 0x800000, 0x808000, 50);
-	expect_written(&g.v[3], 0xa00000, 0xa01000, 50);
-	/* Read again with nothing new: nothing reported twice. */
+	r0 = expect_written(&g.v[0], 0x601000, 0x602000, 100);
+	expect_written(&g.v[1], 0x603000, 0x604000, 100);
+	expect_written(&g.v[2], 0x800000, 0x808000, 100);
+	expect_written(&g.v[3], 0xa00000, 0xa01000, 100);
+	/* Read again with nothing new: the same picture, at every collect (a
+	 * standing estimate: the policy's rates decay between them). */
 	g.n = 0;
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
-	assert_int_equal(g.n, 0);
-	/* A page written later in the round: only it, at a later read. */
-	{
-		uint64_t e = P | SD | 0x1000;
-		char path[1024];
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
-		fd = open(path, O_WRONLY);
-		assert_true(fd >= 0);
-		assert_int_equal(pwrite(fd, &e, 8, (0x600000 >> 12) * 8), 8);
-		close(fd);
-	}
+	assert_int_equal(g.n, 4);
+	assert_true(fabs(expect_written(&g.v[0], 0x601000, 0x602000, 100) - r0) < r0 * 1e-3);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	/* A page first written between the second read and one 20 ms later:
+	 * the rate that makes a first write in that bracket most likely,
+	 * below the first pages' and above the 35/s of a page seen only at
+	 * 20 ms after the clear (its median: ln 2 / 20 ms). */
+	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
 	usleep(20000);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 5);
+	{
+		double r = expect_written(&g.v[0], 0x600000, 0x601000, 1);
+
+		assert_true(r < r0);
+		assert_true(r > M_LN2 / 0.020 && r < M_LN2 / 0.020 * 10);
+	}
+	expect_written(&g.v[1], 0x601000, 0x602000, 100);
+	/* The round's end: the same pages (nothing new), as the last
+	 * round's picture. */
+	g.n = 0;
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
-	assert_int_equal(g.n, 1);
-	expect_written(&g.v[0], 0x600000, 0x601000, 1);
-	assert_true(g.v[0].max <= 50);	/* 20 ms or more after the clear */
+	assert_int_equal(g.n, 5);
 	/* Each page dirty at the round's end cost its writer one fault. */
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.workload_faults, 12);
 	assert_int_equal(st.rounds, 1);
+	assert_int_equal(st.dropped, 0);
 	/* too few faults to measure their cost: the bare-metal least */
 	assert_int_equal(st.fault_ns, 1000);
+
+	/* The next round: 0xa00000 is not written again. Until the round
+	 * has seen it, it keeps the last round's rate, at most ln 2 over the
+	 * time since the clear (not written within 30 ms: slower than
+	 * 23/s, likely); once the round is over, without a write, it is out
+	 * of the picture. */
+	set_pagemap_entry(&t, 0xa00000, P | 0x5000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	usleep(30000);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	expect_written(&g.v[0], 0x600000, 0x602000, 1);
+	assert_true(expect_written(&g.v[3], 0xa00000, 0xa01000, 1) <= M_LN2 / 0.030);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 3);
+	expect_written(&g.v[2], 0x800000, 0x808000, 1);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.workload_faults, 12 + 11);
+	set_pagemap_entry(&t, 0xa00000, P | SD | 0x5000);
 
 	/* The process exits: skipped without error. */
 	{
@@ -1396,7 +1460,7 @@ static void test_softdirty(void **state)
 	tier__linux_tracker_softdirty.destroy(priv);
 
 	/* The real tracker: its thread clears and reads by itself, collect()
-	 * hands over what it queued, destroy() stops it. */
+	 * hands over its picture, destroy() stops it. */
 	{
 		char from[1024], to[1024];
 		int i;

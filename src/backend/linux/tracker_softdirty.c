@@ -12,17 +12,26 @@
  * written after a clear. A sampling thread works in rounds of period P
  * (at least 1 s): it clears every target's bits, then reads them
  * SD_READ1_US and SD_READ2_US after the clear and at the end of the round.
- * A page first seen written at the read d after the clear is taken to be
- * written at rate ln 2 / d (d is then the median of a Poisson process's
- * first event: the estimate is right in the middle of the bracket), which
- * resolves rates from ln 2 / P up to ln 2 / SD_READ1_US (35 a second);
- * it is reported as soon as it is seen, as one WRITTEN observation per
- * run of pages over interval P: max = P / d checks of which half saw a
- * write, which the policy's Poisson reading (-ln(1 - count/max) * max)
- * turns into exactly rate * P accesses. Pages never written in a round
- * are not reported. A read compares the dirty runs with the previous
- * read's (the bits only get set within a round), so each page is reported
- * once a round.
+ * A page first seen written at the read b after the clear, not at the read
+ * a before it, is taken to be written at the rate that makes that most
+ * likely for a Poisson process, ln(b / a) / (b - a) (bracket_rate()); at
+ * the first read, where that has no bound, at ln 2 / b (b is then the
+ * median of the first write). With the default reads: 35/s within 20 ms,
+ * 12.8/s between 20 and 200 ms, about ln(5 P) / P after.
+ *
+ * What the tracker hands collect() is its picture: every page written in
+ * the last whole round at its rate, where this round has already seen it
+ * written at this round's, and where it has not (yet), at most ln 2 / e
+ * for a read e after the clear (a page not written within e is likely
+ * slower than that now); once a round is over, its own rates alone. The
+ * picture is a standing estimate, handed over at every collect(), so that
+ * the policy's rates, which decay in seconds, hold between rounds that
+ * the budget stretches to tens of seconds (with one report a round, a page
+ * written 100 times a second read 35/s in the step after its round's
+ * first read and under 4/s two steps later). Each run's rate r goes as one
+ * write in two checks over 2 ln 2 / r (SD_CHECKS): what a Poisson process
+ * at r leaves, which the policy's reading (-ln(1 - count/max) * max over
+ * interval_us, core/ops.h) turns back into r.
  *
  * Cost, and who pays it: the clears and reads are tierd's CPU (this
  * thread); each page written in a round costs its writer one write-protect
@@ -44,6 +53,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,18 +77,36 @@
 #define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
-#define SD_QUEUE_MAX	(1u << 20)	/* observations waiting for collect() */
+#define SD_PICTURE_MAX	(1u << 20)	/* runs in the picture */
+#define SD_CHECKS	2u		/* a run's rate: 1 write in SD_CHECKS checks */
 
 struct extent {
 	uint64_t start, end;
 };
 
-/* Dirty runs of one target in the current round, address order. */
+/* A run of pages and their write rate (per page, per second). */
+struct sd_run {
+	uint64_t start, end;
+	double rate;
+};
+
+struct sd_runs {
+	struct sd_run *v;
+	size_t n, cap;
+};
+
+/* Observations: the picture, and the one being built. */
+struct sd_pic {
+	struct tier_linux_addr_obs *v;
+	size_t n, cap;
+};
+
 struct sd_target {
 	pid_t pid;
 	uint64_t t0_us;			/* its last clear */
-	struct extent *dirty;
-	size_t nr, cap;
+	uint64_t read_us;		/* the round's last read, after the clear (0: none) */
+	struct sd_runs seen;		/* written this round, address order */
+	struct sd_runs prev;		/* written in the last whole round */
 	bool cleared;
 };
 
@@ -96,8 +124,8 @@ struct sd_tracker {
 	/* under lock: what set_targets() asked for, what the thread saw */
 	pid_t *want;
 	size_t nr_want;
-	struct tier_linux_addr_obs *queue;
-	size_t nq, capq;
+	struct sd_pic pic;		/* the latest picture (empty while collect() reads it) */
+	uint64_t pic_gen;		/* pictures made */
 	struct tier_linux_tracker_stats stats;
 	int error;			/* the thread's last error, for collect() */
 	char error_msg[256];
@@ -111,6 +139,8 @@ struct sd_tracker {
 	/* a read in progress */
 	struct extent *scan;
 	size_t nscan, capscan;
+	struct sd_runs next;		/* a target's seen runs, rebuilt */
+	struct sd_pic build;		/* the next picture */
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -192,6 +222,14 @@ static bool grow(struct extent **v, size_t *cap, size_t need)
 	return true;
 }
 
+static void target_free(struct sd_target *tg)
+{
+	free(tg->seen.v);
+	free(tg->prev.v);
+	memset(&tg->seen, 0, sizeof(tg->seen));
+	memset(&tg->prev, 0, sizeof(tg->prev));
+}
+
 /* Takes the targets set_targets() asked for: new ones start empty (their
  * bits are cleared at the round's start), gone ones are dropped. */
 static int sync_targets(struct sd_tracker *t)
@@ -211,7 +249,8 @@ static int sync_targets(struct sd_tracker *t)
 			;
 		if (j < t->nr_tg) {
 			nv[n++] = t->tg[j];
-			t->tg[j].dirty = NULL;
+			memset(&t->tg[j].seen, 0, sizeof(t->tg[j].seen));
+			memset(&t->tg[j].prev, 0, sizeof(t->tg[j].prev));
 		} else {
 			nv[n++].pid = t->want[i];
 		}
@@ -221,7 +260,7 @@ static int sync_targets(struct sd_tracker *t)
 	t->idle_round = !n;
 	pthread_mutex_unlock(&t->lock);
 	for (j = 0; j < t->nr_tg; j++)
-		free(t->tg[j].dirty);
+		target_free(&t->tg[j]);
 	free(t->tg);
 	t->tg = nv;
 	t->nr_tg = n;
@@ -237,7 +276,8 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
 
-		tg->nr = 0;
+		tg->seen.n = 0;
+		tg->read_us = 0;
 		tg->cleared = false;
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
@@ -277,79 +317,160 @@ static int scan_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
 	return 0;
 }
 
-static void queue_obs(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t end,
-		      uint64_t since_us)
+/* The rate of a page first seen written at the read b_us after the clear,
+ * not at the one a_us after it (0: no read before): the rate at which a
+ * Poisson process's first event falls in (a, b] most likely,
+ * ln(b / a) / (b - a); with no read before, where that has no bound, the
+ * rate whose first event has median b, ln 2 / b. */
+static double bracket_rate(uint64_t a_us, uint64_t b_us)
+{
+	if (b_us <= a_us)
+		b_us = a_us + 1;
+	if (!a_us)
+		return M_LN2 * 1e6 / (double)b_us;
+	return log((double)b_us / (double)a_us) * 1e6 / (double)(b_us - a_us);
+}
+
+static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, double rate)
+{
+	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].rate == rate) {
+		r->v[r->n - 1].end = end;
+		return true;
+	}
+	if (r->n == r->cap) {
+		size_t nc = r->cap ? 2 * r->cap : 64;
+		struct sd_run *nv = realloc(r->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return false;
+		r->v = nv;
+		r->cap = nc;
+	}
+	r->v[r->n++] = (struct sd_run){ start, end, rate };
+	return true;
+}
+
+/* tg's seen runs from a read's dirty extents (scan[], address order): the
+ * pages seen before keep their rate, the others are new at `rate`. The
+ * bits only get set within a round, so the scan holds every page seen
+ * before (but for one unmapped since: gone). */
+static int seen_update(struct sd_tracker *t, struct sd_target *tg, double rate)
+{
+	const struct sd_runs *old = &tg->seen;
+	struct sd_runs swap;
+	size_t i, k = 0;
+
+	t->next.n = 0;
+	for (i = 0; i < t->nscan; i++) {
+		uint64_t a = t->scan[i].start, e = t->scan[i].end;
+
+		while (a < e) {
+			uint64_t b;
+
+			while (k < old->n && old->v[k].end <= a)
+				k++;
+			if (k == old->n || old->v[k].start >= e) {
+				if (!runs_add(&t->next, a, e, rate))
+					return -ENOMEM;
+				break;
+			}
+			if (old->v[k].start > a) {
+				if (!runs_add(&t->next, a, old->v[k].start, rate))
+					return -ENOMEM;
+				a = old->v[k].start;
+			}
+			b = old->v[k].end < e ? old->v[k].end : e;
+			if (!runs_add(&t->next, a, b, old->v[k].rate))
+				return -ENOMEM;
+			a = b;
+		}
+	}
+	swap = tg->seen;
+	tg->seen = t->next;
+	t->next = swap;
+	return 0;
+}
+
+static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t end, double rate)
 {
 	struct tier_linux_addr_obs *o;
-	uint64_t m = since_us ? t->period_us / since_us : 1;
+	double win = -log(1.0 - 1.0 / SD_CHECKS) * SD_CHECKS / rate * 1e6;
 
-	if (m < 1)
-		m = 1;
-	if (m > UINT32_MAX)
-		m = UINT32_MAX;
-	if (t->nq == t->capq) {
-		size_t nc = t->capq ? 2 * t->capq : 256;
+	if (t->build.n == t->build.cap) {
+		size_t nc = t->build.cap ? 2 * t->build.cap : 256;
 		struct tier_linux_addr_obs *nv;
 
-		if (nc > SD_QUEUE_MAX || !(nv = realloc(t->queue, nc * sizeof(*nv)))) {
+		if (nc > SD_PICTURE_MAX || !(nv = realloc(t->build.v, nc * sizeof(*nv)))) {
+			pthread_mutex_lock(&t->lock);
 			t->stats.dropped++;
+			pthread_mutex_unlock(&t->lock);
 			return;
 		}
-		t->queue = nv;
-		t->capq = nc;
+		t->build.v = nv;
+		t->build.cap = nc;
 	}
-	o = &t->queue[t->nq++];
+	o = &t->build.v[t->build.n++];
 	memset(o, 0, sizeof(*o));
 	o->pid = pid;
 	o->start = start;
 	o->end = end;
 	o->kind = TIER_OBS_WRITTEN;
-	o->max = (uint32_t)m;
-	o->count = (uint32_t)((m + 1) / 2);
-	o->interval_us = t->period_us > UINT32_MAX ? UINT32_MAX : (uint32_t)t->period_us;
+	o->count = 1;
+	o->max = SD_CHECKS;
+	o->interval_us = win >= UINT32_MAX ? UINT32_MAX : win < 1 ? 1 : (uint32_t)win;
 }
 
-/* Queues the runs of scan[] not in tg's dirty runs (both address order):
- * the pages first seen written now. */
-static void queue_new(struct sd_tracker *t, struct sd_target *tg, uint64_t since_us)
+/* Adds tg's runs to the picture being built, address order: this round's
+ * (seen) and, while the round goes on, the last round's where this one
+ * has not seen them yet, at most cap. */
+static void picture_target(struct sd_tracker *t, const struct sd_target *tg, double cap,
+			   bool last)
 {
-	size_t i, j = 0;
+	const struct sd_runs *sn = &tg->seen, *pv = &tg->prev;
+	size_t i = 0, j = 0, np = last ? 0 : pv->n;
+	uint64_t cut = 0;
 
-	pthread_mutex_lock(&t->lock);
-	for (i = 0; i < t->nscan; i++) {
-		uint64_t a = t->scan[i].start, e = t->scan[i].end;
+	for (;;) {
+		uint64_t a, e;
 
-		while (a < e) {
-			while (j < tg->nr && tg->dirty[j].end <= a)
-				j++;
-			if (j == tg->nr || tg->dirty[j].start >= e) {
-				queue_obs(t, tg->pid, a, e, since_us);
-				break;
-			}
-			if (tg->dirty[j].start > a)
-				queue_obs(t, tg->pid, a, tg->dirty[j].start, since_us);
-			a = tg->dirty[j].end;
+		if (j < np && (pv->v[j].start > cut ? pv->v[j].start : cut) >= pv->v[j].end) {
+			j++;
+			continue;
 		}
+		a = j < np ? (pv->v[j].start > cut ? pv->v[j].start : cut) : UINT64_MAX;
+		if (i < sn->n && sn->v[i].start <= a) {
+			pic_add(t, tg->pid, sn->v[i].start, sn->v[i].end, sn->v[i].rate);
+			cut = sn->v[i].end;
+			i++;
+			continue;
+		}
+		if (j == np)
+			break;
+		e = pv->v[j].end;
+		if (i < sn->n && sn->v[i].start < e)
+			e = sn->v[i].start;
+		pic_add(t, tg->pid, a, e, pv->v[j].rate < cap ? pv->v[j].rate : cap);
+		cut = e;
 	}
-	pthread_mutex_unlock(&t->lock);
 }
 
-/* Reads every target's bits: what is newly written is queued. */
+/* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
 	uint64_t dirty_pages = 0;
+	struct sd_pic swap;
 	size_t i, k;
 	int ret;
 
+	t->build.n = 0;
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
-		uint64_t now;
-		struct extent *swap;
-		size_t cap;
+		uint64_t w0, w1, at;
 
 		if (!tg->cleared)
 			continue;
 		t->nscan = 0;
+		w0 = tier_linux_now_us();
 		ret = tier__pagemap_walk(&t->roots.ctx, tg->pid, scan_chunk, t, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -360,28 +481,40 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
 			return ret;
 		}
-		now = tier_linux_now_us();
-		queue_new(t, tg, now > tg->t0_us ? now - tg->t0_us : 1);
-		/* The scan becomes the target's dirty set. */
-		swap = tg->dirty;
-		cap = tg->cap;
-		tg->dirty = t->scan;
-		tg->cap = t->capscan;
-		tg->nr = t->nscan;
-		t->scan = swap;
-		t->capscan = cap;
-		t->nscan = 0;
-		for (k = 0; last && k < tg->nr; k++)
-			dirty_pages += (tg->dirty[k].end - tg->dirty[k].start) >> 12;
+		/* The walk read the bits over its own time: its middle. */
+		w1 = tier_linux_now_us();
+		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
+		if (at <= tg->read_us)
+			at = tg->read_us + 1;
+		if (seen_update(t, tg, bracket_rate(tg->read_us, at)))
+			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
+		tg->read_us = at;
+		picture_target(t, tg, M_LN2 * 1e6 / (double)at, last);
+		if (!last)
+			continue;
+		/* Each page dirty now took its writer one fault since the
+		 * clear; this round's rates are the next one's last. */
+		for (k = 0; k < tg->seen.n; k++)
+			dirty_pages += (tg->seen.v[k].end - tg->seen.v[k].start) >> 12;
+		{
+			struct sd_runs r = tg->prev;
+
+			tg->prev = tg->seen;
+			tg->seen = r;
+			tg->seen.n = 0;
+		}
 	}
+	pthread_mutex_lock(&t->lock);
+	swap = t->pic;
+	t->pic = t->build;
+	t->build = swap;
+	t->pic_gen++;
 	if (last) {
-		/* Each page dirty now took its writer one fault since the clear. */
 		t->faults_last = dirty_pages;
-		pthread_mutex_lock(&t->lock);
 		t->stats.workload_faults += dirty_pages;
 		t->stats.rounds++;
-		pthread_mutex_unlock(&t->lock);
 	}
+	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 
@@ -559,10 +692,12 @@ static void sd_destroy(void *priv)
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
 	for (i = 0; i < t->nr_tg; i++)
-		free(t->tg[i].dirty);
+		target_free(&t->tg[i]);
 	free(t->tg);
 	free(t->scan);
-	free(t->queue);
+	free(t->next.v);
+	free(t->build.v);
+	free(t->pic.v);
 	free(t->want);
 	tier__roots_release(&t->roots);
 	free(t);
@@ -646,26 +781,32 @@ static int sd_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_e
 	return 0;
 }
 
+/* Hands over the picture. collect() owns it while the sink reads it; a
+ * newer one the thread made meanwhile replaces it. */
 static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
-	struct tier_linux_addr_obs *q;
-	size_t nq;
+	struct sd_pic p;
+	uint64_t gen;
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
-	q = t->queue;
-	nq = t->nq;
-	t->queue = NULL;
-	t->nq = t->capq = 0;
+	p = t->pic;
+	gen = t->pic_gen;
+	memset(&t->pic, 0, sizeof(t->pic));
 	ret = t->error;
 	if (ret)
 		tier_err_set(err, ret, "%s", t->error_msg);
 	t->error = 0;
 	pthread_mutex_unlock(&t->lock);
-	if (nq)
-		sink(ctx, q, nq);
-	free(q);
+	if (p.n)
+		sink(ctx, p.v, p.n);
+	pthread_mutex_lock(&t->lock);
+	if (t->pic_gen == gen)
+		t->pic = p;
+	else
+		free(p.v);
+	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 

@@ -564,8 +564,9 @@ static void check_softdirty(pid_t a, pid_t b, char *base)
 		goto out;
 	/* Rounds of at least 1 s (longer when the thread's CPU or the
 	 * writer's faults ask for it: under TCG both are slow): clear, read
-	 * 20 ms and 200 ms later and at the end; a page is reported once a
-	 * round, when first seen. Each check covers one whole round. */
+	 * 20 ms and 200 ms later and at the end; each collect hands over the
+	 * picture: the pages written in the last round, or already in this
+	 * one, with their rates. Each check covers two rounds' ends. */
 	for (round = 1; round <= 2; round++) {
 		uint64_t done;
 		double t0 = now_s();
@@ -573,10 +574,17 @@ static void check_softdirty(pid_t a, pid_t b, char *base)
 		sd->stats(priv, &st);
 		done = st.rounds;
 		scores_init(&s, a, b, base);
+		/* Each collect hands over the tracker's whole picture: the
+		 * last one counts. */
 		do {
+			static struct scores cur;
+
 			sleep_s(0.1);
-			ret = sd->collect(priv, score_sink, &s, &err);
+			scores_init(&cur, a, b, base);
+			ret = sd->collect(priv, score_sink, &cur, &err);
 			sd->stats(priv, &st);
+			if (cur.nr_obs)
+				s = cur;
 			if (!first_s && s.r[0].hit_bytes)
 				first_s = now_s() - t_set;
 		} while (!ret && st.rounds < done + 2 && now_s() - t0 < 20);
@@ -598,8 +606,9 @@ static void check_softdirty(pid_t a, pid_t b, char *base)
 		/* Written all the time, so first seen at the read 20 ms after
 		 * the clear (35/s), or at 200 ms where a pass of the writer
 		 * over its 1024 pages with a write-protect fault each takes
-		 * longer than 20 ms (TCG: tens of microseconds a fault); a
-		 * page written once in the round reads ln 2 / P (0.7/s). */
+		 * longer than 20 ms (TCG: tens of microseconds a fault:
+		 * 12.8/s); a page written once late in the round reads about
+		 * ln(5 P) / P (1.6/s for P = 1 s). */
 		ok(rate >= 3, "softdirty %d: ... as written often (%.1f/s estimated)", round,
 		   rate);
 		ok(frac(&s.r[1]) <= 0.01, "softdirty %d: A's cold range not written (%.1f%%)",

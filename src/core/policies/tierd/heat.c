@@ -169,16 +169,22 @@ void tier__tierd_pool_samples(struct tier__tierd *t)
 }
 
 /* The weight of `accesses` seen over covered_us in a rate of time
- * constant tau_us, when the scores last decayed gap_us ago: the accesses
- * themselves when the observation covered the gap (a continuous tracker,
- * a tick per aggregation), else the rate they show extrapolated over the
- * gap - a snapshot of the last aggregation, taken by a daemon whose CPU
- * share spaces its steps seconds apart, speaks for the whole gap - as an
- * exponential average would weigh it. */
+ * constant tau_us, when the scores last decayed gap_us ago. Events
+ * (covered_us 0): the accesses themselves. A scan's checks give a rate,
+ * accesses / covered_us, which speaks for the gap - a snapshot of the
+ * last aggregation, taken by a daemon whose CPU share spaces its steps
+ * seconds apart; a tracker's standing estimate, re-stated every step; or a
+ * tick's own scan - and weighs as an exponential average of that rate over
+ * the gap would: rate (1 - e^(-gap / tau)). Steady, it holds the rate
+ * whatever the spacing of the steps. (The accesses over the gap divided by
+ * tau, where the checks covered more than the gap, counted a rate measured
+ * over a long round once per step: many times over.) */
 static double rate_weight(double accesses, double covered_us, double gap_us, double tau_us)
 {
-	if (covered_us <= 0 || gap_us <= covered_us)
+	if (covered_us <= 0)
 		return accesses * 1e6 / tau_us;
+	if (gap_us <= 0)
+		gap_us = covered_us;
 	return accesses * 1e6 / covered_us * -expm1(-gap_us / tau_us);
 }
 
