@@ -11,27 +11,32 @@
  * 500 times look the same. So the tracker measures how soon each page is
  * written after a clear. A sampling thread works in rounds of period P
  * (at least 1 s): it clears every target's bits, then reads them
- * SD_READ1_US and SD_READ2_US after the clear and at the end of the round.
- * A page first seen written at the read b after the clear, not at the read
- * a before it, is taken to be written at the rate that makes that most
- * likely for a Poisson process, ln(b / a) / (b - a) (bracket_rate()); at
- * the first read, where that has no bound, at ln 2 / b (b is then the
- * median of the first write). With the default reads: 35/s within 20 ms,
- * 12.8/s between 20 and 200 ms, about ln(5 P) / P after.
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear and at the end
+ * of the round. Where a page was first seen written - in which bracket
+ * between two reads - tells its rate: a Poisson process at rate r first
+ * writes in (a, b] with probability e^-ra - e^-rb. One round is one
+ * draw: a page written 2 times a second is first written within 60 ms in
+ * one round in nine. So a page's rate is the one that makes its first
+ * writes in the last two rounds most likely (rate_table(); a page not
+ * written at all in the last round has changed, and counts this one
+ * alone; a page this round has not seen yet counts "not by the latest
+ * read"), at most ln 2 over the first read's time (35/s: a page first
+ * written within 20 ms in both rounds, which no finer read could part).
+ * Alone, a page first written within 20 ms reads 35/s, between 20 and
+ * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
+ * ln(5 P) / P.
  *
  * What the tracker hands collect() is its picture: every page written in
- * the last whole round at its rate, where this round has already seen it
- * written at this round's, and where it has not (yet), at most ln 2 / e
- * for a read e after the clear (a page not written within e is likely
- * slower than that now); once a round is over, its own rates alone. The
- * picture is a standing estimate, handed over at every collect(), so that
- * the policy's rates, which decay in seconds, hold between rounds that
- * the budget stretches to tens of seconds (with one report a round, a page
- * written 100 times a second read 35/s in the step after its round's
- * first read and under 4/s two steps later). Each run's rate r goes as one
- * write in two checks over 2 ln 2 / r (SD_CHECKS): what a Poisson process
- * at r leaves, which the policy's reading (-ln(1 - count/max) * max over
- * interval_us, core/ops.h) turns back into r.
+ * the last whole round or already in this one, at that rate; once a round
+ * is over, the pages it saw written. The picture is a standing estimate,
+ * handed over at every collect(), so that the policy's rates, which decay
+ * in seconds, hold between rounds that the budget stretches to tens of
+ * seconds (with one report a round, a page written 100 times a second read
+ * 35/s in the step after its round's first read and under 4/s two steps
+ * later). Each run's rate r goes as one write in two checks over
+ * 2 ln 2 / r (SD_CHECKS): what a Poisson process at r leaves, which the
+ * policy's reading (-ln(1 - count/max) * max over interval_us, core/ops.h)
+ * turns back into r.
  *
  * Cost, and who pays it: the clears and reads are tierd's CPU (this
  * thread); each page written in a round costs its writer one write-protect
@@ -44,8 +49,8 @@
  * core, and so that the thread's own CPU stays under its part of tierd's
  * budget (tier_linux_ctx.thread_cpu_percent; SD_CPU_SHARE without one) of a
  * core, up to SD_MAX_US: the shares win over the resolution of long
- * rounds (a page first written late in one reads ln 2 / P), which only
- * slows what the tracker sees.
+ * rounds (a page first written late in one reads about ln(5 P) / P),
+ * which only slows what the tracker sees.
  *
  * probe() looks for the "sd" flag in /proc/self/smaps VmFlags, which
  * exists only with CONFIG_MEM_SOFT_DIRTY (a mapping made since the last
@@ -72,7 +77,9 @@
 #define SD_MIN_US	1000000u	/* a round: at least 1 s */
 #define SD_MAX_US	600000000u	/* ... and at most 10 min */
 #define SD_READ1_US	20000u		/* the reads after a clear */
-#define SD_READ2_US	200000u
+#define SD_READ2_US	60000u
+#define SD_READ3_US	200000u
+#define SD_MAX_BRK	8u		/* reads a round (the last one's bracket widens beyond) */
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
 #define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
@@ -84,10 +91,11 @@ struct extent {
 	uint64_t start, end;
 };
 
-/* A run of pages and their write rate (per page, per second). */
+/* A run of pages first seen written at the same read of a round: in its
+ * bracket k, between that read and the one before. */
 struct sd_run {
 	uint64_t start, end;
-	double rate;
+	unsigned k;
 };
 
 struct sd_runs {
@@ -104,9 +112,14 @@ struct sd_pic {
 struct sd_target {
 	pid_t pid;
 	uint64_t t0_us;			/* its last clear */
-	uint64_t read_us;		/* the round's last read, after the clear (0: none) */
+	/* the round's reads, after the clear: bracket k is
+	 * (brk_us[k - 1], brk_us[k]], (0, brk_us[0]] the first */
+	uint64_t brk_us[SD_MAX_BRK];
+	unsigned nbrk;
 	struct sd_runs seen;		/* written this round, address order */
 	struct sd_runs prev;		/* written in the last whole round */
+	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
+	unsigned nprev_brk;
 	bool cleared;
 };
 
@@ -140,6 +153,7 @@ struct sd_tracker {
 	struct extent *scan;
 	size_t nscan, capscan;
 	struct sd_runs next;		/* a target's seen runs, rebuilt */
+	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (rate_table()) */
 	struct sd_pic build;		/* the next picture */
 };
 
@@ -277,7 +291,7 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		struct sd_target *tg = &t->tg[i];
 
 		tg->seen.n = 0;
-		tg->read_us = 0;
+		tg->nbrk = 0;
 		tg->cleared = false;
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
@@ -317,23 +331,92 @@ static int scan_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
 	return 0;
 }
 
-/* The rate of a page first seen written at the read b_us after the clear,
- * not at the one a_us after it (0: no read before): the rate at which a
- * Poisson process's first event falls in (a, b] most likely,
- * ln(b / a) / (b - a); with no read before, where that has no bound, the
- * rate whose first event has median b, ln 2 / b. */
-static double bracket_rate(uint64_t a_us, uint64_t b_us)
+/* When a page was first written after a clear, as a read told it: in
+ * (a, b] seconds, or not by a (b infinite). */
+struct sd_first {
+	double a, b;
+};
+
+/* The derivative of the log-likelihood of first writes o[0..n) at rate r,
+ * a Poisson process's: in (a, b] with probability e^-ra - e^-rb, whose log
+ * has derivative -a + w / (e^rw - 1) (w = b - a); none by a, e^-ra: -a.
+ * Decreasing in r: the likelihood has one peak. */
+static double first_dlogl(const struct sd_first *o, size_t n, double r)
 {
-	if (b_us <= a_us)
-		b_us = a_us + 1;
-	if (!a_us)
-		return M_LN2 * 1e6 / (double)b_us;
-	return log((double)b_us / (double)a_us) * 1e6 / (double)(b_us - a_us);
+	double d = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		d -= o[i].a;
+		if (!isinf(o[i].b))
+			d += (o[i].b - o[i].a) / expm1(r * (o[i].b - o[i].a));
+	}
+	return d;
 }
 
-static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, double rate)
+/* The rate that makes first writes o[0..n) most likely, at most rmax
+ * (where it has no bound - every write came before the first read - the
+ * rate whose first write has the first read as its median, ln 2 / b):
+ * bisection in log r, to 0.1%. */
+static double first_rate(const struct sd_first *o, size_t n, double rmax)
 {
-	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].rate == rate) {
+	double lo = 1e-4, hi = rmax;
+	int i;
+
+	if (first_dlogl(o, n, hi) >= 0)
+		return hi;
+	if (first_dlogl(o, n, lo) <= 0)
+		return lo;
+	for (i = 0; i < 40 && hi > lo * 1.001; i++) {
+		double mid = sqrt(lo * hi);
+
+		if (first_dlogl(o, n, mid) > 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return sqrt(lo * hi);
+}
+
+/* A bracket of a round's reads (brk[k - 1], brk[k]] in seconds. */
+static struct sd_first bracket(const uint64_t *brk, unsigned k)
+{
+	return (struct sd_first){ k ? brk[k - 1] / 1e6 : 0, brk[k] / 1e6 };
+}
+
+/* The rates of tg's picture at its latest read, by the bracket a page was
+ * first written in in the last round (kp, 0 where it was not written
+ * then) and in this one (kc, 0 where not yet): rate[kp][kc], bracket k at
+ * index k + 1. A page's two rounds are taken together - a page written
+ * 2 times a second is first written within 60 ms in one round in nine,
+ * in both in one in 80, and one written 100 times a second in nearly
+ * every round - but for a page not written in the whole last round: it
+ * has changed, and its last round says nothing of now. */
+static void rate_table(const struct sd_target *tg, double rate[][SD_MAX_BRK + 1])
+{
+	double rmax = M_LN2 * 1e6 / (double)tg->brk_us[0];
+	struct sd_first o[2];
+	unsigned kp, kc;
+
+	if (tg->nprev_brk && tg->prev_brk_us[0] < tg->brk_us[0])
+		rmax = M_LN2 * 1e6 / (double)tg->prev_brk_us[0];
+	for (kp = 0; kp <= tg->nprev_brk; kp++)
+		for (kc = 0; kc <= tg->nbrk; kc++) {
+			size_t n = 0;
+
+			if (kp)
+				o[n++] = bracket(tg->prev_brk_us, kp - 1);
+			if (kc)
+				o[n++] = bracket(tg->brk_us, kc - 1);
+			else
+				o[n++] = (struct sd_first){ tg->brk_us[tg->nbrk - 1] / 1e6, INFINITY };
+			rate[kp][kc] = kp || kc ? first_rate(o, n, rmax) : 0;
+		}
+}
+
+static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, unsigned k)
+{
+	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].k == k) {
 		r->v[r->n - 1].end = end;
 		return true;
 	}
@@ -346,15 +429,15 @@ static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, double rat
 		r->v = nv;
 		r->cap = nc;
 	}
-	r->v[r->n++] = (struct sd_run){ start, end, rate };
+	r->v[r->n++] = (struct sd_run){ start, end, k };
 	return true;
 }
 
 /* tg's seen runs from a read's dirty extents (scan[], address order): the
- * pages seen before keep their rate, the others are new at `rate`. The
+ * pages seen before keep their bracket, the others are new in bracket k. The
  * bits only get set within a round, so the scan holds every page seen
  * before (but for one unmapped since: gone). */
-static int seen_update(struct sd_tracker *t, struct sd_target *tg, double rate)
+static int seen_update(struct sd_tracker *t, struct sd_target *tg, unsigned k_new)
 {
 	const struct sd_runs *old = &tg->seen;
 	struct sd_runs swap;
@@ -370,17 +453,17 @@ static int seen_update(struct sd_tracker *t, struct sd_target *tg, double rate)
 			while (k < old->n && old->v[k].end <= a)
 				k++;
 			if (k == old->n || old->v[k].start >= e) {
-				if (!runs_add(&t->next, a, e, rate))
+				if (!runs_add(&t->next, a, e, k_new))
 					return -ENOMEM;
 				break;
 			}
 			if (old->v[k].start > a) {
-				if (!runs_add(&t->next, a, old->v[k].start, rate))
+				if (!runs_add(&t->next, a, old->v[k].start, k_new))
 					return -ENOMEM;
 				a = old->v[k].start;
 			}
 			b = old->v[k].end < e ? old->v[k].end : e;
-			if (!runs_add(&t->next, a, b, old->v[k].rate))
+			if (!runs_add(&t->next, a, b, old->v[k].k))
 				return -ENOMEM;
 			a = b;
 		}
@@ -395,7 +478,15 @@ static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t en
 {
 	struct tier_linux_addr_obs *o;
 	double win = -log(1.0 - 1.0 / SD_CHECKS) * SD_CHECKS / rate * 1e6;
+	uint32_t iv = win >= UINT32_MAX ? UINT32_MAX : win < 1 ? 1 : (uint32_t)win;
 
+	if (t->build.n) {
+		o = &t->build.v[t->build.n - 1];
+		if (o->pid == pid && o->end == start && o->interval_us == iv) {
+			o->end = end;
+			return;
+		}
+	}
 	if (t->build.n == t->build.cap) {
 		size_t nc = t->build.cap ? 2 * t->build.cap : 256;
 		struct tier_linux_addr_obs *nv;
@@ -417,40 +508,46 @@ static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t en
 	o->kind = TIER_OBS_WRITTEN;
 	o->count = 1;
 	o->max = SD_CHECKS;
-	o->interval_us = win >= UINT32_MAX ? UINT32_MAX : win < 1 ? 1 : (uint32_t)win;
+	o->interval_us = iv;
 }
 
-/* Adds tg's runs to the picture being built, address order: this round's
- * (seen) and, while the round goes on, the last round's where this one
- * has not seen them yet, at most cap. */
-static void picture_target(struct sd_tracker *t, const struct sd_target *tg, double cap,
-			   bool last)
+/* Adds tg's picture to the one being built, address order: the pages
+ * written in the last round or in this one, each at the rate of its two
+ * brackets (rate_table()); at the round's end (last), the pages this round
+ * saw written alone. */
+static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
+	double (*rate)[SD_MAX_BRK + 1] = t->rate;
 	const struct sd_runs *sn = &tg->seen, *pv = &tg->prev;
-	size_t i = 0, j = 0, np = last ? 0 : pv->n;
-	uint64_t cut = 0;
+	size_t i = 0, j = 0, np = pv->n;
+	uint64_t pos = 0;
 
-	for (;;) {
-		uint64_t a, e;
+	rate_table(tg, rate);
+	while (i < sn->n || j < np) {
+		uint64_t ss = i < sn->n ? sn->v[i].start : UINT64_MAX;
+		uint64_t ps = j < np ? pv->v[j].start : UINT64_MAX;
+		uint64_t x = ss < ps ? ss : ps, e = UINT64_MAX;
+		bool in_s, in_p;
 
-		if (j < np && (pv->v[j].start > cut ? pv->v[j].start : cut) >= pv->v[j].end) {
-			j++;
-			continue;
+		if (x < pos)
+			x = pos;
+		in_s = i < sn->n && sn->v[i].start <= x;
+		in_p = j < np && pv->v[j].start <= x;
+		if (in_s || i < sn->n)
+			e = in_s ? sn->v[i].end : sn->v[i].start;
+		if (j < np) {
+			uint64_t pe = in_p ? pv->v[j].end : pv->v[j].start;
+
+			e = pe < e ? pe : e;
 		}
-		a = j < np ? (pv->v[j].start > cut ? pv->v[j].start : cut) : UINT64_MAX;
-		if (i < sn->n && sn->v[i].start <= a) {
-			pic_add(t, tg->pid, sn->v[i].start, sn->v[i].end, sn->v[i].rate);
-			cut = sn->v[i].end;
+		if (in_s || (in_p && !last))
+			pic_add(t, tg->pid, x, e,
+				rate[in_p ? pv->v[j].k + 1 : 0][in_s ? sn->v[i].k + 1 : 0]);
+		pos = e;
+		if (i < sn->n && sn->v[i].end <= pos)
 			i++;
-			continue;
-		}
-		if (j == np)
-			break;
-		e = pv->v[j].end;
-		if (i < sn->n && sn->v[i].start < e)
-			e = sn->v[i].start;
-		pic_add(t, tg->pid, a, e, pv->v[j].rate < cap ? pv->v[j].rate : cap);
-		cut = e;
+		if (j < np && pv->v[j].end <= pos)
+			j++;
 	}
 }
 
@@ -484,16 +581,18 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		/* The walk read the bits over its own time: its middle. */
 		w1 = tier_linux_now_us();
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
-		if (at <= tg->read_us)
-			at = tg->read_us + 1;
-		if (seen_update(t, tg, bracket_rate(tg->read_us, at)))
+		if (tg->nbrk && at <= tg->brk_us[tg->nbrk - 1])
+			at = tg->brk_us[tg->nbrk - 1] + 1;
+		if (tg->nbrk < SD_MAX_BRK)
+			tg->nbrk++;
+		tg->brk_us[tg->nbrk - 1] = at;
+		if (seen_update(t, tg, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
-		tg->read_us = at;
-		picture_target(t, tg, M_LN2 * 1e6 / (double)at, last);
+		picture_target(t, tg, last);
 		if (!last)
 			continue;
 		/* Each page dirty now took its writer one fault since the
-		 * clear; this round's rates are the next one's last. */
+		 * clear; this round is the next one's last. */
 		for (k = 0; k < tg->seen.n; k++)
 			dirty_pages += (tg->seen.v[k].end - tg->seen.v[k].start) >> 12;
 		{
@@ -502,6 +601,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tg->prev = tg->seen;
 			tg->seen = r;
 			tg->seen.n = 0;
+			memcpy(tg->prev_brk_us, tg->brk_us, sizeof(tg->brk_us));
+			tg->nprev_brk = tg->nbrk;
 		}
 	}
 	pthread_mutex_lock(&t->lock);
@@ -637,7 +738,7 @@ static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
 
 static void *sd_thread(void *arg)
 {
-	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US };
+	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
 	struct sd_tracker *t = arg;
 	struct tier_err err = { "" };
 	uint64_t start;
