@@ -59,9 +59,9 @@ struct tier_world_stats {
 	uint64_t tracker_faults;
 	uint64_t tracker_fault_ns;
 	uint64_t tracker_period_us;
-	/* The tracker's rounds done and observations it dropped (its queue
-	 * full when collects came too late). */
-	uint64_t tracker_rounds, tracker_dropped;
+	/* The tracker's rounds done, observations it dropped (more runs than
+	 * its picture holds) and reads it made by PAGEMAP_SCAN. */
+	uint64_t tracker_rounds, tracker_dropped, tracker_scan_reads;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;
 	double amat_ns;			/* average memory access time so far */

@@ -119,6 +119,8 @@ static struct json_object *status_figures(struct tierd *d)
 		json_object_object_add(o, "tracker_rounds", json_object_new_uint64(st.tracker_rounds));
 		json_object_object_add(o, "tracker_dropped",
 				       json_object_new_uint64(st.tracker_dropped));
+		json_object_object_add(o, "tracker_scan_reads",
+				       json_object_new_uint64(st.tracker_scan_reads));
 	}
 	json_object_object_add(o, "metadata_bytes",
 			       json_object_new_uint64(meta + st.metadata_bytes));

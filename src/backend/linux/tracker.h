@@ -59,7 +59,10 @@ struct tier_linux_tracker_stats {
 					 * page written after each clear) */
 	uint64_t rounds;		/* clear-and-read rounds done */
 	uint64_t period_us;		/* the current round's period */
-	uint64_t dropped;		/* observations dropped (collect() too late) */
+	uint64_t dropped;		/* observations dropped (soft-dirty: runs past
+					 * the picture's size) */
+	uint64_t scan_reads;		/* reads by PAGEMAP_SCAN (soft-dirty; the
+					 * others read pagemap's entries) */
 	uint64_t fault_ns;		/* what one of those faults costs here,
 					 * measured at start (soft-dirty) */
 };

@@ -202,6 +202,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		st->tracker_period_us = ts.period_us;
 		st->tracker_rounds = ts.rounds;
 		st->tracker_dropped = ts.dropped;
+		st->tracker_scan_reads = ts.scan_reads;
 	}
 	if (lb->env.page_huge) {
 		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;

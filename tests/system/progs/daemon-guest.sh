@@ -359,6 +359,10 @@ check "softdirty: status counts the faults it cost the workload" \
 # Faults are counted when a round ends: rounds ended, nothing dropped.
 check "softdirty: status counts its rounds ($(echo "$st" | jq .tracker_rounds)) and drops none" \
 	test "$(echo "$st" | jq '(.tracker_rounds // 0) >= 1 and .tracker_dropped == 0')" = true
+# The guest's kernels (6.12, 7.x) hand the soft-dirty runs back whole
+# (PAGEMAP_SCAN, Linux 6.7): tierd finds it and reads by it.
+check "softdirty: reads by PAGEMAP_SCAN ($(echo "$st" | jq .tracker_scan_reads))" \
+	test "$(echo "$st" | jq '.tracker_scan_reads // 0')" -ge 3
 kill "$tierd_pid"
 wait "$tierd_pid"
 kill "$hog"

@@ -621,6 +621,11 @@ static void check_softdirty(pid_t a, pid_t b, char *base)
 	diag("softdirty: %llu rounds, period %.1f s, %llu write-protect faults of the watched "
 	     "processes", (unsigned long long)st.rounds, st.period_us / 1e6,
 	     (unsigned long long)st.workload_faults);
+	/* The guest's kernels (6.12, 7.x) have PAGEMAP_SCAN (Linux 6.7):
+	 * every read is one (three or four a round). */
+	ok(st.scan_reads >= 3 * st.rounds,
+	   "softdirty: reads by PAGEMAP_SCAN (%llu in %llu rounds)",
+	   (unsigned long long)st.scan_reads, (unsigned long long)st.rounds);
 	/* Every round after the targets arrived: one fault per hot page (the
 	 * first round may have started before set_targets()). */
 	ok(st.rounds >= 2 && st.workload_faults >= (st.rounds - 1) * (HOT_SZ / PAGE) * 9 / 10,
