@@ -1745,6 +1745,26 @@ static void test_budget_parts(void **state)
 	}
 }
 
+/* The steps' share with what the tracker's threads used: their own part
+ * at least (threads over their parts take nothing from it), what the
+ * threads leave of the whole, never more than all of it. */
+static void test_step_share(void **state)
+{
+	(void)state;
+	/* damon+softdirty under 5%: a kdamond at its 1.67%, soft-dirty's
+	 * thread at 0.2% of a core: the steps get the other 3.13%. */
+	assert_float_equal(tier_linux_step_share(1.0 / 3, 5, 5.0 / 3 + 0.2), 1 - (5.0 / 3 + 0.2) / 5,
+			   1e-9);
+	/* threads at or over their parts: the steps' own part */
+	assert_float_equal(tier_linux_step_share(1.0 / 3, 5, 10.0 / 3), 1.0 / 3, 1e-9);
+	assert_float_equal(tier_linux_step_share(1.0 / 3, 5, 4.5), 1.0 / 3, 1e-9);
+	/* idle threads: all of it, not more */
+	assert_float_equal(tier_linux_step_share(0.5, 5, 0), 1, 1e-9);
+	assert_float_equal(tier_linux_step_share(0.5, 5, -1), 1, 1e-9);
+	/* no budget to split: the own part */
+	assert_float_equal(tier_linux_step_share(0.5, 0, 1), 0.5, 1e-9);
+}
+
 static void test_pick(void **state)
 {
 	const struct tier_linux_tracker_ops *ops;
@@ -2095,6 +2115,7 @@ int main(void)
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),
 		cmocka_unit_test(test_budget_parts),
+		cmocka_unit_test(test_step_share),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_kernel_tiering),
 		cmocka_unit_test(test_guard_take_and_give_back),

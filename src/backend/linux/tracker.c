@@ -36,6 +36,18 @@ double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double 
 	return 1.0 / parts;
 }
 
+double tier_linux_step_share(double own, double max_cpu_percent, double others_percent)
+{
+	double left;
+
+	if (max_cpu_percent <= 0)
+		return own;
+	left = 1.0 - (others_percent > 0 ? others_percent : 0) / max_cpu_percent;
+	if (left > 1)
+		left = 1;
+	return left > own ? left : own;
+}
+
 /* Appends "line\n" to why, cut to fit. */
 static void why_add(char *why, size_t why_sz, const char *line)
 {

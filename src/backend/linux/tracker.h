@@ -65,6 +65,7 @@ struct tier_linux_tracker_stats {
 					 * others read pagemap's entries) */
 	uint64_t fault_ns;		/* what one of those faults costs here,
 					 * measured at start (soft-dirty) */
+	uint64_t thread_cpu_ns;		/* its own thread's CPU so far (soft-dirty) */
 };
 
 struct tier_linux_tracker_ops {
@@ -113,6 +114,16 @@ const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name);
  * share of the budget (1, 1/2 or 1/3). */
 double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double max_cpu_percent,
 				 double *kthread_percent, double *thread_percent);
+
+/* The steps' share of the budget when the tracker's threads used
+ * others_percent of a core lately: their own part (own, from
+ * tier_linux_tracker_budget()) at least, and whatever of max_cpu_percent
+ * the threads leave - a soft-dirty thread whose rounds the writer's faults
+ * stretch uses a tenth of its part - at most all of it. The threads keep
+ * their parts (they pace themselves by them): what the steps take of an
+ * unused part, a thread that needs it again gets back as the average
+ * follows it. */
+double tier_linux_step_share(double own, double max_cpu_percent, double others_percent);
 
 /* Picks the tracker to run: wanted NULL or "auto" = the best available,
  * else the one named. Probes every candidate (all of them for "auto") and

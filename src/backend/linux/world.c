@@ -5,6 +5,7 @@
  * (kernel_guard.h); driven a step at a time. The pieces it is made of:
  * world_impl.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,15 +118,15 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 }
 
 /* The CPU of the kdamonds tierd ran: the one running now read from its
- * /proc/PID/stat, those before it as last read. */
-static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
+ * /proc/PID/stat, those before it as last read. False without kdamonds. */
+static bool kdamond_cpu(struct linux_backend *lb, double *seconds)
 {
 	unsigned idx;
 	pid_t pid = 0;
 	double s;
 
 	if (!lb->trk->kdamond)
-		return;
+		return false;
 	if (!lb->trk->kdamond(lb->trk_priv, &idx, &pid))
 		pid = 0;
 	if (pid != lb->kdamond_pid) {
@@ -135,8 +136,54 @@ static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
 	}
 	if (pid && !tier_linux_cpu_seconds(&lb->ctx, pid, &s))
 		lb->kdamond_cpu_last = s;
-	st->has_kthread_cpu = true;
-	st->kthread_cpu_seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
+	*seconds = lb->kdamond_cpu_done + lb->kdamond_cpu_last;
+	return true;
+}
+
+static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
+{
+	st->has_kthread_cpu = kdamond_cpu(lb, &st->kthread_cpu_seconds);
+}
+
+/* The average over which the tracker's threads' CPU is taken. */
+#define SHARE_TAU_US 30000000.0
+
+/* The steps' share from what the tracker's threads used lately: their
+ * CPU (the kdamonds', the tracker's own thread's) read again, its rate
+ * since the last read averaged over SHARE_TAU_US. Until it has a second's
+ * history, and where the tracker has no threads, the steps' own part. */
+static void update_step_share(struct linux_backend *lb, uint64_t now)
+{
+	struct tier_linux_tracker_stats ts = { 0 };
+	double cpu = 0, kd, dt;
+
+	if (lb->step_share_own >= 1)
+		return;
+	if (kdamond_cpu(lb, &kd))
+		cpu += kd;
+	if (lb->trk->stats) {
+		lb->trk->stats(lb->trk_priv, &ts);
+		cpu += (double)ts.thread_cpu_ns / 1e9;
+	}
+	if (!lb->others_at_us) {
+		lb->others_at_us = now;
+		lb->others_cpu_s = cpu;
+		return;
+	}
+	dt = (double)(now - lb->others_at_us);
+	if (dt < 1e6)
+		return;
+	{
+		double rate = (cpu - lb->others_cpu_s) / (dt / 1e6) * 100, w = -expm1(-dt / SHARE_TAU_US);
+
+		/* The first second's rate stands alone: a kdamond's start. */
+		lb->others_percent = lb->others_percent > 0 ? lb->others_percent + w * (rate - lb->others_percent)
+							    : rate;
+	}
+	lb->others_cpu_s = cpu;
+	lb->others_at_us = now;
+	lb->b.step_cpu_share = tier_linux_step_share(lb->step_share_own, lb->max_cpu_percent,
+						     lb->others_percent);
 }
 
 /* Within a step too: the first one catalogues the address space and
@@ -148,11 +195,13 @@ uint64_t tier__lw_upkeep(struct linux_backend *lb, bool force)
 {
 	uint64_t now = tier_linux_now_us(), cpu;
 
-	if (!lb->trk->maintain || (!force && now < lb->upkeep_due_us))
+	if (!force && now < lb->upkeep_due_us)
 		return 0;
 	cpu = tier__lw_thread_cpu_ns();
 	lb->upkeep_due_us = now + UPKEEP_EVERY_US;
-	lb->trk->maintain(lb->trk_priv);
+	if (lb->trk->maintain)
+		lb->trk->maintain(lb->trk_priv);
+	update_step_share(lb, now);
 	return tier__lw_thread_cpu_ns() - cpu;
 }
 
@@ -375,10 +424,13 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	}
 	/* tierd's CPU budget is for all it causes: equal parts for its
 	 * steps (tierd/step.c), the tracker's kernel threads and the
-	 * tracker's own thread, as far as it runs them. */
+	 * tracker's own thread, as far as it runs them; the steps also take
+	 * what the threads leave (update_step_share()). */
 	lb->b.step_cpu_share = tier_linux_tracker_budget(lb->trk, (double)cfg->max_cpu_percent,
 							 &lb->ctx.kthread_cpu_percent,
 							 &lb->ctx.thread_cpu_percent);
+	lb->step_share_own = lb->b.step_cpu_share;
+	lb->max_cpu_percent = (double)cfg->max_cpu_percent;
 	ret = tier_linux_space_new(&lb->ctx, 12, &lb->space, err);
 	if (ret)
 		goto out_free;

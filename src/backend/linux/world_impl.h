@@ -78,6 +78,12 @@ struct linux_backend {
 	pid_t kdamond_pid;			/* the kdamond whose CPU is read */
 	double kdamond_cpu_done;		/* CPU of the kdamonds before it */
 	double kdamond_cpu_last;		/* its CPU when last read */
+	/* The steps' share of the budget (b.step_cpu_share): their own part,
+	 * and what the tracker's threads leave of the whole, from their CPU
+	 * averaged over SHARE_TAU_US (tier_linux_step_share()). */
+	double step_share_own, max_cpu_percent;
+	double others_cpu_s, others_percent;	/* their CPU when last read; its rate */
+	uint64_t others_at_us;			/* when (0: not yet) */
 	bool huge_warned, split_warned;
 	struct tier_linux_guard guard;	/* kernel settings changed, state file */
 	bool guard_open;
