@@ -122,7 +122,7 @@ double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double 
  * stretch uses a tenth of its part - at most all of it. The threads keep
  * their parts (they pace themselves by them): what the steps take of an
  * unused part, a thread that needs it again gets back as the average
- * follows it. */
+ * follows it (the Linux world averages over 10 s). */
 double tier_linux_step_share(double own, double max_cpu_percent, double others_percent);
 
 /* Picks the tracker to run: wanted NULL or "auto" = the best available,
