@@ -705,6 +705,72 @@ static void put_pagemap(const char *root, pid_t pid, uint64_t base, const uint64
  * as 0 (a reader without CAP_SYS_ADMIN). The process exists only in the
  * fixture: move_pages finds no such process, so what it is asked comes
  * back absent. */
+static void put_numa_maps(const char *root, pid_t pid, const char *line)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/numa_maps", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", line);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A mapping of 128 pages, all on node 1 in the picture: as many pages
+ * spread otherwise (moved) are queried again; a total one page higher
+ * (a mapping that grew or merged with a new one) is left to the next
+ * read of the maps; a quarter of it in question is queried again. */
+static void test_verify_changing(void **state)
+{
+	const uint64_t b = 0x8000000 / 4096, base = 0x7f0000000000;
+	struct tier_linux_ctx ctx = { .sysfs_root = SYSFS "pfn-nodes", .debugfs_root = "/nonexistent" };
+	char root[] = "/tmp/tierd-verify-XXXXXX", path[512];
+	struct tier_linux_space *s;
+	struct tier_linux_space_diff d;
+	struct tier_err err = { "" };
+	const pid_t pid = 4194001;
+	uint64_t pm[128], i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	ctx.procfs_root = root;
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000000000-7f0000080000 rw-p 00000000 00:00 0 \n");
+	assert_int_equal(fclose(f), 0);
+	for (i = 0; i < 128; i++)
+		pm[i] = TIER__PM_PRESENT | (4 * b + 16 + i);	/* node 1's frames */
+	put_pagemap(root, pid, base, pm, 128);
+	assert_int_equal(tier_linux_space_new(&ctx, 12, &s, &err), 0);
+	if (tier_linux_space_update(s, &pid, 1, NULL, NULL, &err))
+		fail_msg("update: %s", err.msg);
+	assert_int_equal(tier_linux_space_query(s, 128, &err), 0);
+
+	put_numa_maps(root, pid, "7f0000000000 default anon=128 dirty=128 N1=128 kernelpagesize_kB=4");
+	assert_int_equal(tier_linux_space_verify(s, UINT64_MAX), 0);
+	put_numa_maps(root, pid, "7f0000000000 default anon=129 dirty=129 N1=129 kernelpagesize_kB=4");
+	assert_int_equal(tier_linux_space_verify(s, UINT64_MAX), 0);
+	put_numa_maps(root, pid, "7f0000000000 default anon=128 dirty=128 N0=2 N1=126 kernelpagesize_kB=4");
+	assert_int_equal(tier_linux_space_verify(s, UINT64_MAX), 128);
+	tier_linux_space_last_diff(s, &d);
+	assert_int_equal(d.pid, pid);
+	assert_int_equal(d.start, base);
+	assert_int_equal(d.theirs[0], 2);
+	assert_int_equal(d.theirs[1], 126);
+	assert_int_equal(d.mine[1], 128);
+	assert_int_equal(tier_linux_space_query(s, 128, &err), 0);
+	put_numa_maps(root, pid, "7f0000000000 default anon=96 dirty=96 N1=96 kernelpagesize_kB=4");
+	assert_int_equal(tier_linux_space_verify(s, UINT64_MAX), 128);
+	tier_linux_space_destroy(s);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	assert_int_equal(system(path), 0);
+}
+
 static void test_pagemap_query(void **state)
 {
 	const uint64_t b = 0x8000000 / 4096, base = 0x7f0000000000;
@@ -1035,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_maps),
 		cmocka_unit_test(test_update_unchanged),
 		cmocka_unit_test(test_verify_backoff),
+		cmocka_unit_test(test_verify_changing),
 		cmocka_unit_test(test_update_grow_shrink_vanish),
 		cmocka_unit_test(test_update_split),
 		cmocka_unit_test(test_update_reuses_ids),

@@ -89,12 +89,27 @@ int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 /* Checks the picture of where pages are against the kernel's: for each
  * managed process, the pages per node of each mapping in
  * <procfs>/PID/numa_maps against page_node over the extents in it. The
- * extents of a mapping that differs are queued to be queried first by the
+ * extents of a mapping whose pages lie on other nodes (as many pages in
+ * all, spread otherwise: moved) are queued to be queried first by the
  * next tier_linux_space_query, up to max_pages in all (the first mapping
- * found whatever its size). At most 16 processes a call, round robin
+ * found whatever its size); one whose total differs too is changing, and
+ * is queued only where the difference is a 64th of it or more (else left
+ * to the next read of the maps and the round-robin query). At most 16 processes a call, round robin
  * over the managed ones. Returns the pages queued or -ENOMEM. A process
  * whose numa_maps cannot be read is left to the query. */
 long long tier_linux_space_verify(struct tier_linux_space *s, uint64_t max_pages);
+
+/* The last mapping the check found different: its process and start, and
+ * its pages on nodes 0-3 as numa_maps counts them and as the picture does
+ * (for the debug log). */
+struct tier_linux_space_diff {
+	pid_t pid;
+	uint64_t start;
+	uint64_t theirs[4], mine[4];
+};
+
+void tier_linux_space_last_diff(const struct tier_linux_space *s,
+				struct tier_linux_space_diff *d);
 
 /* Pages that came with the updates and were never queried. */
 uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);

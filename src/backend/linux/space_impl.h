@@ -96,6 +96,7 @@ struct tier_linux_space {
 	size_t nr_fresh, cap_fresh;
 	uint64_t rr_next;	/* round-robin query cursor (an id) */
 	size_t verify_next;	/* round-robin numa_maps cursor (a slot) */
+	struct tier_linux_space_diff last_diff;	/* the check's last difference */
 
 	/* Scratch for query and move. */
 	struct tier__page_req *reqs;

@@ -92,6 +92,17 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		lb->verify_cpu_ns += t - cpu;
 		cpu = t;
 		if (q > 0) {
+			struct tier_linux_space_diff d;
+
+			tier_linux_space_last_diff(lb->space, &d);
+			tier__lw_say(lb, LOG_DEBUG, "placement check: %lld pages to query again; pid %d's "
+				     "mapping at %#llx has %llu/%llu/%llu/%llu pages on nodes 0-3, "
+				     "%llu/%llu/%llu/%llu in the picture", q, (int)d.pid,
+				     (unsigned long long)d.start,
+				     (unsigned long long)d.theirs[0], (unsigned long long)d.theirs[1],
+				     (unsigned long long)d.theirs[2], (unsigned long long)d.theirs[3],
+				     (unsigned long long)d.mine[0], (unsigned long long)d.mine[1],
+				     (unsigned long long)d.mine[2], (unsigned long long)d.mine[3]);
 			lb->verify_queued += (uint64_t)q;
 			ret = tier_linux_space_query(lb->space, tier_linux_space_nr_fresh(lb->space),
 						     err);
