@@ -62,6 +62,10 @@ struct tier_world_stats {
 	/* The tracker's rounds done, observations it dropped (more runs than
 	 * its picture holds) and reads it made by PAGEMAP_SCAN. */
 	uint64_t tracker_rounds, tracker_dropped, tracker_scan_reads;
+	/* The reads of its last round after the clear, in the writer's own
+	 * time and in wall time (soft-dirty). */
+	uint64_t tracker_read_us[8], tracker_read_wall_us[8];
+	unsigned tracker_nr_reads;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;
 	double amat_ns;			/* average memory access time so far */

@@ -108,7 +108,7 @@ denied cgroup-set '{"path":"db","clear":true}' "cgroup-set: only root may do thi
 for cmd in ping status cgroups; do
 	is "$(raw "{\"v\":1,\"cmd\":\"$cmd\"}" | jq .ok)" true "raw $cmd is open to everyone"
 done
-is "$(raw '{"v":1,"cmd":"status"}' | jq -c '.result | keys - ["machine","tiers","managed_bytes","promoted_bytes","demoted_bytes","failed_moves","processes","huge_pages","split_huge_pages","tracker","policy","version","cpu_seconds","kdamond_cpu_seconds","system_cpu_seconds","step_cpu_seconds","tracker_workload_faults","tracker_fault_ns","tracker_period_ms","tracker_rounds","tracker_dropped","tracker_scan_reads","metadata_bytes","heatmap_bytes","uptime_seconds","steps","interval_ms","max_cpu_percent","step_cpu_percent","budget_bytes_per_s","amat_ns","fast_access_ratio","figures_age_ms","step_running_ms","rechecked_pages","drains","placed_nodes"]')" \
+is "$(raw '{"v":1,"cmd":"status"}' | jq -c '.result | keys - ["machine","tiers","managed_bytes","promoted_bytes","demoted_bytes","failed_moves","processes","huge_pages","split_huge_pages","tracker","policy","version","cpu_seconds","kdamond_cpu_seconds","system_cpu_seconds","step_cpu_seconds","tracker_workload_faults","tracker_fault_ns","tracker_period_ms","tracker_rounds","tracker_dropped","tracker_scan_reads","tracker_read_ms","tracker_read_wall_ms","metadata_bytes","heatmap_bytes","uptime_seconds","steps","interval_ms","max_cpu_percent","step_cpu_percent","budget_bytes_per_s","amat_ns","fast_access_ratio","figures_age_ms","step_running_ms","rechecked_pages","drains","placed_nodes"]')" \
 	'[]' "status holds only machine-wide figures (no field names a process)"
 
 check "refusals are logged at notice level" grep -q "notice: refused: hint: uid $NOBODY may not advise process $ROOTPID" "$TMP/log"

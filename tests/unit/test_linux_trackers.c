@@ -1418,6 +1418,21 @@ static void test_softdirty(void **state)
 	assert_int_equal(st.workload_faults, 12);
 	assert_int_equal(st.rounds, 1);
 	assert_int_equal(st.dropped, 0);
+	/* The round's four reads, in wall time and in the writer's (less 12
+	 * faults of at least 1 us each by the last, or a sixteenth of it
+	 * left), both rising; the third 20 ms after the second at least. */
+	assert_int_equal(st.nr_reads, 4);
+	{
+		unsigned k;
+
+		for (k = 0; k < 4; k++) {
+			assert_true(st.read_us[k] <= st.read_wall_us[k]);
+			assert_true(!k || st.read_us[k] > st.read_us[k - 1]);
+			assert_true(!k || st.read_wall_us[k] >= st.read_wall_us[k - 1]);
+		}
+		assert_true(st.read_wall_us[2] - st.read_wall_us[1] >= 20000);
+		assert_true(st.read_us[3] + 12 <= st.read_wall_us[3]);
+	}
 	/* too few faults to measure their cost: the bare-metal least */
 	assert_int_equal(st.fault_ns, 1000);
 

@@ -66,6 +66,11 @@ struct tier_linux_tracker_stats {
 	uint64_t fault_ns;		/* what one of those faults costs here,
 					 * measured at start (soft-dirty) */
 	uint64_t thread_cpu_ns;		/* its own thread's CPU so far (soft-dirty) */
+	/* The reads of the last whole round of its first target, in the
+	 * writer's own time since the clear (soft-dirty: wall time less the
+	 * faults the writer took by then), and in wall time. */
+	uint64_t read_us[8], read_wall_us[8];
+	unsigned nr_reads;
 };
 
 struct tier_linux_tracker_ops {

@@ -150,10 +150,12 @@ struct sd_target {
 	/* the round's reads, after the clear: bracket k is
 	 * (brk_us[k - 1], brk_us[k]], (0, brk_us[0]] the first */
 	uint64_t brk_us[SD_MAX_BRK];
+	uint64_t wall_us[SD_MAX_BRK];	/* ... in wall time */
 	unsigned nbrk;
 	struct sd_runs seen;		/* written this round, address order */
 	struct sd_runs prev;		/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
+	uint64_t prev_wall_us[SD_MAX_BRK];
 	unsigned nprev_brk;
 	bool cleared;
 };
@@ -705,7 +707,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	t->build.n = 0;
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
-		uint64_t w0, w1, at;
+		uint64_t w0, w1, at, wall;
 
 		if (!tg->cleared)
 			continue;
@@ -727,6 +729,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		 * faster than they are) - but at least a sixteenth of it. */
 		w1 = tier_linux_now_us();
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
+		wall = at;
 		{
 			uint64_t dirty = 0, lost;
 
@@ -740,6 +743,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		if (tg->nbrk < SD_MAX_BRK)
 			tg->nbrk++;
 		tg->brk_us[tg->nbrk - 1] = at;
+		tg->wall_us[tg->nbrk - 1] = wall;
 		if (seen_update(t, tg, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
 		picture_target(t, tg, last);
@@ -756,6 +760,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tg->seen = r;
 			tg->seen.n = 0;
 			memcpy(tg->prev_brk_us, tg->brk_us, sizeof(tg->brk_us));
+			memcpy(tg->prev_wall_us, tg->wall_us, sizeof(tg->wall_us));
 			tg->nprev_brk = tg->nbrk;
 		}
 	}
@@ -764,6 +769,13 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	t->pic = t->build;
 	t->build = swap;
 	t->pic_gen++;
+	if (last && t->nr_tg && t->tg[0].nprev_brk) {
+		const struct sd_target *tg = &t->tg[0];
+
+		memcpy(t->stats.read_us, tg->prev_brk_us, sizeof(t->stats.read_us));
+		memcpy(t->stats.read_wall_us, tg->prev_wall_us, sizeof(t->stats.read_wall_us));
+		t->stats.nr_reads = tg->nprev_brk;
+	}
 	if (last) {
 		t->faults_last = dirty_pages;
 		t->stats.workload_faults += dirty_pages;

@@ -272,6 +272,9 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		st->tracker_rounds = ts.rounds;
 		st->tracker_dropped = ts.dropped;
 		st->tracker_scan_reads = ts.scan_reads;
+		memcpy(st->tracker_read_us, ts.read_us, sizeof(st->tracker_read_us));
+		memcpy(st->tracker_read_wall_us, ts.read_wall_us, sizeof(st->tracker_read_wall_us));
+		st->tracker_nr_reads = ts.nr_reads;
 	}
 	if (lb->env.page_huge) {
 		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;
