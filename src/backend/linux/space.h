@@ -188,7 +188,10 @@ void tier_linux_space_migrate_stats(const struct tier_linux_space *s,
  * MemTotal/MemFree of /sys/devices/system/node/nodeN/meminfo (under
  * ctx->sysfs_root; tier_linux_node_meminfo() in topology.h) in pages, read
  * afresh at every call (one small file), MemFree less the kernel's reserve
- * (the node's zones' high watermarks in <procfs>/zoneinfo).
+ * (the node's zones' high watermarks in <procfs>/zoneinfo, and the gap
+ * between their min and high watermarks again: room for others'
+ * allocations before kswapd wakes, which cannot reclaim while tierd has
+ * demotion off).
  * -ENOENT: no such node; -EINVAL: meminfo malformed or without those
  * lines. */
 extern const struct tier_mem_ops tier_linux_mem_ops;

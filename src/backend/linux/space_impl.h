@@ -125,7 +125,8 @@ struct tier_linux_space {
 	size_t cap_huge;
 	bool huge_unsupported;
 
-	/* The kernel's reserve per node (its zones' high watermarks, pages
+	/* The kernel's reserve per node (its zones' high watermarks and the
+	 * min-to-high gap again, pages
 	 * of 4 KiB), from <procfs>/zoneinfo, re-read every so many calls of
 	 * the node memory ops (space_mem.c). */
 	uint64_t reserve_4k[256];

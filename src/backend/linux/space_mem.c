@@ -17,13 +17,24 @@
 /* Calls of the ops between two readings of zoneinfo. */
 #define RESERVE_REREAD 1000
 
-/* Sums each node's zones' high watermarks from <procfs>/zoneinfo ("Node N,
- * zone Z" then "        high     PAGES"). A missing or unreadable file
- * leaves no reserve. */
+/* Each node's reserve from its zones' watermarks in <procfs>/zoneinfo
+ * ("Node N, zone Z" then "        min      PAGES", "        high     PAGES"):
+ * the high watermark, where kswapd stops, and as much again as lies
+ * between min and high. tierd fills a fast node up to it, and the
+ * workloads and tierd itself allocate there too; below the low watermark
+ * kswapd wakes, and while tierd has the kernel's demotion off it cannot
+ * reclaim anonymous memory without swap: after 16 runs that reclaim
+ * nothing the kernel marks the node unreclaimable (zoneinfo's
+ * node_unreclaimable) and stops waking kswapd for it - which also stopped
+ * the kernel's own tiering from demoting there after tierd had exited
+ * (the 6.12 guest: a node of 768 MiB, high 45 MiB, low 38, min 30; filled
+ * to high + 0.5%, its free memory went down to 34 MiB). A missing or
+ * unreadable file leaves no reserve. */
 static void read_reserves(struct tier_linux_space *s)
 {
+	uint64_t min_4k[TIER_MAX_NODES] = { 0 }, high_4k[TIER_MAX_NODES] = { 0 };
 	char path[PATH_MAX], *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, n;
 	int node = -1;
 	FILE *f;
 
@@ -35,15 +46,19 @@ static void read_reserves(struct tier_linux_space *s)
 		return;
 	while (getline(&line, &cap, f) > 0) {
 		unsigned long long v;
-		int n;
+		int nd;
 
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			node = n >= 0 && n < TIER_MAX_NODES ? n : -1;
+		if (sscanf(line, "Node %d, zone", &nd) == 1)
+			node = nd >= 0 && nd < TIER_MAX_NODES ? nd : -1;
 		else if (node >= 0 && sscanf(line, " high %llu", &v) == 1)
-			s->reserve_4k[node] += v;
+			high_4k[node] += v;
+		else if (node >= 0 && sscanf(line, " min %llu", &v) == 1)
+			min_4k[node] += v;
 	}
 	free(line);
 	fclose(f);
+	for (n = 0; n < TIER_MAX_NODES; n++)
+		s->reserve_4k[n] = high_4k[n] + (high_4k[n] > min_4k[n] ? high_4k[n] - min_4k[n] : 0);
 }
 
 static int mem_node_pages(void *priv, int node, uint64_t *total, uint64_t *free_pages)
