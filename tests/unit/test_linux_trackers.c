@@ -1308,6 +1308,80 @@ static void set_pagemap_entry(const struct tmp *t, uint64_t addr, uint64_t e)
 	close(fd);
 }
 
+/* Rounds of random writes to process 100's 16-page anonymous mapping
+ * (0x800000): every picture is runs in address order, disjoint, each
+ * non-empty, within the pages written in this round or the last, every
+ * page written this round in it; after a round's last read, exactly the
+ * pages written in it. */
+static void test_softdirty_picture_random(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	static struct got g;
+	unsigned seed = 12345, round, rd;
+	bool prev[16] = { false };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	for (round = 0; round < 40; round++) {
+		bool dirty[16] = { false };
+		unsigned k;
+
+		for (k = 0; k < 16; k++)
+			set_pagemap_entry(&t, 0x800000 + k * 0x1000, P | (0x3000 + k));
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+		for (rd = 0; rd < 4; rd++) {
+			size_t i;
+
+			for (k = 0; k < 16; k++)
+				if (!dirty[k] && rand_r(&seed) % 4 == 0) {
+					dirty[k] = true;
+					set_pagemap_entry(&t, 0x800000 + k * 0x1000,
+							  P | SD | (0x3000 + k));
+				}
+			assert_int_equal(tier__softdirty_step(priv, rd == 3 ? TIER__SD_READ_LAST
+									   : TIER__SD_READ, &err), 0);
+			g.n = 0;
+			assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+			{
+				bool in[16] = { false };
+
+				for (i = 0; i < g.n; i++) {
+					const struct tier_linux_addr_obs *o = &g.v[i];
+					uint64_t a;
+
+					if (o->start >= o->end || (i && o->start < g.v[i - 1].end))
+						fail_msg("round %u read %u: run %zu [%#llx, %#llx) after "
+							 "[%#llx, %#llx)", round, rd, i,
+							 (unsigned long long)o->start,
+							 (unsigned long long)o->end,
+							 (unsigned long long)(i ? g.v[i - 1].start : 0),
+							 (unsigned long long)(i ? g.v[i - 1].end : 0));
+					if (o->end <= 0x800000 || o->start >= 0x810000)
+						continue;	/* the fixture's other pages */
+					assert_true(o->start >= 0x800000 && o->end <= 0x810000);
+					for (a = o->start; a < o->end; a += 0x1000)
+						in[(a - 0x800000) >> 12] = true;
+				}
+				for (k = 0; k < 16; k++) {
+					if (dirty[k])
+						assert_true(in[k]);
+					else if (rd == 3 || !prev[k])
+						assert_false(in[k]);
+				}
+			}
+		}
+		memcpy(prev, dirty, sizeof(prev));
+	}
+	tier__linux_tracker_softdirty.destroy(priv);
+}
+
 /* What a write-protect fault costs is measured by a child of the tracker's
  * process: on this machine's kernel (when it has soft-dirty) each write
  * after the clear takes a fault, far dearer than a plain store; where
@@ -2125,6 +2199,7 @@ int main(void)
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_idle_no_pfns),
 		cmocka_unit_test(test_softdirty),
+		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),

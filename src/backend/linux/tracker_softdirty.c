@@ -595,11 +595,19 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 	}
 }
 
-/* Appends [start, end) to scan[], joined to the last run where they meet. */
+/* Appends [start, end) to scan[], joined to the last run where they meet
+ * or overlap (a PAGEMAP_SCAN call that resumes where the last one stopped
+ * may hand back again the part of a run the last one had: runs that
+ * overlapped made the picture's sweep emit runs that end before they
+ * start). */
 static int scan_add(struct sd_tracker *t, uint64_t start, uint64_t end)
 {
-	if (t->nscan && t->scan[t->nscan - 1].end == start) {
-		t->scan[t->nscan - 1].end = end;
+	if (end <= start)
+		return 0;
+	if (t->nscan && start <= t->scan[t->nscan - 1].end &&
+	    start >= t->scan[t->nscan - 1].start) {
+		if (end > t->scan[t->nscan - 1].end)
+			t->scan[t->nscan - 1].end = end;
 		return 0;
 	}
 	if (!grow(&t->scan, &t->capscan, t->nscan + 1))
@@ -673,6 +681,36 @@ static int scan_ioctl(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 	return ret;
 }
 
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct extent *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* scan[] in address order, overlaps joined (the mappings come in order
+ * and so do a call's runs: a no-op but for a kernel that answers
+ * otherwise). */
+static void scan_order(struct sd_tracker *t)
+{
+	size_t i, n = 0;
+
+	for (i = 1; i < t->nscan && t->scan[i].start >= t->scan[i - 1].end; i++)
+		;
+	if (i >= t->nscan)
+		return;
+	qsort(t->scan, t->nscan, sizeof(*t->scan), cmp_extent);
+	for (i = 0; i < t->nscan; i++) {
+		if (n && t->scan[i].start <= t->scan[n - 1].end) {
+			if (t->scan[i].end > t->scan[n - 1].end)
+				t->scan[n - 1].end = t->scan[i].end;
+			continue;
+		}
+		t->scan[n++] = t->scan[i];
+	}
+	t->nscan = n;
+}
+
 /* Reads pid's soft-dirty runs into scan[]: PAGEMAP_SCAN where the kernel
  * has it, else pagemap's entries. */
 static int scan_target(struct sd_tracker *t, pid_t pid, struct tier_err *err)
@@ -682,6 +720,8 @@ static int scan_target(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 	t->nscan = 0;
 	if (!t->no_scan) {
 		ret = scan_ioctl(t, pid, err);
+		if (!ret)
+			scan_order(t);
 		if (!ret) {
 			pthread_mutex_lock(&t->lock);
 			t->stats.scan_reads++;
