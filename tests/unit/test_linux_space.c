@@ -706,6 +706,21 @@ static void put_pagemap(const char *root, pid_t pid, uint64_t base, const uint64
  * as 0 (a reader without CAP_SYS_ADMIN). The process exists only in the
  * fixture: move_pages finds no such process, so what it is asked comes
  * back absent. */
+/* A process directory under root with one mapping in its maps. */
+static void put_proc(const char *root, pid_t pid, const char *maps_line)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, (int)pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", maps_line);
+	assert_int_equal(fclose(f), 0);
+}
+
 static void put_numa_maps(const char *root, pid_t pid, const char *line)
 {
 	char path[512];
@@ -732,18 +747,11 @@ static void test_verify_changing(void **state)
 	struct tier_err err = { "" };
 	const pid_t pid = 4194001;
 	uint64_t pm[128], i;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
 	ctx.procfs_root = root;
-	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/%d/maps", root, (int)pid);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "7f0000000000-7f0000080000 rw-p 00000000 00:00 0 \n");
-	assert_int_equal(fclose(f), 0);
+	put_proc(root, pid, "7f0000000000-7f0000080000 rw-p 00000000 00:00 0 ");
 	for (i = 0; i < 128; i++)
 		pm[i] = TIER__PM_PRESENT | (4 * b + 16 + i);	/* node 1's frames */
 	put_pagemap(root, pid, base, pm, 128);
@@ -789,18 +797,11 @@ static void test_pagemap_query(void **state)
 	const pid_t pid = 4194000;
 	const uint8_t *node;
 	uint64_t first, i;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
 	ctx.procfs_root = root;
-	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
-	assert_int_equal(mkdir(path, 0700), 0);
-	snprintf(path, sizeof(path), "%s/%d/maps", root, (int)pid);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "7f0000000000-7f0000010000 rw-p 00000000 00:00 0 \n");
-	assert_int_equal(fclose(f), 0);
+	put_proc(root, pid, "7f0000000000-7f0000010000 rw-p 00000000 00:00 0 ");
 	for (i = 9; i < 16; i++)
 		pm[i] = P | (4 * b + i);
 	put_pagemap(root, pid, base, pm, 16);

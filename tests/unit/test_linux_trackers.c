@@ -1420,6 +1420,18 @@ static void test_softdirty_fault_cost(void **state)
 	tmp_release(&t);
 }
 
+/* One read of the manual rounds (op), then a collect into g, emptied
+ * first: expects n runs. */
+static void read_collect(void *priv, enum tier__softdirty_op op, struct got *g, size_t n)
+{
+	struct tier_err err = { "" };
+
+	g->n = 0;
+	assert_int_equal(tier__softdirty_step(priv, op, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, g, &err), 0);
+	assert_int_equal(g->n, n);
+}
+
 static void test_softdirty(void **state)
 {
 	const pid_t pids[] = { 100, 300 /* gone */ };
@@ -1470,10 +1482,7 @@ static void test_softdirty(void **state)
 	 * 20 ms after the clear (its median: ln 2 / 20 ms). */
 	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
 	usleep(20000);
-	g.n = 0;
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
-	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
-	assert_int_equal(g.n, 5);
+	read_collect(priv, TIER__SD_READ, &g, 5);
 	{
 		double r = expect_written(&g.v[0], 0x600000, 0x601000, 1);
 
@@ -1520,10 +1529,7 @@ static void test_softdirty(void **state)
 	set_pagemap_entry(&t, 0xa00000, P | 0x5000);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	usleep(30000);
-	g.n = 0;
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
-	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
-	assert_int_equal(g.n, 5);
+	read_collect(priv, TIER__SD_READ, &g, 5);
 	{
 		double r = expect_written(&g.v[0], 0x600000, 0x601000, 1);
 
