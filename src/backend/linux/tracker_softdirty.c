@@ -17,7 +17,7 @@
  * writes in (a, b] with probability e^-ra - e^-rb. One round is one
  * draw: a page written 2 times a second is first written within 60 ms in
  * one round in nine. So a page's rate is the one that makes its first
- * writes in the last two rounds most likely (rate_table(); a page not
+ * writes in the last two rounds most likely (softdirty_rate.c; a page not
  * written at all in the last round has changed, and counts this one
  * alone; a page this round has not seen yet counts "not by the latest
  * read"), at most ln 2 over the first read's time (35/s: a page first
@@ -71,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/softdirty_rate.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -81,7 +82,7 @@
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	60000u
 #define SD_READ3_US	200000u
-#define SD_MAX_BRK	8u		/* reads a round (the last one's bracket widens beyond) */
+#define SD_MAX_BRK	TIER__SD_MAX_BRK
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
 #define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
@@ -192,7 +193,7 @@ struct sd_tracker {
 	struct sd_runs next;		/* a target's seen runs, rebuilt */
 	struct page_region *vec;	/* PAGEMAP_SCAN's answer */
 	bool no_scan;			/* the kernel has no PAGEMAP_SCAN for soft-dirty bits */
-	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (rate_table()) */
+	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
 	struct sd_pic build;		/* the next picture */
 };
 
@@ -375,89 +376,6 @@ static int scan_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
 	return 0;
 }
 
-/* When a page was first written after a clear, as a read told it: in
- * (a, b] seconds, or not by a (b infinite). */
-struct sd_first {
-	double a, b;
-};
-
-/* The derivative of the log-likelihood of first writes o[0..n) at rate r,
- * a Poisson process's: in (a, b] with probability e^-ra - e^-rb, whose log
- * has derivative -a + w / (e^rw - 1) (w = b - a); none by a, e^-ra: -a.
- * Decreasing in r: the likelihood has one peak. */
-static double first_dlogl(const struct sd_first *o, size_t n, double r)
-{
-	double d = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		d -= o[i].a;
-		if (!isinf(o[i].b))
-			d += (o[i].b - o[i].a) / expm1(r * (o[i].b - o[i].a));
-	}
-	return d;
-}
-
-/* The rate that makes first writes o[0..n) most likely, at most rmax
- * (where it has no bound - every write came before the first read - the
- * rate whose first write has the first read as its median, ln 2 / b):
- * bisection in log r, to 0.1%. */
-static double first_rate(const struct sd_first *o, size_t n, double rmax)
-{
-	double lo = 1e-4, hi = rmax;
-	int i;
-
-	if (first_dlogl(o, n, hi) >= 0)
-		return hi;
-	if (first_dlogl(o, n, lo) <= 0)
-		return lo;
-	for (i = 0; i < 40 && hi > lo * 1.001; i++) {
-		double mid = sqrt(lo * hi);
-
-		if (first_dlogl(o, n, mid) > 0)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return sqrt(lo * hi);
-}
-
-/* A bracket of a round's reads (brk[k - 1], brk[k]] in seconds. */
-static struct sd_first bracket(const uint64_t *brk, unsigned k)
-{
-	return (struct sd_first){ k ? brk[k - 1] / 1e6 : 0, brk[k] / 1e6 };
-}
-
-/* The rates of tg's picture at its latest read, by the bracket a page was
- * first written in in the last round (kp, 0 where it was not written
- * then) and in this one (kc, 0 where not yet): rate[kp][kc], bracket k at
- * index k + 1. A page's two rounds are taken together - a page written
- * 2 times a second is first written within 60 ms in one round in nine,
- * in both in one in 80, and one written 100 times a second in nearly
- * every round - but for a page not written in the whole last round: it
- * has changed, and its last round says nothing of now. */
-static void rate_table(const struct sd_target *tg, double rate[][SD_MAX_BRK + 1])
-{
-	double rmax = M_LN2 * 1e6 / (double)tg->brk_us[0];
-	struct sd_first o[2];
-	unsigned kp, kc;
-
-	if (tg->nprev_brk && tg->prev_brk_us[0] < tg->brk_us[0])
-		rmax = M_LN2 * 1e6 / (double)tg->prev_brk_us[0];
-	for (kp = 0; kp <= tg->nprev_brk; kp++)
-		for (kc = 0; kc <= tg->nbrk; kc++) {
-			size_t n = 0;
-
-			if (kp)
-				o[n++] = bracket(tg->prev_brk_us, kp - 1);
-			if (kc)
-				o[n++] = bracket(tg->brk_us, kc - 1);
-			else
-				o[n++] = (struct sd_first){ tg->brk_us[tg->nbrk - 1] / 1e6, INFINITY };
-			rate[kp][kc] = kp || kc ? first_rate(o, n, rmax) : 0;
-		}
-}
-
 static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, unsigned k)
 {
 	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].k == k) {
@@ -557,7 +475,7 @@ static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t en
 
 /* Adds tg's picture to the one being built, address order: the pages
  * written in the last round or in this one, each at the rate of its two
- * brackets (rate_table()); at the round's end (last), the pages this round
+ * brackets (tier__sd_rate_table()); at the round's end (last), the pages this round
  * saw written alone. */
 static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
@@ -566,7 +484,7 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 	size_t i = 0, j = 0, np = pv->n;
 	uint64_t pos = 0;
 
-	rate_table(tg, rate);
+	tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk, rate);
 	while (i < sn->n || j < np) {
 		uint64_t ss = i < sn->n ? sn->v[i].start : UINT64_MAX;
 		uint64_t ps = j < np ? pv->v[j].start : UINT64_MAX;
