@@ -2185,6 +2185,170 @@ static void test_guard_keeps(void **state)
 	tmp_release(&t);
 }
 
+/* ---- damon+softdirty: written rates beyond the regions' ----------------- */
+
+#define BY_PAGES	2048
+#define BY_PIDS		2
+
+struct beyond_got {
+	double rate[BY_PIDS][BY_PAGES];	/* written accesses/s handed on, per page */
+	double other[BY_PIDS][BY_PAGES];	/* other kinds' */
+	unsigned calls;
+	size_t n;
+};
+
+static void beyond_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+{
+	struct beyond_got *g = ctx;
+	size_t i;
+
+	g->calls++;
+	g->n += n;
+	for (i = 0; i < n; i++) {
+		uint64_t a;
+
+		assert_true(obs[i].start < obs[i].end);
+		for (a = obs[i].start; a < obs[i].end; a += 4096) {
+			double r = tier__obs_rate(&obs[i]);
+
+			if (obs[i].kind == TIER_OBS_WRITTEN)
+				g->rate[obs[i].pid - 1][a / 4096] += r;
+			else
+				g->other[obs[i].pid - 1][a / 4096] += 1;
+		}
+	}
+}
+
+static struct tier_linux_addr_obs by_obs(pid_t pid, uint64_t first, uint64_t nr, uint16_t kind,
+					 uint32_t count, uint32_t max, uint32_t interval_us)
+{
+	return (struct tier_linux_addr_obs){ .pid = pid, .start = first * 4096,
+					     .end = (first + nr) * 4096, .kind = kind,
+					     .count = count, .max = max,
+					     .interval_us = interval_us };
+}
+
+/* A written run over DAMON regions: each page's rate handed on is what
+ * it adds to its region's, so region + written = the larger of the two
+ * (not their sum); pieces the region covers are left out; another
+ * process's regions, a region seen idle and other kinds change nothing. */
+static void test_obs_beyond(void **state)
+{
+	static struct beyond_got g;
+	struct tier_linux_addr_obs acc[3], wr[4];
+	double d, w;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	/* pid 1: regions [16, 32) at 10 of 20 checks in 100 ms (138.6/s),
+	 * [32, 48) seen in none; pid 2: [0, 64) hot (20 of 20). */
+	acc[0] = by_obs(1, 16, 16, TIER_OBS_ACCESSED, 10, 20, 100000);
+	acc[1] = by_obs(1, 32, 16, TIER_OBS_ACCESSED, 0, 20, 100000);
+	acc[2] = by_obs(2, 0, 64, TIER_OBS_ACCESSED, 20, 20, 100000);
+	d = tier__obs_rate(&acc[0]);
+	assert_true(fabs(d - 138.63) < 0.01);
+	/* Written at 500/s over [8, 40) (pid 1), 50/s over [100, 104), and
+	 * at 500/s over pid 2's [60, 70); a sample passes as it is. */
+	wr[0] = by_obs(1, 8, 32, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
+	wr[1] = by_obs(1, 100, 4, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 50 * 1e6));
+	wr[2] = by_obs(2, 60, 10, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
+	wr[3] = by_obs(1, 200, 1, TIER_OBS_SAMPLE, 1, 0, 0);
+	w = tier__obs_rate(&wr[0]);
+	assert_true(fabs(w - 500) < 0.5);
+	tier__obs_beyond(acc, 3, wr, 4, beyond_sink, &g);
+	/* Before the region, unchanged; under it, w - d; under the idle
+	 * region and after, w. */
+	assert_true(fabs(g.rate[0][8] - w) < 1e-9);
+	assert_true(fabs(g.rate[0][15] - w) < 1e-9);
+	assert_true(fabs(g.rate[0][16] - (w - d)) < 0.01 * w);
+	assert_true(fabs(g.rate[0][31] + d - w) < 0.01 * w);
+	assert_true(fabs(g.rate[0][32] - w) < 1e-9);
+	assert_true(fabs(g.rate[0][39] - w) < 1e-9);
+	assert_true(g.rate[0][40] == 0 && g.rate[0][7] == 0);
+	/* No region: unchanged. */
+	assert_true(fabs(g.rate[0][100] - tier__obs_rate(&wr[1])) < 1e-9);
+	/* pid 2's hot region (20 of 20: 736/s) covers 500/s: nothing over
+	 * [60, 64), unchanged beyond the region. */
+	assert_true(tier__obs_rate(&acc[2]) > 500);
+	assert_true(g.rate[1][60] == 0 && g.rate[1][63] == 0);
+	assert_true(fabs(g.rate[1][64] - w) < 1e-9 && fabs(g.rate[1][69] - w) < 1e-9);
+	assert_true(g.other[0][200] == 1);
+	/* Pieces: [8,16) [16,32) [32,40) [100,104) [64,70) and the sample. */
+	assert_int_equal(g.n, 6);
+}
+
+/* Random regions and written runs, enough pieces to fill several
+ * batches: for every page, region + handed on = max(region, written). */
+static void test_obs_beyond_random(void **state)
+{
+	static struct beyond_got g;
+	static struct tier_linux_addr_obs acc[2 * BY_PAGES], wr[2 * BY_PAGES];
+	static double dr[BY_PIDS][BY_PAGES], wrate[BY_PIDS][BY_PAGES];
+	size_t nacc = 0, nwr = 0;
+	unsigned seed, round;
+
+	(void)state;
+	for (round = 0; round < 20; round++) {
+		pid_t pid;
+
+		seed = 12345 + round;
+		memset(&g, 0, sizeof(g));
+		memset(dr, 0, sizeof(dr));
+		memset(wrate, 0, sizeof(wrate));
+		nacc = nwr = 0;
+		for (pid = 1; pid <= BY_PIDS; pid++) {
+			uint64_t p = (uint64_t)(rand_r(&seed) % 4);
+
+			/* Regions in address order, with gaps, some idle. */
+			while (p < BY_PAGES) {
+				uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 8), i;
+
+				if (p + len > BY_PAGES)
+					len = BY_PAGES - p;
+				acc[nacc] = by_obs(pid, p, len, TIER_OBS_ACCESSED,
+						   (uint32_t)(rand_r(&seed) % 21), 20, 100000);
+				for (i = p; i < p + len; i++)
+					dr[pid - 1][i] = tier__obs_rate(&acc[nacc]);
+				nacc++;
+				p += len + (uint64_t)(rand_r(&seed) % 3);
+			}
+			/* Written runs, disjoint, 1/s to 1000/s. */
+			p = (uint64_t)(rand_r(&seed) % 5);
+			while (p < BY_PAGES) {
+				uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 20), i;
+				double r = pow(10, (rand_r(&seed) % 3001) / 1000.0);
+
+				if (p + len > BY_PAGES)
+					len = BY_PAGES - p;
+				wr[nwr] = by_obs(pid, p, len, TIER_OBS_WRITTEN, 1, 2,
+						 (uint32_t)(2 * M_LN2 / r * 1e6));
+				for (i = p; i < p + len; i++)
+					wrate[pid - 1][i] = tier__obs_rate(&wr[nwr]);
+				nwr++;
+				p += len + (uint64_t)(rand_r(&seed) % 4);
+			}
+		}
+		tier__obs_beyond(acc, nacc, wr, nwr, beyond_sink, &g);
+		assert_true(g.calls >= 2);	/* more than one batch */
+		for (pid = 0; pid < BY_PIDS; pid++) {
+			size_t i;
+
+			for (i = 0; i < BY_PAGES; i++) {
+				double want = wrate[pid][i] > dr[pid][i] ? wrate[pid][i] - dr[pid][i] : 0;
+
+				if (!wrate[pid][i]) {
+					assert_true(g.rate[pid][i] == 0);
+					continue;
+				}
+				if (fabs(g.rate[pid][i] - want) > 1e-3 * wrate[pid][i] + 1e-9)
+					fail_msg("round %u pid %d page %zu: written %.3f/s, region %.3f/s: "
+						 "handed on %.3f/s, want %.3f/s", round, (int)pid + 1,
+						 i, wrate[pid][i], dr[pid][i], g.rate[pid][i], want);
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2207,6 +2371,8 @@ int main(void)
 		cmocka_unit_test(test_softdirty),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
+		cmocka_unit_test(test_obs_beyond),
+		cmocka_unit_test(test_obs_beyond_random),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),

@@ -214,6 +214,25 @@ struct tier__damon_info {
 };
 void tier__damon_info(void *priv, struct tier__damon_info *out);
 
+/* ---- damon+softdirty (tracker_combo.c) -------------------------------- */
+
+/* Accesses per second per page that an ACCESSED or WRITTEN observation
+ * stands for (tier_obs_accesses() over its interval); 0 for other kinds. */
+double tier__obs_rate(const struct tier_linux_addr_obs *o);
+
+/* Hands sink the written observations wr[0, n) as what they add to the
+ * accessed ones acc[0, nacc) (sorted by pid, then start; not overlapping
+ * within a pid), so that a page's rate is the larger of the two rather
+ * than their sum: a written page is also an accessed one, and DAMON's
+ * region already counts its writes. Each written run is split where the
+ * regions over it change, and each piece carries its rate less the
+ * region's (count 1 of 2 over the interval that makes that rate); a piece
+ * the region's rate covers is left out. Observations of other kinds, or
+ * with nothing seen, pass unchanged. */
+void tier__obs_beyond(const struct tier_linux_addr_obs *acc, size_t nacc,
+		      const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
+		      void *ctx);
+
 /* ---- perf (tracker_perf.c) -------------------------------------------- */
 
 struct tier__perf_sample {
