@@ -405,16 +405,16 @@ static void share_window(struct tmp *t, void *priv, unsigned long long *ticks, d
 static void test_damon_keeps_cpu_share(void **state)
 {
 	static const char *const slower_writes[] = {
-		"K/contexts/0/monitoring_attrs/intervals/sample_us=40000",
-		"K/contexts/0/monitoring_attrs/intervals/aggr_us=400000",
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=50000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=500000",
 		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
 		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
 		"K/state=commit",
 		NULL,
 	};
 	static const char *const faster_writes[] = {
-		"K/contexts/0/monitoring_attrs/intervals/sample_us=20000",
-		"K/contexts/0/monitoring_attrs/intervals/aggr_us=200000",
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=25000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=250000",
 		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
 		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
 		"K/state=commit",
@@ -450,8 +450,8 @@ static void test_damon_keeps_cpu_share(void **state)
 		fail_msg("set_targets: %s", err.msg);
 	/* The window starts with the kdamond, not at the first upkeep:
 	 * the new kdamond's first window is 1 s: at 20% of a core (DAMON
-	 * under TCG) eight times the sample interval, the aggregation ten
-	 * samples, after that second. */
+	 * under TCG) ten times the sample interval (to 0.8 of the share),
+	 * the aggregation ten samples, after that second. */
 	at = j->n;
 	fake_now += 900000;
 	ticks += (unsigned long long)(0.2 * (double)sysconf(_SC_CLK_TCK));
@@ -464,25 +464,31 @@ static void test_damon_keeps_cpu_share(void **state)
 	tier__linux_tracker_damon.maintain(priv);
 	tier__damon_info(priv, &info);
 	assert_true(info.kdamond_cpu_percent > 19 && info.kdamond_cpu_percent < 21);
-	assert_int_equal(info.sample_us, 40000);
-	assert_int_equal(info.aggr_us, 400000);
+	assert_int_equal(info.sample_us, 50000);
+	assert_int_equal(info.aggr_us, 500000);
 	assert_int_equal(info.interval_changes, 1);
 	skip_to_intervals(j, &at);
 	expect_writes(j, &at, 1, slower_writes);
 
-	/* Within the band (2.5% * 1.25): nothing changes. */
+	/* Within the band (0.4 to 1 times the 2.5%): nothing changes. */
 	at = j->n;
-	share_window(&t, priv, &ticks, 0.03, &info);
-	assert_int_equal(info.sample_us, 40000);
+	share_window(&t, priv, &ticks, 0.024, &info);
+	assert_int_equal(info.sample_us, 50000);
 	assert_int_equal(info.interval_changes, 1);
 	skip_to_intervals(j, &at);
 	assert_int_equal(at, j->n);
 
-	/* Below half of it: back down by half. */
 	at = j->n;
-	share_window(&t, priv, &ticks, 0.01, &info);
-	assert_int_equal(info.sample_us, 20000);
-	assert_int_equal(info.aggr_us, 200000);
+	share_window(&t, priv, &ticks, 0.011, &info);
+	assert_int_equal(info.sample_us, 50000);
+	skip_to_intervals(j, &at);
+	assert_int_equal(at, j->n);
+
+	/* Below 0.4 of it: back down by half. */
+	at = j->n;
+	share_window(&t, priv, &ticks, 0.009, &info);
+	assert_int_equal(info.sample_us, 25000);
+	assert_int_equal(info.aggr_us, 250000);
 	skip_to_intervals(j, &at);
 	expect_writes(j, &at, 1, faster_writes);
 
@@ -491,19 +497,19 @@ static void test_damon_keeps_cpu_share(void **state)
 	j->busy_left = -1;
 	j->busy_errno = EINVAL;
 	share_window(&t, priv, &ticks, 0.45, &info);
-	assert_int_equal(info.sample_us, 20000);
-	assert_int_equal(info.aggr_us, 200000);
+	assert_int_equal(info.sample_us, 25000);
+	assert_int_equal(info.aggr_us, 250000);
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
-				"monitoring_attrs/intervals/sample_us"), "20000");
+				"monitoring_attrs/intervals/sample_us"), "25000");
 	j->busy_val = NULL;
 
-	/* 20% from 20 ms samples: 100 ms at most, 5 of the 8 times the
-	 * correction asks; the regions take the rest (1.6). */
+	/* 20% from 25 ms samples: 100 ms at most, 4 of the 10 times the
+	 * correction asks; the regions take the rest (2.5). */
 	share_window(&t, priv, &ticks, 0.20, &info);
 	assert_int_equal(info.sample_us, 100000);
-	assert_int_equal(info.max_regions, 1250);
+	assert_int_equal(info.max_regions, 800);
 	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
-				"monitoring_attrs/nr_regions/max"), "1250");
+				"monitoring_attrs/nr_regions/max"), "800");
 	/* Still 4 times over at the longest samples: regions, 400 at least. */
 	share_window(&t, priv, &ticks, 0.10, &info);
 	assert_int_equal(info.sample_us, 100000);
@@ -523,6 +529,10 @@ static void test_damon_keeps_cpu_share(void **state)
 	assert_int_equal(info.sample_us, 100000);
 	share_window(&t, priv, &ticks, 0.001, &info);
 	assert_int_equal(info.sample_us, 50000);
+	/* Over it, if only a little: to 0.8 of it (3% to 2%: 1.5 times). */
+	share_window(&t, priv, &ticks, 0.03, &info);
+	assert_int_equal(info.sample_us, 75000);
+	assert_int_equal(info.aggr_us, 750000);
 
 	tier__linux_tracker_damon.destroy(priv);
 	free(j);

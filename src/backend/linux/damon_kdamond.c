@@ -51,6 +51,15 @@
  * samples, which under TCG took 40-50% of a core, and the first second
  * of that is already a second's worth of the share's minute. */
 #define DAMON_SHARE_FIRST_WINDOW_US	1000000u
+/* What a correction aims at, as a share of the kdamond's part, and below
+ * what share of it the kdamond may take more. The aim is below the part,
+ * so that the kdamond's cost - noisy from window to window - averages
+ * within it: with a band from the part up to 1.25 times it, the guest
+ * bench's kdamond took 1.75-2.3% of a core over whole runs, against a
+ * part of 1.67%. A kdamond at
+ * less than LOW of its part doubles its cost and stays within the aim. */
+#define DAMON_SHARE_AIM		0.8
+#define DAMON_SHARE_LOW		0.4
 /* The most the sample interval may grow at once (5 ms to 100 ms). */
 #define DAMON_SAMPLE_MAX_GROWTH	20.0
 /* At least 200 regions: DAMON checks one page per region per sample, and
@@ -434,16 +443,19 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 	t->share_since_us = now;
 	t->share_cpu_s = cpu;
 	/* The cost is inversely proportional to the sample interval and
-	 * proportional to the regions checked at each sample. A dead band
-	 * against noise: beyond 1.25 times the share, a longer sample
-	 * interval (at most 20 times at once), and once it is at its longest
+	 * proportional to the regions checked at each sample. Over the
+	 * share, a longer sample interval that brings it to DAMON_SHARE_AIM
+	 * of it (at most 20 times at once), and once it is at its longest
 	 * fewer regions at most (down to DAMON_MAX_REGIONS_LEAST; 2000
 	 * regions at 100 ms samples still took 5-11% of a core in the test
-	 * guest); below half of it, the regions back first (resolution),
-	 * then shorter samples, by half. */
-	if (pct > want * 1.25) {
-		double over = pct / want > DAMON_SAMPLE_MAX_GROWTH ? DAMON_SAMPLE_MAX_GROWTH :
-				  pct / want;
+	 * guest); below DAMON_SHARE_LOW of it, the regions back first
+	 * (resolution), then shorter samples, by half; between the two, a
+	 * dead band against noise. */
+	if (pct > want) {
+		double over = pct / (want * DAMON_SHARE_AIM);
+
+		if (over > DAMON_SAMPLE_MAX_GROWTH)
+			over = DAMON_SAMPLE_MAX_GROWTH;
 
 		sample = (uint64_t)((double)t->sample_us * over);
 		if (sample > DAMON_SAMPLE_MAX_US) {
@@ -452,9 +464,9 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 					     (double)sample);
 			sample = DAMON_SAMPLE_MAX_US;
 		}
-	} else if (pct < want / 2 && t->max_regions < DAMON_MAX_REGIONS) {
+	} else if (pct < want * DAMON_SHARE_LOW && t->max_regions < DAMON_MAX_REGIONS) {
 		regions = t->max_regions * 2;
-	} else if (pct < want / 2 && t->sample_us > DAMON_SAMPLE_US) {
+	} else if (pct < want * DAMON_SHARE_LOW && t->sample_us > DAMON_SAMPLE_US) {
 		sample = t->sample_us / 2;
 	} else {
 		return;
