@@ -1069,6 +1069,59 @@ static void test_sparse_steps_keep_the_rate(void **state)
 	assert_true(cold < dense / 20);
 }
 
+/* A tracker's standing estimate, re-stated at every step (soft-dirty's
+ * picture: a page written r times a second, as count 1 of 2 over the
+ * 2 ln 2 / r seconds that make that rate), speaks for the gap since the
+ * last step, whatever the span its checks covered: the predicted rate
+ * holds r whether steps come every 100 ms or every 5 s. Counted as the
+ * accesses over the span divided by the time constant, a 1/s page
+ * re-stated every 100 ms read 14 times its rate. */
+static double standing_rate_after(uint64_t gap_us, double rate)
+{
+	struct tier_page_explain ex;
+	struct tier_obs o;
+	struct fx f;
+	int step, steps = (int)(20000000 / gap_us);
+
+	fx_init(&f, "dram-cxl", "1:4", 64, 320);
+	place(&f, 0, 60, 0);
+	place(&f, 60, 260, 1);
+	fx_start(&f);
+	for (step = 0; step < steps; step++) {
+		f.te.now_us += gap_us;
+		memset(&o, 0, sizeof(o));
+		o.kind = TIER_OBS_WRITTEN;
+		o.page = 100;
+		o.nr_pages = 1;
+		o.count = 1;
+		o.max = 2;
+		o.interval_us = (uint32_t)(2 * M_LN2 / rate * 1e6);
+		f.ops->observe(f.priv, &o, 1);
+		tick(&f);
+	}
+	assert_int_equal(f.ops->explain(f.priv, 100, f.te.now_us, &ex), 0);
+	fx_release(&f);
+	return ex.long_rate;
+}
+
+static void test_standing_rate_holds(void **state)
+{
+	static const double rates[] = { 1, 20, 400 };
+	static const uint64_t gaps[] = { 100000, 1000000, 5000000 };
+	size_t i, k;
+
+	(void)state;
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		for (k = 0; k < sizeof(gaps) / sizeof(gaps[0]); k++) {
+			double got = standing_rate_after(gaps[k], rates[i]);
+
+			if (got < 0.95 * rates[i] || got > 1.05 * rates[i])
+				fail_msg("a page re-stated at %.0f/s every %.1f s: long rate %.2f/s",
+					 rates[i], gaps[k] / 1e6, got);
+		}
+	}
+}
+
 /* Pages [first, first + nr) each sampled once with the given period: at
  * one tick per 100 ms, 10 * period accesses/s each. */
 static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
@@ -1449,6 +1502,7 @@ int main(void)
 		cmocka_unit_test(test_hint_hot_goes_first),
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
+		cmocka_unit_test(test_standing_rate_holds),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
