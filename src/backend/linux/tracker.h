@@ -71,6 +71,10 @@ struct tier_linux_tracker_stats {
 	 * faults the writer took by then), and in wall time. */
 	uint64_t read_us[8], read_wall_us[8];
 	unsigned nr_reads;
+	/* damon+softdirty: the CPU its last collect took in DAMON's part
+	 * (reading the snapshot) and in soft-dirty's (handing over the
+	 * picture), each with what the sink did with it. */
+	uint64_t collect_damon_ns, collect_sd_ns;
 };
 
 struct tier_linux_tracker_ops {

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -48,6 +49,7 @@ struct combo {
 	struct tier_linux_addr_obs *acc;	/* DAMON's observations in this collect */
 	size_t nr_acc, cap_acc;
 	bool acc_lost;			/* out of memory keeping them: add, as before */
+	uint64_t damon_ns, sd_ns;	/* the last collect's parts (stats) */
 	pid_t *pending;		/* the targets soft-dirty gets at the next collect */
 	size_t nr_pending;
 	bool has_pending;
@@ -266,6 +268,15 @@ static void beyond_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t
 	tier__obs_beyond(p->c->acc, p->c->acc_lost ? 0 : p->c->nr_acc, obs, n, p->sink, p->ctx);
 }
 
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Both, DAMON first; an error of either is returned after both ran. */
 static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
@@ -274,12 +285,17 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	struct pass p = { c, sink, ctx };
 	int ret, sd_ret;
 
+	uint64_t t0 = thread_ns(), t1;
+
 	c->nr_acc = 0;
 	c->acc_lost = false;
 	ret = DAMON->collect(c->damon, keep_sink, &p, err);
 	if (c->nr_acc > 1)
 		qsort(c->acc, c->nr_acc, sizeof(*c->acc), acc_cmp);
+	t1 = thread_ns();
 	sd_ret = SD->collect(c->sd, beyond_sink, &p, &sd_err);
+	c->damon_ns = t1 - t0;
+	c->sd_ns = thread_ns() - t1;
 
 	if (!sd_ret && c->has_pending) {
 		sd_ret = SD->set_targets(c->sd, c->pending, c->nr_pending, &sd_err);
@@ -317,6 +333,8 @@ static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
 	struct combo *c = priv;
 
 	SD->stats(c->sd, st);
+	st->collect_damon_ns = c->damon_ns;
+	st->collect_sd_ns = c->sd_ns;
 }
 
 const struct tier_linux_tracker_ops tier__linux_tracker_combo = {

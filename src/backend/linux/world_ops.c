@@ -67,7 +67,8 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	tier__lw_upkeep(lb, false);
 
 	if (lb->log_level >= LOG_DEBUG) {
-		char line[256] = "";
+		struct tier_linux_tracker_stats ts;
+		char line[320] = "";
 		size_t k, off = 0;
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
@@ -75,6 +76,13 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 						" pid %d: %llu ranges, %llu KiB accessed;", (int)cc.pid[k],
 						(unsigned long long)cc.obs[k],
 						(unsigned long long)cc.accessed_kib[k]);
+		memset(&ts, 0, sizeof(ts));
+		if (lb->trk->stats)
+			lb->trk->stats(lb->trk_priv, &ts);
+		if ((ts.collect_damon_ns || ts.collect_sd_ns) && off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off,
+				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms",
+				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
