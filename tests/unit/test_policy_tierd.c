@@ -1030,15 +1030,20 @@ static void test_unlimited_budget_respects_max_batch(void **state)
 /* Steps far apart (a daemon held to its CPU share): each step's DAMON
  * snapshot covers one 100 ms aggregation, yet speaks for the whole gap.
  * A page seen in 50 of 100 checks per aggregation runs at about 690
- * accesses/s; with steps 5 s apart its predicted rate after three steps
- * is within 10% of that of steps every 100 ms after as long - not 50
- * times lower - and it is promoted, where a page seen in 1 of 100 is not. */
+ * accesses/s; with steps 5 s apart (the long rate then spans 3 of them)
+ * its predicted rate after 12 steps is within 10% of that of steps every
+ * 100 ms after 15 s - not 50 times lower - and it is promoted, where a
+ * page seen in 1 of 100 is not. */
 static double rate_after(uint64_t gap_us, uint32_t count, bool *promoted)
 {
 	struct tier_page_explain ex;
 	struct fx f;
 	int step, steps = (int)(15000000 / gap_us);
 
+	/* Steps far apart: the long rate spans 3 of them (long_min_steps);
+	 * 12 bring it within 2% of its steady value. */
+	if (steps < 12)
+		steps = 12;
 	fx_init(&f, "dram-cxl", "1:4", 64, 320);
 	place(&f, 0, 60, 0);
 	place(&f, 60, 260, 1);
@@ -1083,6 +1088,9 @@ static double standing_rate_after(uint64_t gap_us, double rate)
 	struct fx f;
 	int step, steps = (int)(20000000 / gap_us);
 
+	if (steps < 12)
+		steps = 12;	/* the long rate spans 3 steps at least */
+
 	fx_init(&f, "dram-cxl", "1:4", 64, 320);
 	place(&f, 0, 60, 0);
 	place(&f, 60, 260, 1);
@@ -1120,6 +1128,51 @@ static void test_standing_rate_holds(void **state)
 					 rates[i], gaps[k] / 1e6, got);
 		}
 	}
+}
+
+/* Steps 8 s apart, each with one DAMON snapshot of a region (10 checks
+ * over a 750 ms aggregation) whose pages run at about 7/s, below the
+ * 10/s a move from CXL to DRAM must pay for: the counts swing from 2 to 6
+ * of 10 (1.4 to 12.2/s). The long rate spans 3 steps, so the swing to 6
+ * does not carry the region over the bar: none of its pages moves up,
+ * while a region at 10 of 10 (92/s) does. With the long rate as the last
+ * snapshot alone (a 2 s time constant), every swing to 6 moved the region. */
+static void test_sparse_snapshots_average(void **state)
+{
+	static const uint32_t counts[] = { 3, 2, 4, 6, 3, 5, 2, 6, 4, 6 };
+	struct tier_obs o[2];
+	struct fx f;
+	size_t step;
+	uint64_t i, up = 0;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, 320);
+	place(&f, 0, 60, 0);
+	place(&f, 60, 260, 1);
+	fx_start(&f);
+	for (step = 0; step < sizeof(counts) / sizeof(counts[0]); step++) {
+		f.te.now_us += 8000000;
+		memset(o, 0, sizeof(o));
+		o[0].kind = o[1].kind = TIER_OBS_ACCESSED;
+		o[0].page = 100;
+		o[0].nr_pages = 32;
+		o[0].count = counts[step];
+		o[1].page = 200;
+		o[1].nr_pages = 2;
+		o[1].count = 10;
+		o[0].max = o[1].max = 10;
+		o[0].interval_us = o[1].interval_us = 750000;
+		f.ops->observe(f.priv, o, 2);
+		tick(&f);
+		for (i = 100; i < 132; i++)
+			up += node_of(&f, i) == 0;
+	}
+	if (up)
+		fail_msg("pages of a region at about 7/s moved up (%llu page-steps on DRAM)",
+			 (unsigned long long)up);
+	assert_int_equal(node_of(&f, 200), 0);
+	assert_int_equal(node_of(&f, 201), 0);
+	fx_release(&f);
 }
 
 /* Pages [first, first + nr) each sampled once with the given period: at
@@ -1503,6 +1556,7 @@ int main(void)
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 		cmocka_unit_test(test_standing_rate_holds),
+		cmocka_unit_test(test_sparse_snapshots_average),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),

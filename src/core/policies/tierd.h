@@ -14,6 +14,10 @@ struct tier_tierd_params {
 	/* Time constant of the frequency score (what deserves the fast
 	 * tier), microseconds. */
 	double long_tau_us;
+	/* Steps the frequency score spans at least, where steps come further
+	 * apart than long_tau_us / long_min_steps: its time constant is then
+	 * that many steps' gap. */
+	double long_min_steps;
 	/* Time constant of the momentum score (what just became hot),
 	 * microseconds. */
 	double short_tau_us;

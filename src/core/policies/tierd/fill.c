@@ -153,7 +153,7 @@ static bool exchange_pays(const struct tier__tierd *t, uint64_t up, uint64_t dow
 	 * region's shrinkage factor. */
 	noise = sqrt(((double)t->pages[up].smp * t->reg_shrink[up >> TIERD_REGION_SHIFT] +
 		      (double)t->pages[down].smp * t->reg_shrink[down >> TIERD_REGION_SHIFT]) *
-		     t->sample_weight / (t->prm->long_tau_us / 1e6));
+		     t->sample_weight / (t->long_tau_us / 1e6));
 	return hot - cold > t->prm->swap_noise_sd * noise;
 }
 

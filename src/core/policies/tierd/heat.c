@@ -113,7 +113,7 @@ static double region_momentum(const struct tier__tierd *t, double m, double ms, 
 		return 0;
 	/* Both averages started from zero at the region's first sample:
 	 * undo that bias (else every region looks heating for seconds). */
-	m /= -expm1(-(double)age_ms * 1e3 / t->prm->long_tau_us);
+	m /= -expm1(-(double)age_ms * 1e3 / t->long_tau_us);
 	ms /= -expm1(-(double)age_ms * 1e3 / t->prm->short_tau_us);
 	d = ms - m;
 	sd = sqrt((m / q + 1) * q * q);
@@ -133,7 +133,7 @@ static double region_momentum(const struct tier__tierd *t, double m, double ms, 
  * all-zero rates give). */
 void tier__tierd_pool_samples(struct tier__tierd *t)
 {
-	const double tau = t->prm->long_tau_us / 1e6;
+	const double tau = t->long_tau_us / 1e6;
 	uint64_t r, visited = 0;
 
 	tier__tierd_for_each_chunk(t, t->live, r) {
@@ -197,7 +197,7 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 {
 	uint64_t end = page + nr;
 	double gap = sampled ? 0 : (double)t->gap_us;
-	float l = (float)rate_weight(accesses, covered_us, gap, t->prm->long_tau_us);
+	float l = (float)rate_weight(accesses, covered_us, gap, t->long_tau_us);
 	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
 	float m = sampled ? l : 0;
 
@@ -321,12 +321,19 @@ void tier__tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 {
 	double dt = (double)(now_us - t->last_us);
-	float fl = (float)exp(-dt / t->prm->long_tau_us);
+	float fl;
 	float fs = (float)exp(-dt / t->prm->short_tau_us);
 	const float rate_floor = t->prm->rate_floor_per_s;
 	uint64_t c, visited = 0;
 
 	t->gap_us = now_us - t->last_us;
+	/* The long time constant spans long_min_steps steps at least: the
+	 * decay here and the weight of this step's observations (add_accesses())
+	 * use the same one, so a steady rate holds whatever it is. */
+	t->long_tau_us = t->prm->long_tau_us;
+	if (t->prm->long_min_steps * dt > t->long_tau_us)
+		t->long_tau_us = t->prm->long_min_steps * dt;
+	fl = (float)exp(-dt / t->long_tau_us);
 
 	tier__tierd_for_each_chunk(t, t->live, c) {
 		uint64_t i, end = tier__tierd_chunk_end(t, c);

@@ -99,6 +99,8 @@ struct tier__tierd {
 	bool ticked;			/* there was a tick before */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
+	double long_tau_us;		/* the long time constant in force
+					 * (tier__tierd_decay()) */
 	uint32_t *hist;
 	int thr_bin[TIER_MAX_TIERS];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */

@@ -4,6 +4,17 @@
 
 const struct tier_tierd_params tier_tierd_params_default = {
 	.long_tau_us = 2000000.0,
+	/* A step's observations are a short window - a DAMON snapshot is
+	 * one aggregation of 10-20 checks per region - yet speak for the gap
+	 * since the last step (heat.c, rate_weight()). Where a daemon's CPU
+	 * share spaces steps seconds apart, a 2 s time constant kept one
+	 * snapshot only, and its noise made pages of half the rate a move
+	 * must pay for read above it: in the guest's bench, 1 region in 20
+	 * of a GUPS array's 5/s rest read over 10/s in a step, and 43,000
+	 * to 54,000 of its pages were moved up in 60 s. Over 3 steps the
+	 * rate's standard deviation is 0.4 of one snapshot's; a page that
+	 * heats up still shows at once in the momentum score. */
+	.long_min_steps = 3.0,
 	.short_tau_us = 250000.0,
 	/* Cooling needs more standard deviations than heating: a sparse
 	 * page's short-window count is skewed (it cannot go below zero, and

@@ -155,6 +155,7 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 				    n->hmat.read_latency_ns : 100.0 * (double)(r + 1);
 	}
 	t->last_us = env->clock->now_us(env->clock_priv);
+	t->long_tau_us = t->prm->long_tau_us;
 	tier_budget_init(&t->budget, env->budget_bytes_per_s,
 			 env->budget_bytes_per_s * env->interval_us / 1000000 * 2, t->last_us);
 	*priv = t;
