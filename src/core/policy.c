@@ -114,6 +114,13 @@ int tier_tier_roomiest_node(const struct tier_env *env, int rank)
 
 double tier_obs_accesses(const struct tier_obs *o)
 {
+	/* The last count's answer: a tracker hands over runs of the same
+	 * count (soft-dirty's picture: all 1 of 2), and a logarithm a run
+	 * is most of what tens of thousands of them cost where floating
+	 * point is emulated (a guest under TCG). */
+	static __thread uint32_t last_count, last_max;
+	static __thread double last_acc;
+
 	switch (o->kind) {
 	case TIER_OBS_ACCESSED:
 	case TIER_OBS_WRITTEN: {
@@ -121,9 +128,14 @@ double tier_obs_accesses(const struct tier_obs *o)
 
 		if (!o->count)
 			return 0;
+		if (o->count == last_count && o->max == last_max)
+			return last_acc;
 		if (f > 1 - 0.5 / m)
 			f = 1 - 0.5 / m;
-		return -log(1 - f) * m;
+		last_count = o->count;
+		last_max = o->max;
+		last_acc = -log(1 - f) * m;
+		return last_acc;
 	}
 	case TIER_OBS_SAMPLE:
 		return o->count;

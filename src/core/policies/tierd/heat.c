@@ -197,12 +197,24 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 {
 	uint64_t end = page + nr;
 	double gap = sampled ? 0 : (double)t->gap_us;
-	float l = (float)rate_weight(accesses, covered_us, gap, t->long_tau_us);
-	float s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
-	float m = sampled ? l : 0;
+	float l, s, m;
 
 	uint64_t c;
 
+	if (!sampled && covered_us > 0 && gap > 0) {
+		/* rate_weight() with this step's factors, computed once a
+		 * step (a soft-dirty picture is tens of thousands of runs, and
+		 * an exponential each is most of their cost where floating
+		 * point is emulated). */
+		double rate = accesses * 1e6 / covered_us;
+
+		l = (float)(rate * t->gap_long);
+		s = (float)(rate * t->gap_short);
+	} else {
+		l = (float)rate_weight(accesses, covered_us, gap, t->long_tau_us);
+		s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
+	}
+	m = sampled ? l : 0;
 	if (end > t->nr_pages)
 		end = t->nr_pages;
 	if (page >= end)
@@ -334,6 +346,8 @@ void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 	if (t->prm->long_min_steps * dt > t->long_tau_us)
 		t->long_tau_us = t->prm->long_min_steps * dt;
 	fl = (float)exp(-dt / t->long_tau_us);
+	t->gap_long = -expm1(-dt / t->long_tau_us);
+	t->gap_short = -expm1(-dt / t->prm->short_tau_us);
 
 	tier__tierd_for_each_chunk(t, t->live, c) {
 		uint64_t i, end = tier__tierd_chunk_end(t, c);

@@ -101,6 +101,8 @@ struct tier__tierd {
 					 * observations speak for */
 	double long_tau_us;		/* the long time constant in force
 					 * (tier__tierd_decay()) */
+	double gap_long, gap_short;	/* 1 - e^(-gap / tau) of the long and short
+					 * time constants for gap_us (rate_weight()) */
 	uint32_t *hist;
 	int thr_bin[TIER_MAX_TIERS];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
