@@ -1870,6 +1870,50 @@ static void test_step_share(void **state)
 	assert_float_equal(tier_linux_step_share(0.5, 0, 1), 0.5, 1e-9);
 }
 
+/* The threads' CPU average: seeded with their parts, it follows a steady
+ * rate within a few time constants, a 1 s burst moves it by a tenth of
+ * the burst's excess (10 s), and readings less than 1 s apart wait. */
+static void test_others_average(void **state)
+{
+	struct tier_linux_others o = { 0 };
+	uint64_t now = 1000000;
+	double cpu = 0, pct;
+	int i;
+
+	(void)state;
+	/* Seeded: their parts (two thirds of 5%). */
+	pct = tier_linux_others_update(&o, now, cpu, 10.0 / 3);
+	assert_float_equal(pct, 10.0 / 3, 1e-9);
+	/* 0.5 s later, whatever was used: not yet counted. */
+	pct = tier_linux_others_update(&o, now + 500000, 5.0, 10.0 / 3);
+	assert_float_equal(pct, 10.0 / 3, 1e-9);
+	/* The kdamond at 1%, the thread idle, for 60 s read every second:
+	 * within 1% of 1% (e^-6 of the seed's excess is left). */
+	for (i = 0; i < 60; i++) {
+		now += 1000000;
+		cpu += 0.01;
+		pct = tier_linux_others_update(&o, now, cpu, 10.0 / 3);
+	}
+	assert_true(fabs(pct - 1.0) < 0.01);
+	/* A 1 s burst at 50% of a core: 1 - e^-0.1 of the way there. */
+	now += 1000000;
+	cpu += 0.5;
+	pct = tier_linux_others_update(&o, now, cpu, 10.0 / 3);
+	assert_true(fabs(pct - (1.0 + -expm1(-0.1) * 49.0)) < 0.05);
+	/* The share the steps then get is their own part: the threads are
+	 * over what they leave. */
+	assert_float_equal(tier_linux_step_share(1.0 / 3, 5, pct), 1.0 / 3, 1e-9);
+	/* A gap of 5 s read at once: its mean rate, weighted for 5 s. */
+	{
+		double before = pct;
+
+		now += 5000000;
+		cpu += 0.05;
+		pct = tier_linux_others_update(&o, now, cpu, 10.0 / 3);
+		assert_true(fabs(pct - (before + -expm1(-0.5) * (1.0 - before))) < 1e-6);
+	}
+}
+
 static void test_pick(void **state)
 {
 	const struct tier_linux_tracker_ops *ops;
@@ -2388,6 +2432,7 @@ int main(void)
 		cmocka_unit_test(test_perf_probe),
 		cmocka_unit_test(test_budget_parts),
 		cmocka_unit_test(test_step_share),
+		cmocka_unit_test(test_others_average),
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_kernel_tiering),
 		cmocka_unit_test(test_guard_take_and_give_back),

@@ -1,5 +1,6 @@
 /* tracker.c - the Linux trackers, best first, and picking one at start-up. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +47,27 @@ double tier_linux_step_share(double own, double max_cpu_percent, double others_p
 	if (left > 1)
 		left = 1;
 	return left > own ? left : own;
+}
+
+double tier_linux_others_update(struct tier_linux_others *o, uint64_t now_us, double cpu_s,
+				double start_percent)
+{
+	double dt, rate;
+
+	if (!o->at_us) {
+		o->at_us = now_us;
+		o->cpu_s = cpu_s;
+		o->percent = start_percent;
+		return o->percent;
+	}
+	if (now_us < o->at_us + 1000000)
+		return o->percent;
+	dt = (double)(now_us - o->at_us);
+	rate = (cpu_s - o->cpu_s) / (dt / 1e6) * 100;
+	o->percent += -expm1(-dt / TIER_LINUX_OTHERS_TAU_US) * (rate - o->percent);
+	o->cpu_s = cpu_s;
+	o->at_us = now_us;
+	return o->percent;
 }
 
 /* Appends "line\n" to why, cut to fit. */

@@ -134,6 +134,20 @@ double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double 
  * follows it (the Linux world averages over 10 s). */
 double tier_linux_step_share(double own, double max_cpu_percent, double others_percent);
 
+/* The tracker's threads' CPU as a share of a core, averaged over
+ * TIER_LINUX_OTHERS_TAU_US: seeded with what they may use (start_percent,
+ * their parts), then moved by each reading of their CPU (cpu_s, seconds
+ * in total so far) toward the rate since the last one read at least 1 s
+ * before (a reading sooner is ignored). */
+#define TIER_LINUX_OTHERS_TAU_US 10000000.0
+struct tier_linux_others {
+	uint64_t at_us;		/* the last reading counted (0: none yet) */
+	double cpu_s;		/* the CPU then */
+	double percent;		/* the average */
+};
+double tier_linux_others_update(struct tier_linux_others *o, uint64_t now_us, double cpu_s,
+				double start_percent);
+
 /* Picks the tracker to run: wanted NULL or "auto" = the best available,
  * else the one named. Probes every candidate (all of them for "auto") and
  * appends one line per unavailable tracker to why ("idle: ... missing

@@ -165,18 +165,15 @@ static void kthread_cpu(struct linux_backend *lb, struct tier_world_stats *st)
 	st->has_kthread_cpu = kdamond_cpu(lb, &st->kthread_cpu_seconds);
 }
 
-/* The average over which the tracker's threads' CPU is taken. */
-#define SHARE_TAU_US 10000000.0
-
 /* The steps' share from what the tracker's threads used lately: their
  * CPU (the kdamonds', the tracker's own thread's) read again, its rate
- * since the last read averaged over SHARE_TAU_US, from their parts (what
- * they may use) at start. Where the tracker has no threads, the steps
- * have it all already. */
+ * averaged (tier_linux_others_update()), from their parts (what they may
+ * use) at start. Where the tracker has no threads, the steps have it all
+ * already. */
 static void update_step_share(struct linux_backend *lb, uint64_t now)
 {
 	struct tier_linux_tracker_stats ts = { 0 };
-	double cpu = 0, kd, dt;
+	double cpu = 0, kd, pct;
 
 	if (lb->step_share_own >= 1)
 		return;
@@ -186,24 +183,9 @@ static void update_step_share(struct linux_backend *lb, uint64_t now)
 		lb->trk->stats(lb->trk_priv, &ts);
 		cpu += (double)ts.thread_cpu_ns / 1e9;
 	}
-	if (!lb->others_at_us) {
-		lb->others_at_us = now;
-		lb->others_cpu_s = cpu;
-		lb->others_percent = lb->max_cpu_percent * (1 - lb->step_share_own);
-		return;
-	}
-	dt = (double)(now - lb->others_at_us);
-	if (dt < 1e6)
-		return;
-	{
-		double rate = (cpu - lb->others_cpu_s) / (dt / 1e6) * 100, w = -expm1(-dt / SHARE_TAU_US);
-
-		lb->others_percent += w * (rate - lb->others_percent);
-	}
-	lb->others_cpu_s = cpu;
-	lb->others_at_us = now;
-	lb->b.step_cpu_share = tier_linux_step_share(lb->step_share_own, lb->max_cpu_percent,
-						     lb->others_percent);
+	pct = tier_linux_others_update(&lb->others, now, cpu,
+				       lb->max_cpu_percent * (1 - lb->step_share_own));
+	lb->b.step_cpu_share = tier_linux_step_share(lb->step_share_own, lb->max_cpu_percent, pct);
 }
 
 /* Within a step too: the first one catalogues the address space and

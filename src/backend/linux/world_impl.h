@@ -80,10 +80,9 @@ struct linux_backend {
 	double kdamond_cpu_last;		/* its CPU when last read */
 	/* The steps' share of the budget (b.step_cpu_share): their own part,
 	 * and what the tracker's threads leave of the whole, from their CPU
-	 * averaged over SHARE_TAU_US (tier_linux_step_share()). */
+	 * averaged (tier_linux_others_update(), tier_linux_step_share()). */
 	double step_share_own, max_cpu_percent;
-	double others_cpu_s, others_percent;	/* their CPU when last read; its rate */
-	uint64_t others_at_us;			/* when (0: not yet) */
+	struct tier_linux_others others;
 	bool huge_warned, split_warned;
 	struct tier_linux_guard guard;	/* kernel settings changed, state file */
 	bool guard_open;
