@@ -533,6 +533,13 @@ static void test_damon_keeps_cpu_share(void **state)
 	share_window(&t, priv, &ticks, 0.03, &info);
 	assert_int_equal(info.sample_us, 75000);
 	assert_int_equal(info.aggr_us, 750000);
+	/* A reload raised the budget: a part of 10% keeps 5% (was over
+	 * 2.5%), and below 4% the samples come back. */
+	tier__linux_tracker_damon.set_budget(priv, 10.0, 0);
+	share_window(&t, priv, &ticks, 0.05, &info);
+	assert_int_equal(info.sample_us, 75000);
+	share_window(&t, priv, &ticks, 0.03, &info);
+	assert_int_equal(info.sample_us, 38000);
 
 	tier__linux_tracker_damon.destroy(priv);
 	free(j);

@@ -109,6 +109,10 @@ struct tier_linux_tracker_ops {
 	bool (*kdamond)(void *priv, unsigned *index, pid_t *pid);
 	/* Optional. What tracking cost and did so far. */
 	void (*stats)(void *priv, struct tier_linux_tracker_stats *st);
+	/* Optional. New parts of the CPU budget (tier_linux_ctx's
+	 * kthread_cpu_percent and thread_cpu_percent; a reload that changed
+	 * daemon.max_cpu_percent), kept from now on. */
+	void (*set_budget)(void *priv, double kthread_percent, double thread_percent);
 };
 
 /* The trackers, best first, NULL-terminated. */

@@ -337,6 +337,14 @@ static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
 	st->collect_sd_ns = c->sd_ns;
 }
 
+static void combo_set_budget(void *priv, double kthread_percent, double thread_percent)
+{
+	struct combo *c = priv;
+
+	DAMON->set_budget(c->damon, kthread_percent, thread_percent);
+	SD->set_budget(c->sd, kthread_percent, thread_percent);
+}
+
 const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
 	.name = "damon+softdirty",
 	.kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN,
@@ -350,4 +358,5 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
 	.maintain = combo_maintain,
 	.kdamond = combo_kdamond,
 	.stats = combo_stats,
+	.set_budget = combo_set_budget,
 };

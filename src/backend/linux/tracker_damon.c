@@ -264,6 +264,15 @@ static void damon_maintain(void *priv)
 	tier__damon_kdamond_keep_share(priv);
 }
 
+/* The next share check compares with the new part. */
+static void damon_set_budget(void *priv, double kthread_percent, double thread_percent)
+{
+	struct tier__damon_tracker *t = priv;
+
+	(void)thread_percent;
+	t->roots.ctx.kthread_cpu_percent = kthread_percent;
+}
+
 const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.name = "damon",
 	.kinds = TIER_OBS_ACCESSED,
@@ -275,4 +284,5 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.collect = damon_collect,
 	.maintain = damon_maintain,
 	.kdamond = damon_kdamond,
+	.set_budget = damon_set_budget,
 };

@@ -749,9 +749,13 @@ static void plan_period(struct sd_tracker *t)
 {
 	double p = SD_MIN_US;
 	double faults = (double)t->faults_last * (double)t->fault_ns / 1000.0 / SD_FAULT_SHARE;
-	double share = t->roots.ctx.thread_cpu_percent > 0 ? t->roots.ctx.thread_cpu_percent / 100 :
-							    SD_CPU_SHARE;
-	double cpu = (double)t->cpu_last_us / share;
+	double share, cpu;
+
+	pthread_mutex_lock(&t->lock);	/* set_budget() may change it */
+	share = t->roots.ctx.thread_cpu_percent > 0 ? t->roots.ctx.thread_cpu_percent / 100 :
+						      SD_CPU_SHARE;
+	pthread_mutex_unlock(&t->lock);
+	cpu = (double)t->cpu_last_us / share;
 
 	if (faults > p)
 		p = faults;
@@ -1080,6 +1084,17 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
 	return -EINVAL;
 }
 
+/* The next round is planned with the new part. */
+static void sd_set_budget(void *priv, double kthread_percent, double thread_percent)
+{
+	struct sd_tracker *t = priv;
+
+	(void)kthread_percent;
+	pthread_mutex_lock(&t->lock);
+	t->roots.ctx.thread_cpu_percent = thread_percent;
+	pthread_mutex_unlock(&t->lock);
+}
+
 const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
 	.name = "softdirty",
 	.kinds = TIER_OBS_WRITTEN,
@@ -1090,4 +1105,5 @@ const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
 	.set_targets = sd_set_targets,
 	.collect = sd_collect,
 	.stats = sd_stats,
+	.set_budget = sd_set_budget,
 };

@@ -312,6 +312,26 @@ static int linux_page_addr(struct tier_world *b, uint64_t page, pid_t *pid, uint
 	return tier_linux_space_run(lb->space, page, pid, addr, run);
 }
 
+/* tierd's CPU budget is for all it causes: equal parts for its steps
+ * (tierd/step.c), the tracker's kernel threads and the tracker's own
+ * thread, as far as it runs them; the steps also take what the threads
+ * leave (update_step_share()). At start, and again when a reload changes
+ * daemon.max_cpu_percent: the tracker keeps its new parts from then on. */
+static void split_budget(struct linux_backend *lb, const struct tier_config *cfg)
+{
+	lb->step_share_own = tier_linux_tracker_budget(lb->trk, (double)cfg->max_cpu_percent,
+						       &lb->ctx.kthread_cpu_percent,
+						       &lb->ctx.thread_cpu_percent);
+	lb->max_cpu_percent = (double)cfg->max_cpu_percent;
+	lb->b.step_cpu_share = lb->others.at_us ?
+			       tier_linux_step_share(lb->step_share_own, lb->max_cpu_percent,
+						     lb->others.percent) :
+			       lb->step_share_own;
+	if (lb->trk_priv && lb->trk->set_budget)
+		lb->trk->set_budget(lb->trk_priv, lb->ctx.kthread_cpu_percent,
+				    lb->ctx.thread_cpu_percent);
+}
+
 static void linux_reconfigure(struct tier_world *b, const struct tier_config *cfg)
 {
 	struct linux_backend *lb = b->priv;
@@ -319,6 +339,8 @@ static void linux_reconfigure(struct tier_world *b, const struct tier_config *cf
 	if (tier__lw_copy_selection(lb, cfg))
 		tier__lw_say(lb, LOG_ERR, "reload: out of memory copying the process selection");
 	lb->next_refresh_us = 0;	/* apply at the next step */
+	if ((double)cfg->max_cpu_percent != lb->max_cpu_percent)
+		split_budget(lb, cfg);
 }
 
 static int linux_retopology(struct tier_world *b, const struct tier_topology_spec *spec,
@@ -427,15 +449,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 		tier_err_set(err, ret, "no usable hotness tracker (see the lines above)");
 		goto out_free;
 	}
-	/* tierd's CPU budget is for all it causes: equal parts for its
-	 * steps (tierd/step.c), the tracker's kernel threads and the
-	 * tracker's own thread, as far as it runs them; the steps also take
-	 * what the threads leave (update_step_share()). */
-	lb->b.step_cpu_share = tier_linux_tracker_budget(lb->trk, (double)cfg->max_cpu_percent,
-							 &lb->ctx.kthread_cpu_percent,
-							 &lb->ctx.thread_cpu_percent);
-	lb->step_share_own = lb->b.step_cpu_share;
-	lb->max_cpu_percent = (double)cfg->max_cpu_percent;
+	split_budget(lb, cfg);	/* before the tracker: its parts go in lb->ctx */
 	ret = tier_linux_space_new(&lb->ctx, 12, &lb->space, err);
 	if (ret)
 		goto out_free;

@@ -420,6 +420,25 @@ if [ "$ds_before" = Y ]; then
 		notok "the log says so"
 fi
 kd=$(cat /run/tierd/state | sed -n 's/^kdamond \([0-9]*\) .*/\1/p')
+# A reload that lowers daemon.max_cpu_percent gives the tracker new
+# parts: the kdamond's (a third of 50%, then of 5%) shows in its sample
+# interval, which its share checks (every 3 s) lengthen toward ten times.
+si=/sys/kernel/mm/damon/admin/kdamonds/${kd:-0}/contexts/0/monitoring_attrs/intervals/sample_us
+s0=$(damon_read "$si")
+want=$((${s0:-1} * 3))
+[ $want -gt 100000 ] && want=100000	# the longest samples the share asks for
+printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 5\n' "$hog" >/etc/tierd/tierd.yaml
+tierctl reload >/dev/null
+i=0
+while [ $i -lt 20 ]; do
+	sleep 1
+	s1=$(damon_read "$si")
+	[ "${s1:-0}" -ge $want ] && [ "${s1:-0}" -gt "${s0:-0}" ] && break
+	i=$((i + 1))
+done
+echo "# kdamond $kd sample_us: $s0 before the reload to 5%, $s1 after $i s; status step_cpu_percent $(tierctl status --json | jq .step_cpu_percent)"
+check "a reload to max_cpu_percent 5 lengthens the kdamond's samples ($s0 -> $s1 us)" \
+	sh -c "test ${s1:-0} -ge $want && test ${s1:-0} -gt ${s0:-0}"
 kill -9 "$tierd_pid"
 wait "$tierd_pid" 2>/dev/null
 check "after SIGKILL the state file names tierd's kdamond" test -n "$kd"
