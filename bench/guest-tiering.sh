@@ -19,6 +19,8 @@
 #   time-to-90%-hot kernel=Xs tierd=Ys ratio=R   (R = kernel / tierd: > 1, tierd is faster)
 #   workload-rate tierd/none=F kernel/none=G     (mean update rates over the no-tiering run's)
 #   system-cpu tierd=P%                          (tierd + kdamond CPU over the run's wall time)
+#   system-cpu-from-10s tierd=P%                 (the same from the first tick at 10 s on: the
+#                                                 steady cost, without the first placement's)
 #   cold-promoted kernel=N tierd=M               (pages outside the hot set on node 0 at the end)
 #   step-cpu tierd total=X tracker=X maps=X ...  (tierd's steps' CPU seconds by part, its status)
 # and writes them to bench/results/guest-tiering.txt. About 10 min wall with
@@ -206,6 +208,7 @@ fi
 		pat = at; pmig = mig; pcpu = cpu
 		R[lay, mode, "at"] = at; R[lay, mode, "upd"] = upd; R[lay, mode, "r90"] = reached
 		R[lay, mode, "tierd"] = td; R[lay, mode, "kd"] = kd
+		if (R[lay, mode, "at10"] == "" && at >= 10) { R[lay, mode, "at10"] = at; R[lay, mode, "cpu10"] = cpu }
 		R[lay, mode, "kdst"] = num(f["tierd_kd"]); R[lay, mode, "steps"] = num(f["steps"])
 		if (R[lay, mode, "first"] == "" && mode == "tierd" && mig > 0) R[lay, mode, "first"] = at
 		next
@@ -261,6 +264,9 @@ fi
 			printf "time-to-90%%-hot kernel=%s tierd=%s ratio=%s\n", t90(lay, "kernel"), t90(lay, "tierd"), rs
 			printf "workload-rate tierd/none=%.2f kernel/none=%.2f\n", (none > 0 ? rate(lay, "tierd") / none : 0), (none > 0 ? rate(lay, "kernel") / none : 0)
 			printf "system-cpu tierd=%.1f%%\n", (tend > 0 ? 100 * (R[lay, "tierd", "tierd"] + R[lay, "tierd", "kd"]) / tend : 0)
+			a10 = R[lay, "tierd", "at10"]
+			if (a10 != "" && tend > a10)
+				printf "system-cpu-from-10s tierd=%.1f%%\n", 100 * (R[lay, "tierd", "tierd"] + R[lay, "tierd", "kd"] - R[lay, "tierd", "cpu10"]) / (tend - a10)
 			printf "cold-promoted kernel=%d tierd=%d\n", R[lay, "kernel", "rest0"], R[lay, "tierd", "rest0"]
 			if (R[lay, "stepcpu"] != "")
 				printf "step-cpu tierd%s\n", R[lay, "stepcpu"]
