@@ -1175,6 +1175,37 @@ static void test_sparse_snapshots_average(void **state)
 	fx_release(&f);
 }
 
+/* Steps 8 s apart: a region seen for the first time at 20/s (7 of 10
+ * checks over 600 ms) is promoted by that step - an average over 3 steps
+ * that started from nothing would read it 5.6/s. */
+static void test_sparse_first_sight(void **state)
+{
+	struct tier_obs o;
+	struct fx f;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 64, 320);
+	place(&f, 0, 60, 0);
+	place(&f, 60, 260, 1);
+	fx_start(&f);
+	/* A first step to space the next one 8 s away. */
+	f.te.now_us += 8000000;
+	tick(&f);
+	f.te.now_us += 8000000;
+	memset(&o, 0, sizeof(o));
+	o.kind = TIER_OBS_ACCESSED;
+	o.page = 100;
+	o.nr_pages = 2;
+	o.count = 7;
+	o.max = 10;
+	o.interval_us = 600000;		/* -ln(0.3) 10 / 0.6 s: 20/s */
+	f.ops->observe(f.priv, &o, 1);
+	tick(&f);
+	assert_int_equal(node_of(&f, 100), 0);
+	assert_int_equal(node_of(&f, 101), 0);
+	fx_release(&f);
+}
+
 /* Pages [first, first + nr) each sampled once with the given period: at
  * one tick per 100 ms, 10 * period accesses/s each. */
 static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
@@ -1557,6 +1588,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 		cmocka_unit_test(test_standing_rate_holds),
 		cmocka_unit_test(test_sparse_snapshots_average),
+		cmocka_unit_test(test_sparse_first_sight),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),

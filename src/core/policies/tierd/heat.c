@@ -197,7 +197,7 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 {
 	uint64_t end = page + nr;
 	double gap = sampled ? 0 : (double)t->gap_us;
-	float l, s, m;
+	float l, s, m, first = 0;
 
 	uint64_t c;
 
@@ -210,6 +210,14 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 
 		l = (float)(rate * t->gap_long);
 		s = (float)(rate * t->gap_short);
+		/* Where steps come so far apart that the long rate spans
+		 * long_min_steps of them, a page with no rate yet takes the
+		 * scan's rate whole: an average that starts from nothing
+		 * would hold a page seen at 20/s at 5.6/s for a step, 9.6/s
+		 * for two, below the 10/s a move must pay for (a hot set seen
+		 * through an emulator's TLB), and cost it 20 s. */
+		if (t->long_tau_us > t->prm->long_tau_us)
+			first = (float)rate;
 	} else {
 		l = (float)rate_weight(accesses, covered_us, gap, t->long_tau_us);
 		s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
@@ -230,7 +238,7 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 
 			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
 			    stop == cend) {
-				t->ulng[c] += l;
+				t->ulng[c] += first > 0 && t->ulng[c] == 0 ? first : l;
 				t->ushrt[c] += s;
 				*t->env->work_units += 1;
 				page = stop;
@@ -239,8 +247,10 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 			tier__tierd_chunk_split(t, c);
 			*t->env->work_units += stop - page;
 			for (; page < stop; page++) {
-				t->pages[page].lng += l;
-				t->pages[page].shrt += s;
+				struct tier__tierd_page *p = &t->pages[page];
+
+				p->lng += first > 0 && p->lng == 0 ? first : l;
+				p->shrt += s;
 			}
 		}
 		return;
