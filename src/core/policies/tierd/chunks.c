@@ -99,6 +99,7 @@ int tier__tierd_chunks_grow(struct tier__tierd *t, uint64_t new_pages)
 	GROW_ZERO(uni, nw, ow);
 	GROW_ZERO(ulng, slots, old);
 	GROW_ZERO(ushrt, slots, old);
+	GROW_ZERO(uborn, slots, old);
 	GROW_ZERO(dirty_list, slots, old);
 	GROW_ZERO(flat, slots, old);
 	GROW_ZERO(cnt, slots * TIERD_CNT_SLOTS, old * TIERD_CNT_SLOTS);
@@ -131,6 +132,7 @@ void tier__tierd_chunk_split(struct tier__tierd *t, uint64_t c)
 	for (i = c << TIERD_REGION_SHIFT; i < end; i++) {
 		t->pages[i].lng = t->ulng[c];
 		t->pages[i].shrt = t->ushrt[c];
+		t->pages[i].born = t->uborn[c];
 	}
 	t->uni[c >> 6] &= ~(UINT64_C(1) << (c & 63));
 	t->ulng[c] = 0;
@@ -146,6 +148,7 @@ void tier__tierd_chunks_free(struct tier__tierd *t)
 	free(t->uni);
 	free(t->ulng);
 	free(t->ushrt);
+	free(t->uborn);
 	free(t->dirty);
 	free(t->dirty_list);
 	free(t->flat);

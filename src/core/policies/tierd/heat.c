@@ -188,6 +188,22 @@ static double rate_weight(double accesses, double covered_us, double gap_us, dou
 	return accesses * 1e6 / covered_us * -expm1(-gap_us / tau_us);
 }
 
+/* Whether a page (or uniform chunk) of long rate lng, born in step *born,
+ * takes a scan's rate whole (first > 0: steps are sparse): when its rate
+ * begins in this step - it has none yet, or got its first in this step
+ * from another tracker's scan (DAMON's region, then soft-dirty's written
+ * rate beyond it: together, the page's rate). */
+static inline bool first_sight(struct tier__tierd *t, float first, float lng, uint8_t *born)
+{
+	if (first <= 0)
+		return false;
+	if (lng == 0) {
+		*born = t->step_gen;
+		return true;
+	}
+	return *born == t->step_gen;
+}
+
 /* Adds `accesses` per page to pages [page, page + nr): a sample's to the
  * long rate and its sampled part (and to its region's short sampled rate),
  * a scan's or a fault's to the long and the short rate. covered_us: the
@@ -211,11 +227,12 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 		l = (float)(rate * t->gap_long);
 		s = (float)(rate * t->gap_short);
 		/* Where steps come so far apart that the long rate spans
-		 * long_min_steps of them, a page with no rate yet takes the
-		 * scan's rate whole: an average that starts from nothing
-		 * would hold a page seen at 20/s at 5.6/s for a step, 9.6/s
-		 * for two, below the 10/s a move must pay for (a hot set seen
-		 * through an emulator's TLB), and cost it 20 s. */
+		 * long_min_steps of them, a page whose rate begins in this
+		 * step takes the scans' rates whole (first_sight()): an
+		 * average that starts from nothing would hold a page seen at
+		 * 20/s at 5.6/s for a step, 9.6/s for two, below the 10/s a
+		 * move must pay for (a hot set seen through an emulator's
+		 * TLB), and cost it 20 s. */
 		if (t->long_tau_us > t->prm->long_tau_us)
 			first = (float)rate;
 	} else {
@@ -238,7 +255,7 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 
 			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
 			    stop == cend) {
-				t->ulng[c] += first > 0 && t->ulng[c] == 0 ? first : l;
+				t->ulng[c] += first_sight(t, first, t->ulng[c], &t->uborn[c]) ? first : l;
 				t->ushrt[c] += s;
 				*t->env->work_units += 1;
 				page = stop;
@@ -249,7 +266,7 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 			for (; page < stop; page++) {
 				struct tier__tierd_page *p = &t->pages[page];
 
-				p->lng += first > 0 && p->lng == 0 ? first : l;
+				p->lng += first_sight(t, first, p->lng, &p->born) ? first : l;
 				p->shrt += s;
 			}
 		}
@@ -349,6 +366,7 @@ void tier__tierd_decay(struct tier__tierd *t, uint64_t now_us)
 	uint64_t c, visited = 0;
 
 	t->gap_us = now_us - t->last_us;
+	t->step_gen++;
 	/* The long time constant spans long_min_steps steps at least: the
 	 * decay here and the weight of this step's observations (add_accesses())
 	 * use the same one, so a steady rate holds whatever it is. */

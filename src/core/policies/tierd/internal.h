@@ -80,6 +80,7 @@ struct tier__tierd_page {
 	float smp;		/* the part of lng that came from samples */
 	uint32_t moved_ms;	/* when it last moved (ms), 0 = never */
 	uint8_t reason;		/* enum tier__tierd_reason of that move */
+	uint8_t born;		/* the step (step_gen) its long rate began in */
 };
 
 struct tier__tierd {
@@ -103,6 +104,7 @@ struct tier__tierd {
 					 * (tier__tierd_decay()) */
 	double gap_long, gap_short;	/* 1 - e^(-gap / tau) of the long and short
 					 * time constants for gap_us (rate_weight()) */
+	uint8_t step_gen;		/* the step, mod 256 (page born) */
 	uint32_t *hist;
 	int thr_bin[TIER_MAX_TIERS];			/* score bin threshold per tier */
 	double sample_weight;		/* accesses one sample stands for; 0 = no samples */
@@ -134,6 +136,7 @@ struct tier__tierd {
 	 * pages their own (tier__tierd_chunk_split()), until it goes idle. */
 	uint64_t *uni;
 	float *ulng, *ushrt;
+	uint8_t *uborn;			/* born of a uniform chunk's pages */
 	uint64_t *dirty;		/* the policy queued moves of its pages */
 	uint64_t *dirty_list;		/* those chunks, nr_dirty of them */
 	uint64_t *flat;			/* the tier being filled: its flat chunks

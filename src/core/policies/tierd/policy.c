@@ -266,7 +266,8 @@ static size_t tierd_metadata_bytes(void *priv)
 	       TIERD_NR_BINS * sizeof(*t->hist) +
 	       ((t->nr_chunks + 63) / 64) * 5 * sizeof(*t->live) +
 	       t->nr_chunks * (sizeof(*t->dirty_list) + TIERD_CNT_SLOTS * sizeof(*t->cnt) +
-			       sizeof(*t->ulng) + sizeof(*t->ushrt) + sizeof(*t->flat));
+			       sizeof(*t->ulng) + sizeof(*t->ushrt) + sizeof(*t->uborn) +
+			       sizeof(*t->flat));
 }
 
 const struct tier_policy_ops tier_policy_tierd = {
