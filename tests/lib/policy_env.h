@@ -208,9 +208,11 @@ static inline void test_env_release(struct test_env *te)
 }
 
 /* Delivers one observation to a policy. */
-static inline void test_env_observe(const struct tier_policy_ops *ops, void *priv,
-				    uint16_t kind, uint64_t page, uint32_t nr, uint32_t count,
-				    uint32_t max)
+/* One observation of pages [page, page + nr): count of max over
+ * interval_us. */
+static inline void test_env_observe_over(const struct tier_policy_ops *ops, void *priv,
+					 uint16_t kind, uint64_t page, uint32_t nr,
+					 uint32_t count, uint32_t max, uint32_t interval_us)
 {
 	struct tier_obs o;
 
@@ -220,8 +222,16 @@ static inline void test_env_observe(const struct tier_policy_ops *ops, void *pri
 	o.nr_pages = nr;
 	o.count = count;
 	o.max = max;
-	o.interval_us = 100000;
+	o.interval_us = interval_us;
 	ops->observe(priv, &o, 1);
+}
+
+/* The same over one 100 ms interval. */
+static inline void test_env_observe(const struct tier_policy_ops *ops, void *priv,
+				    uint16_t kind, uint64_t page, uint32_t nr, uint32_t count,
+				    uint32_t max)
+{
+	test_env_observe_over(ops, priv, kind, page, nr, count, max, 100000);
 }
 
 #endif

@@ -1027,6 +1027,24 @@ static void test_unlimited_budget_respects_max_batch(void **state)
 	fx_release(&f);
 }
 
+/* One scan observation of pages [page, page + nr): count of max checks
+ * over interval_us. */
+static void scan(struct fx *f, uint16_t kind, uint64_t page, uint32_t nr, uint32_t count,
+		 uint32_t max, uint32_t interval_us)
+{
+	test_env_observe_over(f->ops, f->priv, kind, page, nr, count, max, interval_us);
+}
+
+/* DRAM (64 pages) and CXL (256): pages [0, in_dram) in DRAM, the rest of
+ * 320 in CXL; the policy started. */
+static void fx_dram_cxl(struct fx *f, uint64_t in_dram)
+{
+	fx_init(f, "dram-cxl", "1:4", 64, 320);
+	place(f, 0, in_dram, 0);
+	place(f, in_dram, 320 - in_dram, 1);
+	fx_start(f);
+}
+
 /* Steps far apart (a daemon held to its CPU share): each step's DAMON
  * snapshot covers one 100 ms aggregation, yet speaks for the whole gap.
  * A page seen in 50 of 100 checks per aggregation runs at about 690
@@ -1044,10 +1062,7 @@ static double rate_after(uint64_t gap_us, uint32_t count, bool *promoted)
 	 * 12 bring it within 2% of its steady value. */
 	if (steps < 12)
 		steps = 12;
-	fx_init(&f, "dram-cxl", "1:4", 64, 320);
-	place(&f, 0, 60, 0);
-	place(&f, 60, 260, 1);
-	fx_start(&f);
+	fx_dram_cxl(&f, 60);
 	for (step = 0; step < steps; step++) {
 		f.te.now_us += gap_us;
 		heat(&f, 100, 1, count);
@@ -1084,27 +1099,16 @@ static void test_sparse_steps_keep_the_rate(void **state)
 static double standing_rate_after(uint64_t gap_us, double rate)
 {
 	struct tier_page_explain ex;
-	struct tier_obs o;
 	struct fx f;
 	int step, steps = (int)(20000000 / gap_us);
 
 	if (steps < 12)
 		steps = 12;	/* the long rate spans 3 steps at least */
 
-	fx_init(&f, "dram-cxl", "1:4", 64, 320);
-	place(&f, 0, 60, 0);
-	place(&f, 60, 260, 1);
-	fx_start(&f);
+	fx_dram_cxl(&f, 60);
 	for (step = 0; step < steps; step++) {
 		f.te.now_us += gap_us;
-		memset(&o, 0, sizeof(o));
-		o.kind = TIER_OBS_WRITTEN;
-		o.page = 100;
-		o.nr_pages = 1;
-		o.count = 1;
-		o.max = 2;
-		o.interval_us = (uint32_t)(2 * M_LN2 / rate * 1e6);
-		f.ops->observe(f.priv, &o, 1);
+		scan(&f, TIER_OBS_WRITTEN, 100, 1, 1, 2, (uint32_t)(2 * M_LN2 / rate * 1e6));
 		tick(&f);
 	}
 	assert_int_equal(f.ops->explain(f.priv, 100, f.te.now_us, &ex), 0);
@@ -1146,10 +1150,7 @@ static void test_sparse_snapshots_average(void **state)
 	uint64_t i, up = 0;
 
 	(void)state;
-	fx_init(&f, "dram-cxl", "1:4", 64, 320);
-	place(&f, 0, 60, 0);
-	place(&f, 60, 260, 1);
-	fx_start(&f);
+	fx_dram_cxl(&f, 60);
 	for (step = 0; step < sizeof(counts) / sizeof(counts[0]); step++) {
 		f.te.now_us += 8000000;
 		memset(o, 0, sizeof(o));
@@ -1181,39 +1182,21 @@ static void test_sparse_snapshots_average(void **state)
  * rate begins in that step from two trackers' scans. */
 static void test_sparse_first_sight(void **state)
 {
-	struct tier_obs o;
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, "dram-cxl", "1:4", 64, 320);
-	place(&f, 0, 60, 0);
-	place(&f, 60, 260, 1);
-	fx_start(&f);
+	fx_dram_cxl(&f, 60);
 	/* A first step to space the next one 8 s away. */
 	f.te.now_us += 8000000;
 	tick(&f);
 	f.te.now_us += 8000000;
-	memset(&o, 0, sizeof(o));
-	o.kind = TIER_OBS_ACCESSED;
-	o.page = 100;
-	o.nr_pages = 2;
-	o.count = 7;
-	o.max = 10;
-	o.interval_us = 600000;		/* -ln(0.3) 10 / 0.6 s: 20/s */
-	f.ops->observe(f.priv, &o, 1);
+	scan(&f, TIER_OBS_ACCESSED, 100, 2, 7, 10, 600000);	/* -ln(0.3) 10 / 0.6 s: 20/s */
 	/* Page 200, first seen in this step by a region at 3.3/s (2 of 10)
 	 * and by soft-dirty at 14/s beyond it: the two are its rate whole
 	 * (17.7/s; averaged from nothing, 7.6/s, below the 9.4/s a move
 	 * pays from). */
-	o.page = 200;
-	o.nr_pages = 1;
-	o.count = 2;
-	f.ops->observe(f.priv, &o, 1);
-	o.kind = TIER_OBS_WRITTEN;
-	o.count = 1;
-	o.max = 2;
-	o.interval_us = (uint32_t)(2 * M_LN2 / 14 * 1e6);
-	f.ops->observe(f.priv, &o, 1);
+	scan(&f, TIER_OBS_ACCESSED, 200, 1, 2, 10, 600000);
+	scan(&f, TIER_OBS_WRITTEN, 200, 1, 1, 2, (uint32_t)(2 * M_LN2 / 14 * 1e6));
 	tick(&f);
 	assert_int_equal(node_of(&f, 100), 0);
 	assert_int_equal(node_of(&f, 101), 0);
@@ -1230,10 +1213,7 @@ static void test_step_move_cap(void **state)
 	int step;
 
 	(void)state;
-	fx_init(&f, "dram-cxl", "1:4", 64, 320);
-	place(&f, 0, 10, 0);
-	place(&f, 10, 310, 1);
-	fx_start(&f);
+	fx_dram_cxl(&f, 10);
 	f.te.env.step_move_cap_bytes = 8 * 4096;
 	for (step = 0; step < 2; step++) {
 		next(&f);
