@@ -41,7 +41,6 @@ int tier_mover_init(struct tier_mover *m, const struct tier_env *env,
 	memset(m, 0, sizeof(*m));
 	m->env = env;
 	m->budget = budget;
-	m->cap_left = UINT64_MAX;
 	tier_node_rank_map(env->topo, m->node_rank);
 	m->cap = env->max_batch ? env->max_batch : 1024;
 	m->pages = calloc(m->cap, sizeof(*m->pages));
@@ -74,7 +73,6 @@ void tier_mover_release(struct tier_mover *m)
 void tier_mover_begin(struct tier_mover *m)
 {
 	tier_node_free_pages(m->env, m->node_free);
-	m->cap_left = m->env->step_move_cap_bytes ? m->env->step_move_cap_bytes : UINT64_MAX;
 }
 
 static int roomiest(const struct tier_mover *m, int rank)
@@ -114,24 +112,12 @@ int64_t tier_mover_tier_free(const struct tier_mover *m, int rank)
 
 uint64_t tier_mover_budget_left(const struct tier_mover *m)
 {
-	uint64_t left = m->budget ? tier_budget_available(m->budget) : UINT64_MAX;
-
-	return left < m->cap_left ? left : m->cap_left;
+	return m->budget ? tier_budget_available(m->budget) : UINT64_MAX;
 }
 
 static uint64_t page_bytes(const struct tier_mover *m)
 {
 	return UINT64_C(1) << m->env->page_shift;
-}
-
-/* Bytes taken for moves that did not happen, back to the budget and the
- * tick's cap. */
-static void give_back(struct tier_mover *m, uint64_t bytes)
-{
-	if (m->budget)
-		tier_budget_refund(m->budget, bytes);
-	if (m->cap_left != UINT64_MAX)
-		m->cap_left += bytes;
 }
 
 bool tier_mover_add(struct tier_mover *m, uint64_t page, int rank)
@@ -147,19 +133,17 @@ bool tier_mover_add(struct tier_mover *m, uint64_t page, int rank)
 	cur = m->node_rank[from];
 	if (cur == rank || rank < 0 || (size_t)rank >= m->env->topo->nr_tiers)
 		return false;
-	if (m->cap_left < page_bytes(m))
-		return false;
 	if (m->budget && !tier_budget_take(m->budget, page_bytes(m)))
 		return false;
-	if (m->cap_left != UINT64_MAX)
-		m->cap_left -= page_bytes(m);
 	if (m->nr == m->cap && tier_mover_flush(m) < 0) {
-		give_back(m, page_bytes(m));
+		if (m->budget)
+			tier_budget_refund(m->budget, page_bytes(m));
 		return false;
 	}
 	node = roomiest(m, rank);
 	if (node < 0) {
-		give_back(m, page_bytes(m));
+		if (m->budget)
+			tier_budget_refund(m->budget, page_bytes(m));
 		return false;
 	}
 	m->node_free[node]--;
@@ -194,7 +178,8 @@ int tier_mover_flush(struct tier_mover *m)
 					       m->status, n);
 		if (moved < 0) {
 			/* The whole call failed: nothing moved; give the budget back. */
-			give_back(m, n * page_bytes(m));
+			if (m->budget)
+				tier_budget_refund(m->budget, n * page_bytes(m));
 			m->stats.failed_other += n;
 			m->nr = 0;
 			return (int)moved;
@@ -244,7 +229,8 @@ int tier_mover_flush(struct tier_mover *m)
 				m->stats.failed_other++;
 				ret = st;
 			}
-			give_back(m, page_bytes(m));
+			if (m->budget)
+				tier_budget_refund(m->budget, page_bytes(m));
 		}
 		m->nr = retry;
 	}

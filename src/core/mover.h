@@ -48,8 +48,6 @@ struct tier_mover_stats {
 struct tier_mover {
 	const struct tier_env *env;
 	struct tier_budget *budget;	/* NULL = no budget */
-	uint64_t cap_left;		/* bytes this tick may still move
-					 * (env->step_move_cap_bytes) */
 	int node_rank[TIER_MAX_NODES];
 	uint64_t *pages;
 	int *nodes;

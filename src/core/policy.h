@@ -74,11 +74,6 @@ struct tier_env {
 	 * bucket): set by a world whose first tick comes after a pause of
 	 * its own (the daemon catalogues the address space first). */
 	bool budget_starts_full;
-	/* The most one tick may move (bytes; 0: no cap beyond the budget):
-	 * set before each tick by a world that keeps moves within a CPU
-	 * budget (the daemon: what its CPU credit pays for at the measured
-	 * cost of a move). The mover keeps to it (tier_mover_begin()). */
-	uint64_t step_move_cap_bytes;
 	size_t max_batch;			/* pages per move() call */
 	uint64_t interval_us;			/* how often tick() is called */
 

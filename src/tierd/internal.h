@@ -154,7 +154,6 @@ struct tierd {
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	struct tierd_pace pace;		/* the steps' CPU share (pace.h) */
-	double move_ns_per_page;	/* CPU a page move took lately (0: not yet) */
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;

@@ -1,20 +1,6 @@
 /* pace.c - when the next policy step may run (contract in pace.h). */
 #include "tierd/pace.h"
 
-uint64_t tierd_pace_credit_us(const struct tierd_pace *p, uint64_t now_us, unsigned share_milli)
-{
-	int64_t size = (int64_t)(1000000ull * TIERD_PACE_BURST_S * share_milli / 1000);
-	int64_t debt = p->steps ? p->debt_us : -size;
-
-	if (!share_milli)
-		return UINT64_MAX;
-	if (p->steps && p->last_end_us && now_us > p->last_end_us)
-		debt -= (int64_t)((now_us - p->last_end_us) * share_milli / 1000);
-	if (debt < -size)
-		debt = -size;
-	return debt < 0 ? (uint64_t)-debt : 0;
-}
-
 uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
 			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli)
 {

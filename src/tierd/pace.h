@@ -54,12 +54,4 @@ struct tierd_pace {
 uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
 			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli);
 
-/* The CPU (microseconds) a step beginning at now_us may take before the
- * bucket runs into debt: its credit, with what accrued since the last
- * step (the whole bucket before the first step; 0 in debt; UINT64_MAX
- * with no share to keep). The step thread caps a step's page moves by
- * it (tierd_step()), so that moves do not run up a debt the steps after
- * them must pause to pay. */
-uint64_t tierd_pace_credit_us(const struct tierd_pace *p, uint64_t now_us, unsigned share_milli);
-
 #endif

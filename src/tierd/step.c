@@ -103,51 +103,6 @@ unsigned tierd_step_share_milli(const struct tierd *d)
 	return share;
 }
 
-/* The fewest pages a step may move, in debt too: the hottest few. */
-#define MOVE_CAP_MIN_PAGES 256
-
-/* What this step may move (bytes; 0: no cap): what its CPU credit
- * (tierd/pace.h), less the steps' steady cost, pays for at what a page
- * move cost lately - at least MOVE_CAP_MIN_PAGES. Without it a step's
- * moves ran up a debt the steps after it paused to pay: in the guest
- * (TCG, 10 us a move), a second step that exchanged 64,000 pages for
- * 0.63 s of CPU stopped tierd for 55 s. No cap on a simulated machine,
- * nor before a move's cost is known (the first step moves what the
- * migration budget allows). */
-static uint64_t move_cap_bytes(struct tierd *d, uint64_t now)
-{
-	unsigned share = tierd_step_share_milli(d), i;
-	uint64_t credit, steady = 0, pages;
-
-	if (d->args->machine || !share || d->move_ns_per_page <= 0)
-		return 0;
-	credit = tierd_pace_credit_us(&d->pace, now, share);
-	if (credit == UINT64_MAX)
-		return 0;
-	for (i = 0; i < d->pace.nr_recent; i++)
-		if (!steady || d->pace.recent_us[i] < steady)
-			steady = d->pace.recent_us[i];
-	credit = credit > steady ? credit - steady : 0;
-	pages = (uint64_t)((double)credit * 1000.0 / d->move_ns_per_page);
-	if (pages < MOVE_CAP_MIN_PAGES)
-		pages = MOVE_CAP_MIN_PAGES;
-	return pages << d->be->env->page_shift;
-}
-
-/* A page move's CPU, from this step's moves (64 at least), averaged. */
-static void note_move_cost(struct tierd *d, const struct tier_world_stats *a,
-			   const struct tier_world_stats *b)
-{
-	uint64_t pages = (b->promoted_bytes - a->promoted_bytes + b->demoted_bytes -
-			  a->demoted_bytes) >> d->be->env->page_shift;
-	double ns;
-
-	if (pages < 64 || b->move_cpu_seconds <= a->move_cpu_seconds)
-		return;
-	ns = (b->move_cpu_seconds - a->move_cpu_seconds) * 1e9 / (double)pages;
-	d->move_ns_per_page = d->move_ns_per_page > 0 ? 0.7 * d->move_ns_per_page + 0.3 * ns : ns;
-}
-
 uint64_t tierd_step(struct tierd *d)
 {
 	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
@@ -157,7 +112,6 @@ uint64_t tierd_step(struct tierd *d)
 
 	if (figures)
 		d->be->stats(d->be, &before);
-	d->be->env->step_move_cap_bytes = move_cap_bytes(d, now);
 	atomic_store(&d->step_started_us, now);
 	step_once(d);
 	/* The step's own CPU, in the figures it publishes (their parts add
@@ -174,8 +128,7 @@ uint64_t tierd_step(struct tierd *d)
 	 * paid off in pauses of at most 2 s while within the bucket's size, so
 	 * tierd keeps to its share of a core however large the managed memory
 	 * (the policy then reacts more slowly, never harder) without standing
-	 * still after an expensive step; a step's moves are capped by the
-	 * credit it has (move_cap_bytes()). The share is the part of
+	 * still after an expensive step. The share is the part of
 	 * max_cpu_percent the world leaves the steps (step_cpu_share): the
 	 * tracker's threads (a kdamond, soft-dirty's thread) keep the rest,
 	 * each an equal part (the Linux world). On a
@@ -187,8 +140,6 @@ uint64_t tierd_step(struct tierd *d)
 	if (!d->args->machine) {
 		unsigned share = tierd_step_share_milli(d);
 		double moves = after.move_cpu_seconds - before.move_cpu_seconds;
-
-		note_move_cost(d, &before, &after);
 
 		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
 						  moves > 0 ? (uint64_t)(moves * 1e6) : 0,

@@ -484,34 +484,6 @@ static void test_pace_share(void **state)
 	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
 
-/* The credit a step may spend on moves: the whole bucket before the
- * first step, what is left of it after a step, growing at the share
- * while none runs up to the bucket's size, and none in debt. */
-static void test_pace_credit(void **state)
-{
-	struct tierd_pace p = { 0 };
-	const uint64_t size = 1000000;	/* 40 s of 2.5% */
-	uint64_t now = 1000000;
-
-	(void)state;
-	assert_int_equal(tierd_pace_credit_us(&p, now, 25), size);
-	assert_int_equal(tierd_pace_credit_us(&p, now, 0), UINT64_MAX);
-	/* A 300 ms step: 700 ms left; 4 s later 100 ms more. */
-	tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
-	assert_int_equal(tierd_pace_credit_us(&p, now + 300000, 25), 700000);
-	assert_int_equal(tierd_pace_credit_us(&p, now + 4300000, 25), 800000);
-	/* An hour later: the bucket's size, no more. */
-	assert_int_equal(tierd_pace_credit_us(&p, now + 3600000000ull, 25), size);
-	/* A 1 s step with 825 ms of credit (by its end): 175 ms in debt,
-	 * no credit until it is paid (7 s at 2.5%), then it grows again. */
-	now += 4300000;
-	tierd_pace_step(&p, now, now + 1000000, 1000000, 900000, 25);
-	now += 1000000;
-	assert_int_equal(tierd_pace_credit_us(&p, now, 25), 0);
-	assert_int_equal(tierd_pace_credit_us(&p, now + 7000000, 25), 0);
-	assert_int_equal(tierd_pace_credit_us(&p, now + 11000000, 25), 100000);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,7 +494,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 		cmocka_unit_test(test_pace_share),
-		cmocka_unit_test(test_pace_credit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

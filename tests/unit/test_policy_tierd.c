@@ -1204,34 +1204,6 @@ static void test_sparse_first_sight(void **state)
 	fx_release(&f);
 }
 
-/* A world that caps a tick's moves (the daemon: what its CPU credit pays
- * for): 40 hot pages wait below, 8 go up a tick; without the cap all do. */
-static void test_step_move_cap(void **state)
-{
-	struct fx f;
-	uint64_t before;
-	int step;
-
-	(void)state;
-	fx_dram_cxl(&f, 10);
-	f.te.env.step_move_cap_bytes = 8 * 4096;
-	for (step = 0; step < 2; step++) {
-		next(&f);
-		heat(&f, 100, 40, 100);
-		before = f.te.moves;
-		tick(&f);
-		assert_true(f.te.moves - before <= 8);
-		assert_true(f.te.moves - before >= 1);
-	}
-	f.te.env.step_move_cap_bytes = 0;
-	next(&f);
-	heat(&f, 100, 40, 100);
-	tick(&f);
-	for (step = 100; step < 140; step++)
-		assert_int_equal(node_of(&f, (uint64_t)step), 0);
-	fx_release(&f);
-}
-
 /* Pages [first, first + nr) each sampled once with the given period: at
  * one tick per 100 ms, 10 * period accesses/s each. */
 static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
@@ -1615,7 +1587,6 @@ int main(void)
 		cmocka_unit_test(test_standing_rate_holds),
 		cmocka_unit_test(test_sparse_snapshots_average),
 		cmocka_unit_test(test_sparse_first_sight),
-		cmocka_unit_test(test_step_move_cap),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
