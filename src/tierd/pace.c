@@ -27,8 +27,8 @@ uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_u
 		p->next_recent = (p->next_recent + 1) % TIERD_PACE_WINDOW;
 		if (p->nr_recent < TIERD_PACE_WINDOW)
 			p->nr_recent++;
-	} else if (p->debt_us > size) {
-		p->debt_us = size;	/* the first step's one-off excess */
+	} else if (p->debt_us > 0) {
+		p->debt_us = 0;		/* the first step's one-off excess */
 	}
 	/* While the bucket holds credit, steps come at their interval. */
 	if (p->debt_us < 0)

@@ -22,7 +22,11 @@
  *   cost; beyond the bucket's size, the excess is paid at once (the pause
  *   lasts until the debt is back to the bucket's size).
  * The first step's cost beyond a full bucket (cataloguing the whole address
- * space, which can take seconds) is a one-off that is not carried.
+ * space, which can take seconds, and moving the hot sets found there) is a
+ * one-off that is not carried: the steps after it start from an empty
+ * bucket, not from a bucket's worth of debt. Carried, it made the next step
+ * that moved pages pay at once: in the guest, pauses of 27-75 s after the
+ * second step.
  *
  * The bound this keeps: over any window of W seconds after the first step,
  * the steps take at most share x (W + 2 x TIERD_PACE_BURST_S) of CPU, plus

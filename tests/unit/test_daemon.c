@@ -443,13 +443,18 @@ static void test_pace_share(void **state)
 	int quick = 0;
 
 	(void)state;
-	/* A 3 s first step at 2.5%: 2 s, not 80 s, until the next. */
+	/* A 3 s first step at 2.5%: a one-off, not carried: the next at
+	 * once, not 80 s (nor 2 s) later. */
 	next = tierd_pace_step(&p, now, now + 3000000, 3000000, 0, 25);
-	assert_int_equal(next, now + 3000000 + TIERD_PACE_MAX_CATCHUP_US);
+	assert_int_equal(next, now + 3000000);
 	now = next;
-	/* Then 10 ms steps: 2 s apart while the debt (the bucket's size at
-	 * most: the first step's excess is not carried) lasts, 400 ms apart
-	 * once it is paid, within 30 steps. */
+	/* Then 10 ms steps from an empty bucket: 400 ms apart within 3. */
+	assert_true(pace_until_steady(&p, &now) <= 3);
+	/* A 1 s step that moved pages right after: within the bucket's
+	 * size, paid in 2 s pauses, not at once (40 s). */
+	next = tierd_pace_step(&p, now, now + 1000000, 1000000, 990000, 25);
+	assert_int_equal(next - now, 1000000 + TIERD_PACE_MAX_CATCHUP_US);
+	now = next;
 	assert_true(pace_until_steady(&p, &now) <= 30);
 	/* A step that moved pages (500 ms, 490 ms of it moves) does not
 	 * stretch the spacing: 2 s to the next (the debt's pause), not 20 s;
