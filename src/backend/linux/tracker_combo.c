@@ -31,11 +31,9 @@
  * faults).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -116,109 +114,6 @@ static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 	return 0;
 }
 
-double tier__obs_rate(const struct tier_linux_addr_obs *o)
-{
-	struct tier_obs t = { .kind = o->kind, .count = o->count, .max = o->max };
-
-	if ((o->kind != TIER_OBS_ACCESSED && o->kind != TIER_OBS_WRITTEN) || !o->count ||
-	    !o->interval_us)
-		return 0;
-	return tier_obs_accesses(&t) * 1e6 / o->interval_us;
-}
-
-struct beyond_out {
-	struct tier_linux_addr_obs v[256];
-	size_t n;
-	tier_linux_obs_sink sink;
-	void *ctx;
-};
-
-static void beyond_emit(struct beyond_out *b, const struct tier_linux_addr_obs *w, uint64_t start,
-			uint64_t end, double rate, double own)
-{
-	struct tier_linux_addr_obs *o;
-
-	if (rate <= 0 || start >= end)
-		return;
-	if (b->n == sizeof(b->v) / sizeof(b->v[0])) {
-		b->sink(b->ctx, b->v, b->n);
-		b->n = 0;
-	}
-	o = &b->v[b->n++];
-	*o = *w;
-	o->start = start;
-	o->end = end;
-	if (rate < own) {
-		/* Seen in 1 of 2 checks: -ln(1/2) 2 accesses over the interval. */
-		double iv = 2.0 * M_LN2 / rate * 1e6;
-
-		o->count = 1;
-		o->max = 2;
-		o->interval_us = iv >= UINT32_MAX ? UINT32_MAX : iv < 1 ? 1 : (uint32_t)iv;
-	}
-}
-
-/* acc[] before (pid, addr): the first region of pid ending after addr. */
-static size_t acc_find(const struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid,
-		       uint64_t addr)
-{
-	size_t lo = 0, hi = nacc;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (acc[mid].pid < pid || (acc[mid].pid == pid && acc[mid].end <= addr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-void tier__obs_beyond(const struct tier_linux_addr_obs *acc, size_t nacc,
-		      const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
-		      void *ctx)
-{
-	struct beyond_out b = { .n = 0, .sink = sink, .ctx = ctx };
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const struct tier_linux_addr_obs *w = &wr[i];
-		double own = tier__obs_rate(w);
-		uint64_t a = w->start;
-		size_t k;
-
-		if (w->kind != TIER_OBS_WRITTEN || own <= 0) {
-			beyond_emit(&b, w, w->start, w->end, 1, 1);
-			continue;
-		}
-		k = acc_find(acc, nacc, w->pid, a);
-		while (a < w->end) {
-			const struct tier_linux_addr_obs *r = k < nacc && acc[k].pid == w->pid ?
-							      &acc[k] : NULL;
-			uint64_t e;
-
-			if (r && r->end <= a) {
-				k++;
-				continue;
-			}
-			if (r && r->start <= a) {
-				/* Under region r up to its end. */
-				e = r->end < w->end ? r->end : w->end;
-				beyond_emit(&b, w, a, e, own - tier__obs_rate(r), own);
-				k++;
-			} else {
-				/* No region over a: up to the next one. */
-				e = r && r->start < w->end ? r->start : w->end;
-				beyond_emit(&b, w, a, e, own, own);
-			}
-			a = e;
-		}
-	}
-	if (b.n)
-		sink(ctx, b.v, b.n);
-}
-
 static int acc_cmp(const void *x, const void *y)
 {
 	const struct tier_linux_addr_obs *a = x, *b = y;
@@ -268,15 +163,6 @@ static void beyond_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t
 	tier__obs_beyond(p->c->acc, p->c->acc_lost ? 0 : p->c->nr_acc, obs, n, p->sink, p->ctx);
 }
 
-static uint64_t thread_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Both, DAMON first; an error of either is returned after both ran. */
 static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
@@ -285,17 +171,17 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	struct pass p = { c, sink, ctx };
 	int ret, sd_ret;
 
-	uint64_t t0 = thread_ns(), t1;
+	uint64_t t0 = tier_linux_thread_cpu_ns(), t1;
 
 	c->nr_acc = 0;
 	c->acc_lost = false;
 	ret = DAMON->collect(c->damon, keep_sink, &p, err);
 	if (c->nr_acc > 1)
 		qsort(c->acc, c->nr_acc, sizeof(*c->acc), acc_cmp);
-	t1 = thread_ns();
+	t1 = tier_linux_thread_cpu_ns();
 	sd_ret = SD->collect(c->sd, beyond_sink, &p, &sd_err);
 	c->damon_ns = t1 - t0;
-	c->sd_ns = thread_ns() - t1;
+	c->sd_ns = tier_linux_thread_cpu_ns() - t1;
 
 	if (!sd_ret && c->has_pending) {
 		sd_ret = SD->set_targets(c->sd, c->pending, c->nr_pending, &sd_err);

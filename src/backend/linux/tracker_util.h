@@ -214,7 +214,7 @@ struct tier__damon_info {
 };
 void tier__damon_info(void *priv, struct tier__damon_info *out);
 
-/* ---- damon+softdirty (tracker_combo.c) -------------------------------- */
+/* ---- damon+softdirty (obs_beyond.c) ---------------------------------- */
 
 /* Accesses per second per page that an ACCESSED or WRITTEN observation
  * stands for (tier_obs_accesses() over its interval); 0 for other kinds. */

@@ -59,12 +59,12 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 			 struct tier_err *err)
 {
 	struct linux_backend *lb = b->priv;
-	uint64_t cpu = tier__lw_thread_cpu_ns(), t;
+	uint64_t cpu = tier_linux_thread_cpu_ns(), t;
 	int ret;
 
 	if (now_us >= lb->next_refresh_us) {
 		ret = tier__lw_refresh(lb, loop, err);
-		t = tier__lw_thread_cpu_ns();
+		t = tier_linux_thread_cpu_ns();
 		lb->maps_cpu_ns += t - cpu;
 		cpu = t;
 		if (ret)
@@ -76,7 +76,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 	 * it does not know), then a round-robin share of the rest. */
 	ret = tier_linux_space_query(lb->space,
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
-	t = tier__lw_thread_cpu_ns();
+	t = tier_linux_thread_cpu_ns();
 	lb->query_cpu_ns += t - cpu;
 	cpu = t;
 	/* Pages moved by someone else: where numa_maps disagrees with the
@@ -88,7 +88,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		long long q = tier_linux_space_verify(lb->space, VERIFY_MAX_PAGES);
 
 		lb->next_verify_us = now_us + VERIFY_EVERY_US;
-		t = tier__lw_thread_cpu_ns();
+		t = tier_linux_thread_cpu_ns();
 		lb->verify_cpu_ns += t - cpu;
 		cpu = t;
 		if (q > 0) {
@@ -106,7 +106,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 			lb->verify_queued += (uint64_t)q;
 			ret = tier_linux_space_query(lb->space, tier_linux_space_nr_fresh(lb->space),
 						     err);
-			lb->query_cpu_ns += tier__lw_thread_cpu_ns() - cpu;
+			lb->query_cpu_ns += tier_linux_thread_cpu_ns() - cpu;
 		}
 	}
 	tier__lw_sync_env(lb);
@@ -199,12 +199,12 @@ uint64_t tier__lw_upkeep(struct linux_backend *lb, bool force)
 
 	if (!force && now < lb->upkeep_due_us)
 		return 0;
-	cpu = tier__lw_thread_cpu_ns();
+	cpu = tier_linux_thread_cpu_ns();
 	lb->upkeep_due_us = now + UPKEEP_EVERY_US;
 	if (lb->trk->maintain)
 		lb->trk->maintain(lb->trk_priv);
 	update_step_share(lb, now);
-	return tier__lw_thread_cpu_ns() - cpu;
+	return tier_linux_thread_cpu_ns() - cpu;
 }
 
 static void linux_maintain(struct tier_world *b)

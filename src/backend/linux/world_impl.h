@@ -113,8 +113,6 @@ void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 /* The tracker's kdamond into the state file (kernel_guard.h). */
 void tier__lw_sync_kdamond(struct linux_backend *lb);
-/* The calling thread's CPU time in ns (0 when the clock fails). */
-uint64_t tier__lw_thread_cpu_ns(void);
 /* The tracker's upkeep (ops->maintain: a kdamond's CPU share): now when
  * force, else when a second has passed since the last; called between
  * steps by the daemon and within a step between its parts. Returns the

@@ -44,26 +44,15 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
-/* The calling thread's CPU time (the step's parts inside tierd; a
- * kdamond's is its own thread's, world.c). */
-uint64_t tier__lw_thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
 			   void *ctx, struct tier_err *err)
 {
 	struct linux_backend *lb = priv;
 	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
-	uint64_t cpu0 = tier__lw_thread_cpu_ns();
+	uint64_t cpu0 = tier_linux_thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
-	lb->tracker_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
+	lb->tracker_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 	tier__lw_upkeep(lb, false);
 
 	if (lb->log_level >= LOG_DEBUG) {
@@ -97,7 +86,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 	int from[1024];
 	size_t i, done = 0;
 	long total = 0;
-	uint64_t cpu0 = tier__lw_thread_cpu_ns();
+	uint64_t cpu0 = tier_linux_thread_cpu_ns();
 
 	/* In chunks, remembering each page's rank before the move. */
 	while (done < n) {
@@ -112,7 +101,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		moved = tier_linux_migrator_ops.move(lb->space, pages + done, nodes + done,
 						     status + done, k);
 		if (moved < 0) {
-			lb->move_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
+			lb->move_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 			return total ? total : moved;
 		}
 		for (i = 0; i < k; i++) {
@@ -139,7 +128,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		done += k;
 		cpu0 += tier__lw_upkeep(lb, false);
 	}
-	lb->move_cpu_ns += tier__lw_thread_cpu_ns() - cpu0;
+	lb->move_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 	return total;
 }
 
