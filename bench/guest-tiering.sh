@@ -23,6 +23,7 @@
 #                                                 steady cost, without the first placement's)
 #   cold-promoted kernel=N tierd=M               (pages outside the hot set on node 0 at the end)
 #   step-cpu tierd total=X tracker=X maps=X ...  (tierd's steps' CPU seconds by part, its status)
+#   thread-cpu tierd tierd=X tierd-step=X ...    (CPU seconds of tierd's threads by name over the run)
 # and writes them to bench/results/guest-tiering.txt. About 10 min wall with
 # the defaults (~75 s a run, six runs, and the boot).
 #
@@ -227,6 +228,12 @@ fi
 		}
 		next
 	}
+	/^threads / && mode == "tierd" {
+		line = ""
+		for (i = 2; i <= NF; i++) { split($i, a, "="); line = line sprintf(" %s=%.2f", a[1], a[2]) }
+		R[lay, "threads"] = line
+		next
+	}
 	/^end / {
 		kv()
 		R[lay, mode, "rest0"] = f["rest0"]; R[lay, mode, "rest"] = f["rest"]
@@ -270,6 +277,8 @@ fi
 			printf "cold-promoted kernel=%d tierd=%d\n", R[lay, "kernel", "rest0"], R[lay, "tierd", "rest0"]
 			if (R[lay, "stepcpu"] != "")
 				printf "step-cpu tierd%s\n", R[lay, "stepcpu"]
+			if (R[lay, "threads"] != "")
+				printf "thread-cpu tierd%s\n", R[lay, "threads"]
 		}
 	}' "$raw"
 } >"$table"

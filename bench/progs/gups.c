@@ -59,8 +59,12 @@
  * first reached 90% (0: never early), then prints
  *   end t=T hot0=H hot=N rest0=R rest=M cold0=C cold=K reached90=S
  * from full queries (S: first tick with >= 90% of the hot set on node 0,
- * -1 if never).
+ * -1 if never), and with tierd
+ *   threads NAME=C ...
+ * C: the CPU seconds since the first update of tierd's threads of that
+ * name (/proc/TIERD_PID/task/TID/stat, read every tick).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <numaif.h>
 #include <pthread.h>
@@ -252,6 +256,87 @@ static double tierd_cpu(void)
 	return proc_cpu(tierd_pid);
 }
 
+/* tierd's threads by name (/proc/PID/task/TID/stat's comm: tierd,
+ * tierd-step, tierd-softdirty, ...), each with its CPU seconds when first
+ * seen: what each costs since the first update. A thread that ended
+ * keeps its last figure. */
+enum { MAX_THREADS = 64 };
+static struct {
+	pid_t tid;
+	char comm[32];
+	double base, last;
+} thr[MAX_THREADS];
+static int nthr;
+
+static void tierd_threads(void)
+{
+	char path[64], buf[1024];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tierd_pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		unsigned long ut, st;
+		char *l, *r;
+		size_t n;
+		FILE *f;
+		int i;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tierd_pid, (int)tid);
+		if (!(f = fopen(path, "r")))
+			continue;
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		l = strchr(buf, '(');
+		r = strrchr(buf, ')');
+		if (!l || !r || r < l ||
+		    sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+			continue;
+		for (i = 0; i < nthr && thr[i].tid != tid; i++)
+			;
+		if (i == nthr) {
+			if (nthr == MAX_THREADS)
+				continue;
+			nthr++;
+			thr[i].tid = tid;
+			snprintf(thr[i].comm, sizeof(thr[i].comm), "%.*s", (int)(r - l - 1), l + 1);
+			thr[i].base = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		}
+		thr[i].last = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	}
+	closedir(d);
+}
+
+/* "threads NAME=SECONDS ...": the CPU of tierd's threads since the first
+ * update, summed by name. */
+static void print_tierd_threads(void)
+{
+	int i, j;
+
+	tierd_threads();
+	printf("threads");
+	for (i = 0; i < nthr; i++) {
+		double sum = 0;
+
+		for (j = 0; j < i && strcmp(thr[j].comm, thr[i].comm); j++)
+			;
+		if (j < i)
+			continue;	/* printed with the first of its name */
+		for (j = i; j < nthr; j++)
+			if (!strcmp(thr[j].comm, thr[i].comm))
+				sum += thr[j].last - thr[j].base;
+		printf(" %s=%.3f", thr[i].comm, sum);
+	}
+	printf("\n");
+}
+
 /* The kdamonds DAMON's sysfs lists, each with its CPU when first seen
  * (those seen at the first call count from then, later ones from their
  * start) and when last read (a kdamond that stopped keeps that). */
@@ -401,6 +486,7 @@ static void *monitor(void *arg)
 	if (tierd_pid) {
 		moved0 = tierd_moved(&kd0, &steps0);
 		cpu0 = tierd_cpu();
+		tierd_threads();
 		if (moved0 < 0)
 			moved0 = 0;
 		if (pthread_create(&poller, NULL, poll_status, NULL))
@@ -442,6 +528,7 @@ static void *monitor(void *arg)
 			       moved < 0 ? 0 : moved - moved0, mark, tierd_cpu() - cpu0,
 			       k < 0 || kd0 < 0 ? -1.0 : (double)(k - kd0) / 1000, mark,
 			       st < 0 ? 0 : st - steps0, mark);
+			tierd_threads();
 		}
 		printf("\n");
 		fflush(stdout);
@@ -622,6 +709,8 @@ int main(int argc, char **argv)
 	cold0 = cold_len ? on_node0(cold, cold_len, 1, &coldn) : (coldn = 0);
 	printf("end t=%lu hot0=%lu hot=%lu rest0=%lu rest=%lu cold0=%lu cold=%lu reached90=%d\n",
 	       t_end, hot0, hot, rest0, rest, cold0, coldn, reached90);
+	if (tierd_pid)
+		print_tierd_threads();
 	free(hot_pg);
 	return 0;
 }
