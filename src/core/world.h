@@ -36,6 +36,9 @@ struct tier_world_stats {
 	/* Pages whose node was found to differ from the kernel's (moved by
 	 * someone else) and queried again; 0 where nothing else moves pages. */
 	uint64_t rechecked_pages;
+	/* Checks of that picture made, and left out because nothing but
+	 * tierd had moved pages (the Linux world's placement checks). */
+	uint64_t placement_checks, placement_checks_skipped;
 	/* The kernel threads tierd runs (its kdamond): CPU seconds so far. */
 	bool has_kthread_cpu;
 	double kthread_cpu_seconds;

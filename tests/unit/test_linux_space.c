@@ -23,6 +23,7 @@
 #include "backend/linux/pfn_node.h"
 #include "backend/linux/space.h"
 #include "backend/linux/tracker_util.h"
+#include "backend/linux/vmstat.h"
 
 #define PROCFS TIERD_SOURCE_ROOT "/tests/fixtures/procfs/"
 #define SYSFS TIERD_SOURCE_ROOT "/tests/fixtures/sysfs/"
@@ -780,6 +781,62 @@ static void test_verify_changing(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* The churn counters: read from a vmstat file (missing counters read 0,
+ * a kernel without pgmigrate_success is told apart), and what counts as
+ * pages moved by other hands than tierd's. */
+static void test_churn(void **state)
+{
+	char root[] = "/tmp/tierd-vmstat-XXXXXX", path[512];
+	struct tier_linux_churn a, b;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(tier_linux_churn_read(root, &a), -ENOENT);
+	snprintf(path, sizeof(path), "%s/vmstat", root);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("nr_free_pages 1000\npswpin 7\npgmigrate_success 120\npgmigrate_fail 3\n"
+	      "thp_collapse_alloc 2\nthp_collapse_alloc_failed 9\n", f);
+	fclose(f);
+	assert_int_equal(tier_linux_churn_read(root, &a), 0);
+	assert_int_equal(a.migrated, 120);
+	assert_int_equal(a.swapped_in, 7);
+	assert_int_equal(a.collapsed, 2);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("nr_free_pages 1000\npgmigrate_success 150\n", f);	/* no swap, no THP */
+	fclose(f);
+	assert_int_equal(tier_linux_churn_read(root, &b), 0);
+	assert_int_equal(b.swapped_in, 0);
+	assert_int_equal(b.collapsed, 0);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("nr_free_pages 1000\n", f);	/* no CONFIG_MIGRATION */
+	fclose(f);
+	assert_int_equal(tier_linux_churn_read(root, &b), -ENODATA);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	assert_int_equal(system(path), 0);
+
+	/* tierd's own moves, and only those */
+	b = a;
+	b.migrated += 40;
+	assert_false(tier_linux_churn_foreign(&a, &b, 40));
+	assert_false(tier_linux_churn_foreign(&a, &b, 41));	/* some of tierd's were no-ops */
+	assert_true(tier_linux_churn_foreign(&a, &b, 39));	/* one page more: someone else */
+	assert_true(tier_linux_churn_foreign(&a, &b, 0));
+	assert_false(tier_linux_churn_foreign(&a, &a, 0));
+	b = a;
+	b.swapped_in++;
+	assert_true(tier_linux_churn_foreign(&a, &b, 1000));
+	b = a;
+	b.collapsed++;
+	assert_true(tier_linux_churn_foreign(&a, &b, 1000));
+	b = a;
+	b.migrated--;		/* went back: not the counters of before */
+	assert_true(tier_linux_churn_foreign(&a, &b, 1000));
+
+	/* this host's own */
+	assert_int_equal(tier_linux_churn_read("/proc", &a), 0);
+}
+
 static void test_pagemap_query(void **state)
 {
 	const uint64_t b = 0x8000000 / 4096, base = 0x7f0000000000;
@@ -1112,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(test_mem_ops),
 		cmocka_unit_test(test_new_errors),
 		cmocka_unit_test(test_pfn_nodes),
+		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pagemap_query),
 		cmocka_unit_test(test_live_query),
 		cmocka_unit_test(test_live_move),

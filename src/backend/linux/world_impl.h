@@ -16,6 +16,7 @@
 #include "backend/linux/space.h"
 #include "backend/linux/topology.h"
 #include "backend/linux/tracker.h"
+#include "backend/linux/vmstat.h"
 #include "core/world.h"
 
 /* Pages whose node is re-queried per step (move_pages with nodes = NULL),
@@ -28,6 +29,11 @@
  * a check may queue for a query. */
 #define VERIFY_EVERY_US 500000
 #define VERIFY_MAX_PAGES 262144
+/* ... and while the kernel's counters say that nothing but tierd moved
+ * pages (vmstat.h), only this often: what they cannot tell (a page freed
+ * and faulted in again elsewhere) shows here or in the round-robin
+ * query. */
+#define VERIFY_QUIET_US 10000000
 
 struct linux_backend {
 	struct tier_world b;
@@ -61,6 +67,14 @@ struct linux_backend {
 	 * of the fresh pages, so that it counts them where they are. */
 	bool resize_pending;
 	uint64_t next_verify_us;
+	/* The kernel's churn counters at the last placement check's turn and
+	 * tierd's own moves then (churn_ok: read), the next check due
+	 * whatever they say, and the checks they made unnecessary. */
+	struct tier_linux_churn churn;
+	uint64_t churn_own;
+	bool churn_ok;
+	uint64_t next_full_verify_us;
+	uint64_t verify_done, verify_skipped;
 	uint64_t upkeep_due_us;		/* the tracker's next upkeep within a step */
 	uint64_t verify_queued;		/* pages numa_maps sent to be queried again */
 	size_t nr_procs;
