@@ -546,6 +546,64 @@ static void test_damon_keeps_cpu_share(void **state)
 	tmp_release(&t);
 }
 
+/* A new kdamond's first snapshot waits for its third aggregation (on the
+ * tracker's clock), once: later collects, and a kdamond long started,
+ * read at once. */
+static uint64_t slept_us;
+static unsigned sleeps;
+
+static void fake_sleep(void *ctx, uint64_t us)
+{
+	(void)ctx;
+	slept_us += us;
+	sleeps++;
+	fake_now += us;
+}
+
+static void test_damon_first_snapshot_waits(void **state)
+{
+	const pid_t pids[] = { 100 }, other[] = { 200 };
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock,
+					   .sleep_us = fake_sleep };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	fake_now = 5000000;
+	slept_us = 0;
+	sleeps = 0;
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.aggr_us, 100000);
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	fake_now += 40000;	/* read 40 ms after the start: 260 ms to go */
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(sleeps, 1);
+	assert_int_equal(slept_us, 260000);
+	assert_true(g.n > 0);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(sleeps, 1);	/* the next one at once */
+	/* New targets restart the kdamond ("off", "on" on 6.12 when the
+	 * target count changes; "commit" otherwise): a new first snapshot
+	 * only when it was started again. Read late: no wait. */
+	if (tier__linux_tracker_damon.set_targets(priv, other, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	fake_now += 400000;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(sleeps, 1);
+	tier__linux_tracker_damon.destroy(priv);
+	tmp_release(&t);
+	free(j);
+}
+
 static void test_damon_reuses_off_kdamond(void **state)
 {
 	struct journal *j = calloc(1, sizeof(*j));
@@ -2415,6 +2473,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_damon_setup_and_collect),
 		cmocka_unit_test(test_damon_keeps_cpu_share),
+		cmocka_unit_test(test_damon_first_snapshot_waits),
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),
 		cmocka_unit_test(test_damon_busy_retry),

@@ -40,6 +40,10 @@ struct tier__damon_tracker {
 	uint64_t share_since_us;
 	double share_cpu_s;		/* its CPU seconds at share_since_us */
 	bool share_first;		/* the window is the new kdamond's first */
+	/* When the running kdamond was started (its clock: hooks.now_us),
+	 * until its first snapshot was read; 0 after. */
+	uint64_t started_us;
+	uint64_t first_waits_us;	/* waited for first snapshots in all */
 	double share_percent;		/* of the last window, -1: none yet */
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */

@@ -363,6 +363,7 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 	if (ret)
 		return ret;
 	t->running = true;
+	t->started_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) : tier_linux_now_us();
 	if (!tier__damon_sysfs_read_u64(fs, &pid, NULL, "kdamonds/%u/pid", fs->kdamond))
 		t->kdamond_pid = (pid_t)pid;
 	/* Its CPU share is measured from its start: at DAMON's 5 ms samples

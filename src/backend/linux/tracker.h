@@ -75,6 +75,12 @@ struct tier_linux_tracker_stats {
 	 * (reading the snapshot) and in soft-dirty's (handing over the
 	 * picture), each with what the sink did with it. */
 	uint64_t collect_damon_ns, collect_sd_ns;
+	/* DAMON: the kdamond's sample interval and most regions now, and
+	 * its CPU over the last window of its share (% of a core; -1: no
+	 * window yet). */
+	uint64_t damon_sample_us;
+	unsigned damon_max_regions;
+	double damon_share_percent;
 };
 
 struct tier_linux_tracker_ops {

@@ -217,8 +217,13 @@ static bool combo_kdamond(void *priv, unsigned *index, pid_t *pid)
 static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	struct combo *c = priv;
+	struct tier_linux_tracker_stats d;
 
+	DAMON->stats(c->damon, &d);
 	SD->stats(c->sd, st);
+	st->damon_sample_us = d.damon_sample_us;
+	st->damon_max_regions = d.damon_max_regions;
+	st->damon_share_percent = d.damon_share_percent;
 	st->collect_damon_ns = c->damon_ns;
 	st->collect_sd_ns = c->sd_ns;
 }

@@ -264,6 +264,16 @@ static void damon_maintain(void *priv)
 	tier__damon_kdamond_keep_share(priv);
 }
 
+static void damon_stats(void *priv, struct tier_linux_tracker_stats *st)
+{
+	const struct tier__damon_tracker *t = priv;
+
+	memset(st, 0, sizeof(*st));
+	st->damon_sample_us = t->sample_us;
+	st->damon_max_regions = t->max_regions;
+	st->damon_share_percent = t->share_percent;
+}
+
 /* The next share check compares with the new part. */
 static void damon_set_budget(void *priv, double kthread_percent, double thread_percent)
 {
@@ -284,5 +294,6 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.collect = damon_collect,
 	.maintain = damon_maintain,
 	.kdamond = damon_kdamond,
+	.stats = damon_stats,
 	.set_budget = damon_set_budget,
 };

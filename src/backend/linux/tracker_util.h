@@ -194,6 +194,9 @@ struct tier__damon_hooks {
 					 * reads); 0 = default */
 	uint64_t (*now_us)(void *ctx);	/* the kdamond's CPU share's clock; NULL:
 					 * tier_linux_now_us */
+	/* Waits us microseconds on that clock; NULL: usleep, or no wait
+	 * at all where now_us is a test's. */
+	void (*sleep_us)(void *ctx, uint64_t us);
 };
 
 int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,

@@ -57,7 +57,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 
 	if (lb->log_level >= LOG_DEBUG) {
 		struct tier_linux_tracker_stats ts;
-		char line[320] = "";
+		char line[512] = "";
 		size_t k, off = 0;
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
@@ -72,6 +72,13 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 			snprintf(line + off, sizeof(line) - off,
 				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms",
 				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6);
+		off = strlen(line);
+		if (ts.damon_sample_us && off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off,
+				 "; kdamond: %.0f ms samples, %u regions at most, %s%.1f%% of a core",
+				 (double)ts.damon_sample_us / 1e3, ts.damon_max_regions,
+				 ts.damon_share_percent < 0 ? "no window yet, " : "",
+				 ts.damon_share_percent < 0 ? 0.0 : ts.damon_share_percent);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
