@@ -56,12 +56,19 @@ struct tier_obs {
 	uint64_t page;
 	uint32_t nr_pages;
 	uint16_t kind;		/* one enum tier_obs_kind */
-	uint16_t write;		/* SAMPLE: 1 for a store */
+	uint16_t write;		/* SAMPLE: 1 for a store; ACCESSED/WRITTEN:
+				 * TIER_OBS_STANDING or 0 */
 	uint32_t count;
 	uint32_t max;
 	uint32_t latency_us;	/* HINT_FAULT */
 	uint32_t interval_us;	/* ACCESSED/WRITTEN: time the checks covered */
 };
+
+/* An ACCESSED or WRITTEN observation whose rate is a tracker's standing
+ * estimate of each page's own rate, restated at every collect while it
+ * holds (the Linux soft-dirty tracker's picture), rather than what one
+ * scan saw: a policy may take it as the page's rate at once. */
+#define TIER_OBS_STANDING 1u
 
 /* The accesses one observation stands for, per page of it - the one
  * estimate the policies and the heatmap (core/heatmap.h) read:

@@ -1538,6 +1538,8 @@ static void test_softdirty(void **state)
 	assert_int_equal(g.n, 4);
 	/* the swapped page carries soft-dirty but is not present: a gap */
 	r0 = expect_written(&g.v[0], 0x601000, 0x602000, 100);
+	/* one round alone: no standing estimate yet */
+	assert_int_equal(g.v[0].write, 0);
 	expect_written(&g.v[1], 0x603000, 0x604000, 100);
 	expect_written(&g.v[2], 0x800000, 0x808000, 100);
 	expect_written(&g.v[3], 0xa00000, 0xa01000, 100);
@@ -1613,6 +1615,11 @@ static void test_softdirty(void **state)
 	expect_written(&g.v[2], 0x603000, 0x604000, 1);
 	expect_written(&g.v[3], 0x800000, 0x808000, 1);
 	assert_true(expect_written(&g.v[4], 0xa00000, 0xa01000, 1) < 1 / 0.030);
+	/* Written in both rounds: standing estimates (TIER_OBS_STANDING);
+	 * 0xa00000, not seen yet in this one, not. */
+	assert_int_equal(g.v[0].write, TIER_OBS_STANDING);
+	assert_int_equal(g.v[3].write, TIER_OBS_STANDING);
+	assert_int_equal(g.v[4].write, 0);
 	g.n = 0;
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);

@@ -1204,6 +1204,59 @@ static void test_sparse_first_sight(void **state)
 	fx_release(&f);
 }
 
+/* A standing estimate (TIER_OBS_STANDING: soft-dirty's picture) is the
+ * page's rate at once. Steps 8 s apart; pages 200 and 201 have a DAMON
+ * region's 2/s behind them (so no first sight), then soft-dirty rates
+ * each at 20/s beyond the region: page 200's picture standing, page
+ * 201's the same figures without the flag (a scan's). 200 moves up in
+ * that step; 201, averaged over three steps' time constant (2 + 20 x
+ * 0.28 = 7.7/s, below the 9.4/s a move pays from), stays. Once the estimate
+ * drops, the long rate decays from it rather than holding. */
+static void test_standing_estimate_at_once(void **state)
+{
+	const uint32_t iv = (uint32_t)(2 * M_LN2 / 20 * 1e6);
+	struct tier_page_explain ex;
+	struct tier_obs o;
+	struct fx f;
+	int step;
+
+	(void)state;
+	fx_dram_cxl(&f, 60);
+	f.te.now_us += 8000000;
+	tick(&f);
+	for (step = 0; step < 3; step++) {
+		f.te.now_us += 8000000;
+		scan(&f, TIER_OBS_ACCESSED, 200, 2, 2, 10, 6000000);	/* 2 of 10 over 6 s */
+		tick(&f);
+	}
+	assert_int_equal(node_of(&f, 200), 1);
+	f.te.now_us += 8000000;
+	scan(&f, TIER_OBS_ACCESSED, 200, 2, 2, 10, 6000000);
+	memset(&o, 0, sizeof(o));
+	o.kind = TIER_OBS_WRITTEN;
+	o.write = TIER_OBS_STANDING;
+	o.page = 200;
+	o.nr_pages = 1;
+	o.count = 1;
+	o.max = 2;
+	o.interval_us = iv;
+	f.ops->observe(f.priv, &o, 1);
+	scan(&f, TIER_OBS_WRITTEN, 201, 1, 1, 2, iv);
+	tick(&f);
+	assert_int_equal(node_of(&f, 200), 0);
+	assert_int_equal(node_of(&f, 201), 1);
+	assert_int_equal(f.ops->explain(f.priv, 200, f.te.now_us, &ex), 0);
+	if (ex.long_rate < 20 || ex.long_rate > 24)
+		fail_msg("page 200's long rate %.1f/s after a standing 20/s", ex.long_rate);
+	/* The estimate gone: 3 steps of the time constant, e^-1 a step. */
+	f.te.now_us += 8000000;
+	tick(&f);
+	assert_int_equal(f.ops->explain(f.priv, 200, f.te.now_us, &ex), 0);
+	if (ex.long_rate > 0.8 * 20)
+		fail_msg("page 200's long rate %.1f/s a step after its estimate went", ex.long_rate);
+	fx_release(&f);
+}
+
 /* Pages [first, first + nr) each sampled once with the given period: at
  * one tick per 100 ms, 10 * period accesses/s each. */
 static void sampled(struct fx *f, uint64_t first, uint64_t nr, uint32_t period)
@@ -1587,6 +1640,7 @@ int main(void)
 		cmocka_unit_test(test_standing_rate_holds),
 		cmocka_unit_test(test_sparse_snapshots_average),
 		cmocka_unit_test(test_sparse_first_sight),
+		cmocka_unit_test(test_standing_estimate_at_once),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),

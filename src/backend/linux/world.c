@@ -81,8 +81,16 @@ static bool verify_due(struct linux_backend *lb, uint64_t now_us)
 	bool had = lb->churn_ok, due;
 
 	churn_mark(lb);
-	due = !had || !lb->churn_ok || now_us >= lb->next_full_verify_us ||
-	      tier_linux_churn_foreign(&was, &lb->churn, own);
+	due = !had || !lb->churn_ok || now_us >= lb->next_full_verify_us;
+	if (!due && tier_linux_churn_foreign(&was, &lb->churn, own)) {
+		due = true;
+		tier__lw_say(lb, LOG_DEBUG, "placement check: since the last turn the kernel "
+			     "migrated %lld pages, tierd moved %llu; %lld swap-ins, %lld huge-page "
+			     "collapses",
+			     (long long)(lb->churn.migrated - was.migrated), (unsigned long long)own,
+			     (long long)(lb->churn.swapped_in - was.swapped_in),
+			     (long long)(lb->churn.collapsed - was.collapsed));
+	}
 	if (due)
 		lb->next_full_verify_us = now_us + VERIFY_QUIET_US;
 	else

@@ -207,13 +207,15 @@ static inline bool first_sight(struct tier__tierd *t, float first, float lng, ui
 /* Adds `accesses` per page to pages [page, page + nr): a sample's to the
  * long rate and its sampled part (and to its region's short sampled rate),
  * a scan's or a fault's to the long and the short rate. covered_us: the
- * time a scan's checks covered (0: events). */
+ * time a scan's checks covered (0: events). standing: the scan's rate is a
+ * tracker's standing estimate of each page's own (TIER_OBS_STANDING,
+ * core/ops.h), which holds the long rate at least there. */
 static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, double accesses,
-			 bool sampled, double covered_us)
+			 bool sampled, double covered_us, bool standing)
 {
 	uint64_t end = page + nr;
 	double gap = sampled ? 0 : (double)t->gap_us;
-	float l, s, m, first = 0;
+	float l, s, m, first = 0, least = 0;
 
 	uint64_t c;
 
@@ -239,6 +241,16 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 		l = (float)rate_weight(accesses, covered_us, gap, t->long_tau_us);
 		s = sampled ? 0 : (float)rate_weight(accesses, covered_us, gap, t->prm->short_tau_us);
 	}
+	/* A standing estimate is what the tracker makes of the page's own
+	 * history (soft-dirty: its first writes after the clears of its last
+	 * two rounds); averaged again, a page it rates at 35/s, with a
+	 * DAMON region's 2/s before, stayed below the 10/s bar for two steps
+	 * spaced 6-10 s apart, and a scattered hot set reached the fast tier
+	 * a few thousand pages a step. The average still rises above it
+	 * (other trackers' rates add to it) and decays from it once the
+	 * estimate falls. */
+	if (standing && !sampled && covered_us > 0)
+		least = (float)(accesses * 1e6 / covered_us);
 	m = sampled ? l : 0;
 	if (end > t->nr_pages)
 		end = t->nr_pages;
@@ -256,6 +268,8 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
 			    stop == cend) {
 				t->ulng[c] += first_sight(t, first, t->ulng[c], &t->uborn[c]) ? first : l;
+				if (t->ulng[c] < least)
+					t->ulng[c] = least;
 				t->ushrt[c] += s;
 				*t->env->work_units += 1;
 				page = stop;
@@ -267,6 +281,8 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 				struct tier__tierd_page *p = &t->pages[page];
 
 				p->lng += first_sight(t, first, p->lng, &p->born) ? first : l;
+				if (p->lng < least)
+					p->lng = least;
 				p->shrt += s;
 			}
 		}
@@ -350,7 +366,9 @@ void tier__tierd_observe(void *priv, const struct tier_obs *obs, size_t n)
 		 * past and feed both. */
 		add_accesses(t, o->page, o->nr_pages, acc, o->kind == TIER_OBS_SAMPLE,
 			     o->kind == TIER_OBS_ACCESSED || o->kind == TIER_OBS_WRITTEN ?
-			     o->interval_us : 0);
+			     o->interval_us : 0,
+			     (o->kind == TIER_OBS_ACCESSED || o->kind == TIER_OBS_WRITTEN) &&
+			     (o->write & TIER_OBS_STANDING));
 	}
 	*t->env->work_units += n;
 }
