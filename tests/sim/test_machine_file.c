@@ -142,6 +142,63 @@ static void test_guest_and_gups_guest(void **state)
 	free(buf);
 }
 
+/* A run of static with an accessed-bit scan every tick on the machine
+ * file y: its modelled tracker CPU, s (nothing moves, so the scans are
+ * the same whatever the costs). */
+static double idle_scan_cpu_s(const char *y)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+
+	if (tier_machine_file_load_string(y, strlen(y), "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.unit_bytes = 8u << 20;
+	p.workload = "gups-hotset";
+	p.policy = "static";
+	p.tracker = "idle";
+	p.seed = 1;
+	p.duration_us = 2500000;	/* two ticks of static's 1 s */
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	return r.policy_cpu_s;
+}
+
+/* cpu_slowdown: absent is 1 (the preset leaves it 0), the guest's is
+ * 5.6, and it multiplies the modelled CPU costs. */
+static void test_cpu_slowdown(void **state)
+{
+	static const char plain[] = "nodes:\n"
+		NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") NODE("cxl", 300, "    ratio: 4\n");
+	static const char slow[] = "cpu_slowdown: 2.5\nnodes:\n"
+		NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") NODE("cxl", 300, "    ratio: 4\n");
+	struct tier_machine_file mf;
+	struct tier_sim_machine m;
+	struct tier_err err = { "" };
+	double a, b;
+
+	(void)state;
+	if (tier_machine_file_load_string(plain, sizeof(plain) - 1, "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_true(mf.preset.cpu_slowdown == 0);
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_true(m.cpu_slowdown == 1.0);
+	if (tier_machine_file_load_string(slow, sizeof(slow) - 1, "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_true(m.cpu_slowdown == 2.5);
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_true(mf.preset.cpu_slowdown == 5.6);
+	a = idle_scan_cpu_s(plain);
+	b = idle_scan_cpu_s(slow);
+	assert_true(a > 0);
+	assert_true(b > a * 2.4999 && b < a * 2.5001);
+}
+
 static void expect_error(const char *yaml, int code, const char *msg)
 {
 	struct tier_machine_file mf;
@@ -214,6 +271,15 @@ static void test_other_rules(void **state)
 		     NODE("g", 7, "    ratio: 1\n") NODE("h", 8, "    ratio: 1\n")
 		     NODE("i", 9, "    ratio: 1\n"),
 		     -EINVAL, "m.yaml:1:1: nodes: 9 nodes, at most 8");
+	expect_error("cpu_slowdown: 0\nnodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n"),
+		     -EINVAL, "m.yaml:1:1: cpu_slowdown: a factor from 0.01 to 1000 (1: the cost model's CPU)");
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") "cpu_slowdown: 1e4\n",
+		     -EINVAL, "m.yaml:8:1: cpu_slowdown: a factor from 0.01 to 1000 (1: the cost model's CPU)");
+	expect_error("cpu_slowdown: slow\nnodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n"),
+		     -EINVAL, "m.yaml:1:15: cpu_slowdown: invalid FLOAT value: slow");
 	assert_int_equal(tier_machine_file_load("/nonexistent/m.yaml", &mf, &err), -ENOENT);
 	assert_string_equal(err.msg, "/nonexistent/m.yaml: No such file or directory");
 	assert_string_equal(tier_machine_file_arg("file:a/b.yaml"), "a/b.yaml");
@@ -227,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_sizes_and_ratio_override),
 		cmocka_unit_test(test_runs_in_the_simulator),
 		cmocka_unit_test(test_guest_and_gups_guest),
+		cmocka_unit_test(test_cpu_slowdown),
 		cmocka_unit_test(test_unknown_field),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_zero_latency),

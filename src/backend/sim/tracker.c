@@ -106,11 +106,11 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 	if (free)
 		return 0;
 	if (bit == F_ACCESSED) {
-		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
+		s->policy_cpu_ns += s->cpu_ns.idle_scan_page * (double)s->nr_pages;
 	} else {
-		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
-		s->app_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
-		s->cost.stall_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
+		s->policy_cpu_ns += s->cpu_ns.idle_scan_page * (double)s->nr_pages;
+		s->app_ns += s->cpu_ns.softdirty_clear_page * (double)s->nr_pages;
+		s->cost.stall_ns += s->cpu_ns.softdirty_clear_page * (double)s->nr_pages;
 	}
 	return 0;
 }
@@ -145,7 +145,7 @@ static void hint_scan(struct tier_sim *s)
 		}
 	}
 	/* change_prot_numa() changes one PMD for a THP. */
-	cost = HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
+	cost = s->cpu_ns.hint_scan_page * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
 	s->app_ns += cost;
 	s->cost.stall_ns += cost;
 }
@@ -182,7 +182,7 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 	o.count = (uint32_t)period;
 	if (tier__sim_obs_push(s, &o))
 		return -ENOMEM;
-	s->policy_cpu_ns += SAMPLE_NS;
+	s->policy_cpu_ns += s->cpu_ns.sample;
 	/* Jitter of +-1/8 so periodic patterns do not alias. */
 	s->sample.countdown[k] = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
 	return 0;

@@ -294,6 +294,10 @@ static int knb_create_with(const struct tier_env *env, const struct knb_config *
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	k->env = env;
 	k->cfg = *cfg;
+	/* kswapd's CPU per page on this machine's CPU (a slower one demotes
+	 * fewer pages per tick). */
+	if (env->cpu_slowdown > 0 && env->cpu_slowdown != 1.0)
+		k->cfg.kswapd_page_ns = (uint32_t)(cfg->kswapd_page_ns * env->cpu_slowdown + 0.5);
 	if (alloc_arrays(k)) {
 		knb_destroy(k);
 		return tier_err_set(err, -ENOMEM, "out of memory");
