@@ -199,6 +199,67 @@ static void test_cpu_slowdown(void **state)
 	assert_true(b > a * 2.4999 && b < a * 2.5001);
 }
 
+/* The hot set's share (timeline's last column) in the row of time t. */
+static double share_at(const char *csv, double t)
+{
+	const char *row = strchr(csv, '\n');
+	double at, share;
+
+	for (; row; row = strchr(row + 1, '\n')) {
+		const char *last = row + 1;
+		const char *nl = strchr(last, '\n');
+		const char *c;
+
+		if (sscanf(row + 1, "%lf,", &at) != 1 || at + 1e-6 < t)
+			continue;
+		for (c = last; *c && c != nl; c++)
+			if (*c == ',')
+				last = c + 1;
+		assert_int_equal(sscanf(last, "%lf", &share), 1);
+		return share;
+	}
+	fail_msg("no timeline row at %.1f s", t);
+	return -1;
+}
+
+/* kernel-nb's NUMA scan on the guest as task_numa_work() counts it: a
+ * range counts against the 256 MB only when it unmapped something, and a
+ * run stops at the end of the address space. gups-guest's array (page ids
+ * 0-640 MiB) is unmapped in the runs at 1, 2 and 3 s, the idle memory
+ * behind it in those at 4 and 5 s, where the pass ends and the period
+ * doubles: the hot set (the array's first 96 MiB) is unmapped again at
+ * 7 s, not before. (Counting every page walked and wrapping round within
+ * a run, the run at 5 s went on into the hot set and promoted more of it
+ * at 5.1 s.) */
+static void test_guest_hint_scan_passes(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.workload = "gups-guest:layout=contiguous:rate=6.85";
+	p.policy = "kernel-nb";
+	p.seed = 1;
+	p.duration_us = 7500000;
+	p.timeline = open_memstream(&buf, &len);
+	assert_non_null(p.timeline);
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	fclose(p.timeline);
+	assert_true(share_at(buf, 2.5) > 0.5 && share_at(buf, 2.5) < 0.99);
+	assert_true(share_at(buf, 6.9) == share_at(buf, 2.5));
+	assert_true(share_at(buf, 7.4) > 0.99);
+	free(buf);
+}
+
 static void expect_error(const char *yaml, int code, const char *msg)
 {
 	struct tier_machine_file mf;
@@ -294,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_runs_in_the_simulator),
 		cmocka_unit_test(test_guest_and_gups_guest),
 		cmocka_unit_test(test_cpu_slowdown),
+		cmocka_unit_test(test_guest_hint_scan_passes),
 		cmocka_unit_test(test_unknown_field),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_zero_latency),
