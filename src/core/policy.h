@@ -76,6 +76,11 @@ struct tier_env {
 	bool budget_starts_full;
 	size_t max_batch;			/* pages per move() call */
 	uint64_t interval_us;			/* how often tick() is called */
+	/* How many times slower than the cost model's CPU the machine's CPU
+	 * runs kernel work: a policy that models a kernel thread's rate in
+	 * CPU time per page (kernel-nb's kswapd) divides it by this. 0 or 1:
+	 * as modelled (the daemon, every built-in simulated machine). */
+	double cpu_slowdown;
 
 	/* Work counter the policy bumps for its own CPU cost: one unit per
 	 * page or observation it visits (the loop converts to time). */

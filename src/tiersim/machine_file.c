@@ -3,6 +3,7 @@
 
 #include <cyaml/cyaml.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ struct yaml_mnode {
 struct yaml_machine {
 	char *name;
 	char *description;
+	double *cpu_slowdown;		/* NULL when absent */
 	struct yaml_mnode *nodes;
 	unsigned nodes_count;
 };
@@ -50,6 +52,7 @@ static const cyaml_schema_value_t mnode_schema = {
 static const cyaml_schema_field_t machine_fields[] = {
 	CYAML_FIELD_STRING_PTR("name", OPT_PTR, struct yaml_machine, name, 1, 63),
 	CYAML_FIELD_STRING_PTR("description", OPT_PTR, struct yaml_machine, description, 0, 127),
+	CYAML_FIELD_FLOAT_PTR("cpu_slowdown", OPT_PTR, struct yaml_machine, cpu_slowdown),
 	CYAML_FIELD_SEQUENCE("nodes", CYAML_FLAG_POINTER, struct yaml_machine, nodes,
 			     &mnode_schema, 0, CYAML_UNLIMITED),
 	CYAML_FIELD_END
@@ -60,7 +63,8 @@ static const cyaml_schema_value_t machine_schema = {
 };
 
 /* Position of nodes[idx].field (field NULL: of the entry; idx < 0: of the
- * "nodes" key), 1-based; 1:1 when not found. A small walk over libyaml's
+ * top-level key field, "nodes" when field is NULL), 1-based; 1:1 when not
+ * found. A small walk over libyaml's
  * events: a stack of "next scalar is a key" per mapping level. */
 static void locate_node(const char *yaml, size_t len, int idx, const char *field,
 			unsigned *line, unsigned *column)
@@ -86,13 +90,14 @@ static void locate_node(const char *yaml, size_t len, int idx, const char *field
 			const char *v = (const char *)ev.data.scalar.value;
 			size_t n = ev.data.scalar.length;
 
-			if (key && depth == 1 && n == 5 && !memcmp(v, "nodes", 5)) {
+			const char *top = field ? field : "nodes";
+
+			if (key && depth == 1 && idx < 0 && n == strlen(top) && !memcmp(v, top, n)) {
+				*line = l;
+				*column = c;
+				done = true;
+			} else if (key && depth == 1 && n == 5 && !memcmp(v, "nodes", 5)) {
 				next_is_nodes = true;
-				if (idx < 0) {
-					*line = l;
-					*column = c;
-					done = true;
-				}
 			} else if (key && nodes_depth >= 0 && depth == nodes_depth + 2 &&
 				   entry == idx && field && n == strlen(field) &&
 				   !memcmp(v, field, n)) {
@@ -159,8 +164,8 @@ static int bad(const struct ctx *x, int idx, const char *field, const char *reas
 
 	locate_node(x->yaml, x->len, idx, field, &line, &col);
 	if (idx < 0)
-		return tier_err_set(x->err, -EINVAL, "%s:%u:%u: nodes: %s", x->name, line, col,
-				    reason);
+		return tier_err_set(x->err, -EINVAL, "%s:%u:%u: %s: %s", x->name, line, col,
+				    field ? field : "nodes", reason);
 	if (!field)
 		return tier_err_set(x->err, -EINVAL, "%s:%u:%u: nodes[%d]: %s", x->name, line,
 				    col, idx, reason);
@@ -230,6 +235,10 @@ static int convert(const struct ctx *x, const struct yaml_machine *y,
 	}
 	if (!any_cpus)
 		return bad(x, -1, NULL, "no node has CPUs (give one node cpus: N)");
+	if (y->cpu_slowdown && !(isfinite(*y->cpu_slowdown) && *y->cpu_slowdown >= 0.01 &&
+				 *y->cpu_slowdown <= 1000))
+		return bad(x, -1, "cpu_slowdown", "a factor from 0.01 to 1000 (1: the cost model's CPU)");
+	p->cpu_slowdown = y->cpu_slowdown ? *y->cpu_slowdown : 0;
 	p->nr_nodes = y->nodes_count;
 	snprintf(mf->name, sizeof(mf->name), "%s", y->name ? y->name : x->name);
 	snprintf(mf->description, sizeof(mf->description), "%s",

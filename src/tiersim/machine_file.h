@@ -4,6 +4,7 @@
  *
  *   name: my-box                # optional
  *   description: DRAM + CXL     # optional
+ *   cpu_slowdown: 1             # optional: CPU costs' factor, 0.01 to 1000
  *   nodes:                      # fastest first, 1 to TIER_SIM_MAX_NODES
  *     - kind: dram
  *       latency_ns: 90
@@ -14,7 +15,8 @@
  *
  * Every value must be positive (cpus may be 0); every node gives ratio, or
  * every node gives size_mb; at least one node has CPUs. Errors are one line:
- * "FILE:LINE:COL: nodes[1].latency_ns: must be positive".
+ * "FILE:LINE:COL: nodes[1].latency_ns: must be positive",
+ * "FILE:LINE:COL: cpu_slowdown: a factor from 0.01 to 1000 ...".
  *
  * The result is a struct tier_sim_preset the simulator takes as it takes a
  * built-in one. The format is the front end's: the simulator backend

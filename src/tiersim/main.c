@@ -48,9 +48,13 @@ static int cmd_list(int argc, char **argv)
 		return 2;
 	}
 	if (!json) {
-		printf("machine presets (tiers fastest first; latency ns, read/write MB/s, capacity share):\n");
+		printf("machine presets (tiers fastest first; latency ns, read/write MB/s, capacity share;\n"
+		       "                 CPU costs as the cost model's unless a cpu_slowdown is shown):\n");
 		for (p = tier_sim_presets; p->name; p++) {
-			printf("  %-14s %s\n", p->name, p->description);
+			printf("  %-14s %s", p->name, p->description);
+			if (tier_sim_preset_cpu_slowdown(p) != 1.0)
+				printf(" (cpu_slowdown %g)", tier_sim_preset_cpu_slowdown(p));
+			printf("\n");
 			for (i = 0; i < p->nr_nodes; i++) {
 				printf("  %-14s   node %zu %-5s %4u ns %7u/%-7u x%u%s", "", i,
 				       p->nodes[i].kind, p->nodes[i].latency_ns,
@@ -93,6 +97,8 @@ static int cmd_list(int argc, char **argv)
 
 		json_object_object_add(o, "name", json_object_new_string(p->name));
 		json_object_object_add(o, "description", json_object_new_string(p->description));
+		json_object_object_add(o, "cpu_slowdown",
+				       json_object_new_double(tier_sim_preset_cpu_slowdown(p)));
 		for (i = 0; i < p->nr_nodes; i++) {
 			struct json_object *n = json_object_new_object();
 
@@ -227,7 +233,10 @@ static int cmd_topology(int argc, char **argv)
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 	} else {
-		printf("machine %s (%s)\n\n", machine, m.preset->description);
+		printf("machine %s (%s)", machine, m.preset->description);
+		if (m.cpu_slowdown != 1.0)
+			printf(", CPU costs x%g (cpu_slowdown)", m.cpu_slowdown);
+		printf("\n\n");
 		tier_topology_print(&topo, stdout);
 	}
 	tier_topology_release(&topo);

@@ -161,6 +161,8 @@ bad tiersim "run: missing machine file" 2 "$TMP/none.yaml" "$M" run --machine "f
 bad tiersim "run: --app-cores 0" 2 "--app-cores '0': expected 1..4096" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --app-cores 0
 bad tiersim "run: --app-cores beyond the machine" 2 "--app-cores 3: the machine 'dram-cxl' has 2 cores" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --app-cores 3
 cp "$ROOT/tests/fixtures/machines/dram-cxl-pmem.yaml" "$TMP/pmem.yaml"
+{ echo "cpu_slowdown: 0"; cat "$TMP/pmem.yaml"; } >"$TMP/cpu0.yaml"
+bad tiersim "run: machine file's cpu_slowdown 0" 2 "cpu0.yaml:1:1: cpu_slowdown: a factor from 0.01 to 1000" "$M" run --machine "file:$TMP/cpu0.yaml" --workload gups-hotset --policy tierd
 bad tiersim "compare: --app-cores beyond a machine file" 2 "--app-cores 9: the machine 'dram-cxl-pmem' has 4 cores" "$M" compare --machine "file:$TMP/pmem.yaml" --app-cores 9
 bad tiersim "compare: unknown workload in the list" 2 "'nope'" "$M" compare --workloads gups-hotset,nope
 bad tiersim "compare: unknown policy in the list" 2 "'nope'" "$M" compare --policies tierd,nope

@@ -142,6 +142,124 @@ static void test_guest_and_gups_guest(void **state)
 	free(buf);
 }
 
+/* A run of static with an accessed-bit scan every tick on the machine
+ * file y: its modelled tracker CPU, s (nothing moves, so the scans are
+ * the same whatever the costs). */
+static double idle_scan_cpu_s(const char *y)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+
+	if (tier_machine_file_load_string(y, strlen(y), "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.unit_bytes = 8u << 20;
+	p.workload = "gups-hotset";
+	p.policy = "static";
+	p.tracker = "idle";
+	p.seed = 1;
+	p.duration_us = 2500000;	/* two ticks of static's 1 s */
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	return r.policy_cpu_s;
+}
+
+/* cpu_slowdown: absent is 1 (the preset leaves it 0), the guest's is
+ * 5.6, and it multiplies the modelled CPU costs. */
+static void test_cpu_slowdown(void **state)
+{
+	static const char plain[] = "nodes:\n"
+		NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") NODE("cxl", 300, "    ratio: 4\n");
+	static const char slow[] = "cpu_slowdown: 2.5\nnodes:\n"
+		NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") NODE("cxl", 300, "    ratio: 4\n");
+	struct tier_machine_file mf;
+	struct tier_sim_machine m;
+	struct tier_err err = { "" };
+	double a, b;
+
+	(void)state;
+	if (tier_machine_file_load_string(plain, sizeof(plain) - 1, "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_true(mf.preset.cpu_slowdown == 0);
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_true(m.cpu_slowdown == 1.0);
+	if (tier_machine_file_load_string(slow, sizeof(slow) - 1, "m.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_int_equal(tier_sim_machine_from_preset(&m, &mf.preset, NULL, 1ull << 30, &err), 0);
+	assert_true(m.cpu_slowdown == 2.5);
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	assert_true(mf.preset.cpu_slowdown == 5.6);
+	a = idle_scan_cpu_s(plain);
+	b = idle_scan_cpu_s(slow);
+	assert_true(a > 0);
+	assert_true(b > a * 2.4999 && b < a * 2.5001);
+}
+
+/* The hot set's share (timeline's last column) in the row of time t. */
+static double share_at(const char *csv, double t)
+{
+	const char *row = strchr(csv, '\n');
+	double at, share;
+
+	for (; row; row = strchr(row + 1, '\n')) {
+		const char *last = row + 1;
+		const char *nl = strchr(last, '\n');
+		const char *c;
+
+		if (sscanf(row + 1, "%lf,", &at) != 1 || at + 1e-6 < t)
+			continue;
+		for (c = last; *c && c != nl; c++)
+			if (*c == ',')
+				last = c + 1;
+		assert_int_equal(sscanf(last, "%lf", &share), 1);
+		return share;
+	}
+	fail_msg("no timeline row at %.1f s", t);
+	return -1;
+}
+
+/* kernel-nb's NUMA scan on the guest as task_numa_work() counts it: a
+ * range counts against the 256 MB only when it unmapped something, and a
+ * run stops at the end of the address space. gups-guest's array (page ids
+ * 0-640 MiB) is unmapped in the runs at 1, 2 and 3 s, the idle memory
+ * behind it in those at 4 and 5 s, where the pass ends and the period
+ * doubles: the hot set (the array's first 96 MiB) is unmapped again at
+ * 7 s, not before. (Counting every page walked and wrapping round within
+ * a run, the run at 5 s went on into the hot set and promoted more of it
+ * at 5.1 s.) */
+static void test_guest_hint_scan_passes(void **state)
+{
+	struct tier_machine_file mf;
+	struct tier_sim_params p;
+	struct tier_sim_result r;
+	struct tier_err err = { "" };
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf.preset;
+	p.workload = "gups-guest:layout=contiguous:rate=6.85";
+	p.policy = "kernel-nb";
+	p.seed = 1;
+	p.duration_us = 7500000;
+	p.timeline = open_memstream(&buf, &len);
+	assert_non_null(p.timeline);
+	if (tier_sim_run(&p, &r, &err))
+		fail_msg("%s", err.msg);
+	fclose(p.timeline);
+	assert_true(share_at(buf, 2.5) > 0.5 && share_at(buf, 2.5) < 0.99);
+	assert_true(share_at(buf, 6.9) == share_at(buf, 2.5));
+	assert_true(share_at(buf, 7.4) > 0.99);
+	free(buf);
+}
+
 static void expect_error(const char *yaml, int code, const char *msg)
 {
 	struct tier_machine_file mf;
@@ -214,6 +332,15 @@ static void test_other_rules(void **state)
 		     NODE("g", 7, "    ratio: 1\n") NODE("h", 8, "    ratio: 1\n")
 		     NODE("i", 9, "    ratio: 1\n"),
 		     -EINVAL, "m.yaml:1:1: nodes: 9 nodes, at most 8");
+	expect_error("cpu_slowdown: 0\nnodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n"),
+		     -EINVAL, "m.yaml:1:1: cpu_slowdown: a factor from 0.01 to 1000 (1: the cost model's CPU)");
+	expect_error("nodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n") "cpu_slowdown: 1e4\n",
+		     -EINVAL, "m.yaml:8:1: cpu_slowdown: a factor from 0.01 to 1000 (1: the cost model's CPU)");
+	expect_error("cpu_slowdown: slow\nnodes:\n"
+		     NODE("dram", 100, "    cpus: 1\n    ratio: 1\n"),
+		     -EINVAL, "m.yaml:1:15: cpu_slowdown: invalid FLOAT value: slow");
 	assert_int_equal(tier_machine_file_load("/nonexistent/m.yaml", &mf, &err), -ENOENT);
 	assert_string_equal(err.msg, "/nonexistent/m.yaml: No such file or directory");
 	assert_string_equal(tier_machine_file_arg("file:a/b.yaml"), "a/b.yaml");
@@ -227,6 +354,8 @@ int main(void)
 		cmocka_unit_test(test_sizes_and_ratio_override),
 		cmocka_unit_test(test_runs_in_the_simulator),
 		cmocka_unit_test(test_guest_and_gups_guest),
+		cmocka_unit_test(test_cpu_slowdown),
+		cmocka_unit_test(test_guest_hint_scan_passes),
 		cmocka_unit_test(test_unknown_field),
 		cmocka_unit_test(test_wrong_type),
 		cmocka_unit_test(test_zero_latency),

@@ -262,6 +262,7 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.interval_us = s->pol && s->pol->interval_us ? s->pol->interval_us : 100000;
 	s->env.work_units = &s->work_units;
 	s->env.in_task = &s->in_task;
+	s->env.cpu_slowdown = s->machine.cpu_slowdown;
 }
 
 int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
@@ -387,7 +388,7 @@ static void result_costs(const struct tier_sim *s, struct tier_sim_result *r)
 {
 	double base = s->app_ns - s->cost.stall_ns;
 	double stall = s->cost.stall_ns + s->cost.task_ns + s->cost.task_cpu_ns;
-	double daemon = s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS -
+	double daemon = s->policy_cpu_ns + (double)s->work_units * s->cpu_ns.work_unit -
 			s->cost.task_cpu_ns;
 	double k = s->app_cores ? (double)(s->machine_cores - s->app_cores) / s->app_cores : 0;
 	double own = base + stall, on_app = 0;
@@ -423,7 +424,7 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->nr_tiers = s->nr_tiers;
 	result_moves(s, r);
 	r->pingpong_pages = s->pingpong;
-	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * WORK_UNIT_NS) / 1e9;
+	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * s->cpu_ns.work_unit) / 1e9;
 	r->policy_work_units = s->work_units;
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes +

@@ -84,6 +84,13 @@
 #define SAMPLE_PERIOD_LINES 20000
 /* A policy's own work: ~5 ns per page or observation it visits. */
 #define WORK_UNIT_NS 5.0
+/* The costs above are CPU work of the cost model's machine. A machine
+ * whose CPU runs slower (cpu_slowdown in its file: the test guest under
+ * QEMU TCG) has each of them, and kernel-nb's kswapd rate, times its
+ * factor: struct tier_sim's cpu_ns, set with the machine. PAGE_WALK_NS
+ * stays: a TLB miss is the memory system's, as the accesses' latency is
+ * (a workload with a measured rate of its own, access_ns, has its page
+ * walks in that rate). */
 
 /* Accesses the workload hands over per call. */
 #define BATCH 1024
@@ -181,6 +188,14 @@ struct tier_sim {
 		double task_cpu_ns;
 	} cost;
 	uint64_t work_units;
+	/* The CPU costs above (MIGRATE_PAGE_CPU_NS ...) times the machine's
+	 * cpu_slowdown, ns (memory.c, with the machine). */
+	struct {
+		double migrate_page, shootdown, split;
+		double hint_fault, hint_scan_page;
+		double idle_scan_page, softdirty_clear_page, softdirty_fault;
+		double damon_check, sample, work_unit;
+	} cpu_ns;
 	uint64_t accesses, writes;
 	struct tier_rng rng;
 

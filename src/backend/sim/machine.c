@@ -93,6 +93,11 @@ unsigned tier_sim_preset_cores(const struct tier_sim_preset *p)
 	return n;
 }
 
+double tier_sim_preset_cpu_slowdown(const struct tier_sim_preset *p)
+{
+	return p->cpu_slowdown > 0 ? p->cpu_slowdown : 1.0;
+}
+
 static int parse_ratio(const char *s, unsigned *out, size_t nr, struct tier_err *err)
 {
 	const char *p = s;
@@ -160,6 +165,7 @@ int tier_sim_machine_from_preset(struct tier_sim_machine *m,
 				    p->name, p->nr_nodes, TIER_SIM_MAX_NODES);
 	m->preset = p;
 	m->nr_nodes = p->nr_nodes;
+	m->cpu_slowdown = tier_sim_preset_cpu_slowdown(p);
 	memcpy(m->nodes, p->nodes, sizeof(m->nodes));
 	if (ratio) {
 		ret = parse_ratio(ratio, parts, p->nr_nodes, err);

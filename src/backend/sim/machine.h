@@ -32,6 +32,12 @@ struct tier_sim_preset {
 	const char *description;
 	size_t nr_nodes;
 	struct tier_sim_node_spec nodes[TIER_SIM_MAX_NODES];
+	/* How many times slower than the cost model's CPU this machine's
+	 * CPU runs the tiering work: every modelled CPU cost (faults, scans,
+	 * moves, kswapd, daemons' and policies' work) is multiplied by it.
+	 * Measured, not tuned (docs/tiersim.md, "Machine files"); 0: 1, the
+	 * cost model's own machine, as every built-in preset. */
+	double cpu_slowdown;
 };
 
 /* A machine built from a preset and a capacity ratio. */
@@ -40,6 +46,7 @@ struct tier_sim_machine {
 	size_t nr_nodes;
 	struct tier_sim_node_spec nodes[TIER_SIM_MAX_NODES];
 	uint64_t node_bytes[TIER_SIM_MAX_NODES];
+	double cpu_slowdown;		/* the preset's, 1 when it gives none */
 };
 
 /* Capacity of one ratio unit when none is given: 1 GiB. */
@@ -52,6 +59,9 @@ const struct tier_sim_preset *tier_sim_preset_find(const char *name);
 
 /* The CPUs of a machine: the sum of its nodes' nr_cpus. */
 unsigned tier_sim_preset_cores(const struct tier_sim_preset *p);
+
+/* The preset's cpu_slowdown: 1 when it gives none (0). */
+double tier_sim_preset_cpu_slowdown(const struct tier_sim_preset *p);
 
 /* Builds machine m from preset `name`. ratio is NULL (the preset's own) or
  * "A:B[:C...]" with one positive integer per node, fastest first as the

@@ -107,7 +107,7 @@ static int sim_test_and_clear_young(void *priv, uint64_t page)
 	i = tier__sim_flag_idx(s, page);
 	young = s->flags[i] & F_ACCESSED;
 	s->flags[i] &= (uint8_t)~F_ACCESSED;
-	s->policy_cpu_ns += IDLE_SCAN_PAGE_NS;
+	s->policy_cpu_ns += s->cpu_ns.idle_scan_page;
 	return young;
 }
 
@@ -227,6 +227,25 @@ static void setup_alloc_order(struct tier_sim *s)
 		}
 }
 
+/* The model's CPU costs on this machine's CPU: each times its
+ * cpu_slowdown (1 for every preset: the constants as they are). */
+static void setup_cpu_costs(struct tier_sim *s)
+{
+	double f = s->machine.cpu_slowdown;
+
+	s->cpu_ns.migrate_page = MIGRATE_PAGE_CPU_NS * f;
+	s->cpu_ns.shootdown = TLB_SHOOTDOWN_NS * f;
+	s->cpu_ns.split = SPLIT_CPU_NS * f;
+	s->cpu_ns.hint_fault = HINT_FAULT_NS * f;
+	s->cpu_ns.hint_scan_page = HINT_SCAN_PAGE_NS * f;
+	s->cpu_ns.idle_scan_page = IDLE_SCAN_PAGE_NS * f;
+	s->cpu_ns.softdirty_clear_page = SOFTDIRTY_CLEAR_PAGE_NS * f;
+	s->cpu_ns.softdirty_fault = SOFTDIRTY_FAULT_NS * f;
+	s->cpu_ns.damon_check = DAMON_CHECK_NS * f;
+	s->cpu_ns.sample = SAMPLE_NS * f;
+	s->cpu_ns.work_unit = WORK_UNIT_NS * f;
+}
+
 int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
 			    uint64_t fit_pages, struct tier_err *err)
 {
@@ -251,6 +270,7 @@ int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
 	s->fast_node = s->topo.tiers[0].nodes[0];
 	setup_node_figures(s);
 	setup_alloc_order(s);
+	setup_cpu_costs(s);
 	s->next_quantum = QUANTUM_NS;
 	return 0;
 }

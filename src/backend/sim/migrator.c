@@ -32,8 +32,8 @@ static bool budget_take(struct tier_sim *s, uint64_t bytes)
 
 void tier__sim_shootdown(struct tier_sim *s)
 {
-	s->app_ns += TLB_SHOOTDOWN_NS;
-	s->cost.stall_ns += TLB_SHOOTDOWN_NS;
+	s->app_ns += s->cpu_ns.shootdown;
+	s->cost.stall_ns += s->cpu_ns.shootdown;
 }
 
 /* Moves one page with its costs: 4 KiB read on the source and written on
@@ -47,11 +47,11 @@ static void move_one(struct tier_sim *s, uint64_t page, int to, uint32_t now_ms)
 	tier__sim_place_page(s, page, to);
 	s->q_rd[from] += PAGE_BYTES;
 	s->q_wr[to] += PAGE_BYTES;
-	s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS;
+	s->policy_cpu_ns += s->cpu_ns.migrate_page;
 	/* A move in the fault path (kernel-nb's promotion in
 	 * do_numa_page()) runs in the faulting task. */
 	if (s->in_task)
-		s->cost.task_cpu_ns += MIGRATE_PAGE_CPU_NS;
+		s->cost.task_cpu_ns += s->cpu_ns.migrate_page;
 	s->moved[fr][tr]++;
 	if (tr < fr)
 		s->ep.promoted++;
@@ -203,7 +203,7 @@ static int sim_split(void *priv, uint64_t page)
 		s->flags[q] = s->flags[base];
 	s->huge[page >> THP_SHIFT] = 0;
 	s->splits++;
-	s->policy_cpu_ns += SPLIT_CPU_NS;
+	s->policy_cpu_ns += s->cpu_ns.split;
 	tier__sim_shootdown(s);
 	return 0;
 }

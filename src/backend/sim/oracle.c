@@ -164,8 +164,8 @@ static void charge_moves(struct tier_sim *s)
 		s->moved[s->node_rank[from]][s->node_rank[to]]++;
 		moved++;
 	}
-	s->policy_cpu_ns += MIGRATE_PAGE_CPU_NS * (double)moved;
-	s->cost.task_ns += TLB_SHOOTDOWN_NS * (double)((moved + s->env.max_batch - 1) /
+	s->policy_cpu_ns += s->cpu_ns.migrate_page * (double)moved;
+	s->cost.task_ns += s->cpu_ns.shootdown * (double)((moved + s->env.max_batch - 1) /
 						      s->env.max_batch);
 }
 

@@ -108,7 +108,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 			}
 			f = flags[fp];
 			if (softdirty && write && !(f & F_DIRTY))
-				stall += SOFTDIRTY_FAULT_NS;
+				stall += s->cpu_ns.softdirty_fault;
 			f |= (uint8_t)(write * F_DIRTY);
 			/* The access's sample stream counts down (without
 			 * samples neither reaches 0). */
@@ -118,7 +118,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 				fire = --cd0 == 0;
 			if (f & F_PROTNONE) {
 				f &= (uint8_t)~F_PROTNONE;
-				stall += HINT_FAULT_NS;
+				stall += s->cpu_ns.hint_fault;
 				if (tier__sim_hint_fault(s, p, fp, write, t)) {
 					ret = -ENOMEM;
 					break;

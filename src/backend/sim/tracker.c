@@ -16,6 +16,7 @@
 #define HINT_SCAN_PERIOD_MAX_NS 60000000000.0	/* scan_period_max_ms 60000 */
 #define HINT_SCAN_PAGES (256u << (20 - PAGE_SHIFT))	/* scan_size_mb 256 */
 #define HINT_CHUNK_SHIFT 9				/* unmap time per 2 MiB */
+#define HINT_SCAN_ALIGN 512u				/* HPAGE_SIZE in pages */
 
 const char *const tier_sim_trackers[] = {
 	"damon", "idle", "softdirty", "samples", "hintfault", "young", NULL,
@@ -106,46 +107,80 @@ static int bit_scan(struct tier_sim *s, uint8_t bit, uint16_t kind, uint32_t int
 	if (free)
 		return 0;
 	if (bit == F_ACCESSED) {
-		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
+		s->policy_cpu_ns += s->cpu_ns.idle_scan_page * (double)s->nr_pages;
 	} else {
-		s->policy_cpu_ns += IDLE_SCAN_PAGE_NS * (double)s->nr_pages;
-		s->app_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
-		s->cost.stall_ns += SOFTDIRTY_CLEAR_PAGE_NS * (double)s->nr_pages;
+		s->policy_cpu_ns += s->cpu_ns.idle_scan_page * (double)s->nr_pages;
+		s->app_ns += s->cpu_ns.softdirty_clear_page * (double)s->nr_pages;
+		s->cost.stall_ns += s->cpu_ns.softdirty_clear_page * (double)s->nr_pages;
 	}
 	return 0;
 }
 
-/* The next HINT_SCAN_PAGES pages, round robin: those below the top tier
- * are unmapped (protnone), so their next access faults. */
+/* One run of task_numa_work() (kernel/sched/fair.c, Linux 6.12): from
+ * where the last one stopped, ranges of up to the scan size's pages
+ * (start + pages rounded up to 2 MiB, as end = ALIGN(start + (pages <<
+ * PAGE_SHIFT), HPAGE_SIZE)) are unmapped (protnone) page by page, so the
+ * next access to each faults. In tiering mode only pages below the top
+ * tier are unmapped; a page already protnone or not present is no update
+ * either. A range counts against the scan size (HINT_SCAN_PAGES, 256 MB)
+ * only when it updated a PTE, and against eight times that (virtpages)
+ * always:
+ *	if (nr_pte_updates)
+ *		pages -= (end - start) >> PAGE_SHIFT;
+ *	virtpages -= (end - start) >> PAGE_SHIFT;
+ * so a stretch already on the top tier is skipped at up to 2 GB a run.
+ * The page ids are the one address space: at its end the run stops and
+ * the next starts from page 0 (reset_ptenuma_scan()), and the period
+ * backs off. Each page walked costs change_prot_numa()'s per-page time
+ * in the task (with THP, per huge page). Until now every page walked
+ * counted against the 256 MB, a pass wrapped round within a run, and a
+ * top-tier stretch took as long to cross as any. */
 static void hint_scan(struct tier_sim *s)
 {
-	uint64_t n = HINT_SCAN_PAGES < s->nr_pages ? HINT_SCAN_PAGES : s->nr_pages;
-	uint64_t i;
+	int64_t pages = HINT_SCAN_PAGES, virtpages = 8 * (int64_t)HINT_SCAN_PAGES;
+	uint64_t walked = 0;
 	double cost;
 
-	for (i = 0; i < n; i++) {
-		uint64_t p = s->hint.pos;
-		uint8_t node = s->page_node[p];
+	while (pages > 0 && virtpages > 0) {
+		uint64_t start = s->hint.pos, end, p, updates = 0;
 
-		/* Tiering mode skips pages already on the top tier. */
-		if (node != TIER_NODE_NONE && s->node_rank[node] > 0) {
-			s->flags[tier__sim_flag_idx(s, p)] |= F_PROTNONE;
+		end = (start + (uint64_t)pages + HINT_SCAN_ALIGN - 1) & ~(uint64_t)(HINT_SCAN_ALIGN - 1);
+		if (end > s->nr_pages)
+			end = s->nr_pages;
+		for (p = start; p < end; p++) {
+			uint8_t node = s->page_node[p];
+			uint64_t i = tier__sim_flag_idx(s, p);
+
+			if (node == TIER_NODE_NONE || s->node_rank[node] == 0 ||
+			    (s->flags[i] & F_PROTNONE))
+				continue;
+			s->flags[i] |= F_PROTNONE;
 			s->hint.chunk_unmap_ns[p >> HINT_CHUNK_SHIFT] = s->app_ns;
+			updates++;
 		}
-		s->hint.pos = (p + 1) % s->nr_pages;
-		if (s->hint.pos == 0 && s->hint.period_ns < HINT_SCAN_PERIOD_MAX_NS) {
+		if (updates)
+			pages -= (int64_t)(end - start);
+		virtpages -= (int64_t)(end - start);
+		walked += end - start;
+		s->hint.pos = end;
+		if (end == s->nr_pages) {
 			/* A full pass done: the scan period backs off, as
 			 * task_numa_work's does when the task's faults give no
 			 * reason to scan faster (in tiering mode only faults
 			 * that promote count): measured in the test guest as
 			 * scans at about 1, 3, 7, 15, 31 s. */
-			s->hint.period_ns *= 2;
-			if (s->hint.period_ns > HINT_SCAN_PERIOD_MAX_NS)
-				s->hint.period_ns = HINT_SCAN_PERIOD_MAX_NS;
+			s->hint.pos = 0;
+			if (s->hint.period_ns < HINT_SCAN_PERIOD_MAX_NS) {
+				s->hint.period_ns *= 2;
+				if (s->hint.period_ns > HINT_SCAN_PERIOD_MAX_NS)
+					s->hint.period_ns = HINT_SCAN_PERIOD_MAX_NS;
+			}
+			break;
 		}
 	}
 	/* change_prot_numa() changes one PMD for a THP. */
-	cost = HINT_SCAN_PAGE_NS * (double)(s->thp ? (n + THP_PAGES - 1) >> THP_SHIFT : n);
+	cost = s->cpu_ns.hint_scan_page *
+	       (double)(s->thp ? (walked + THP_PAGES - 1) >> THP_SHIFT : walked);
 	s->app_ns += cost;
 	s->cost.stall_ns += cost;
 }
@@ -182,7 +217,7 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write)
 	o.count = (uint32_t)period;
 	if (tier__sim_obs_push(s, &o))
 		return -ENOMEM;
-	s->policy_cpu_ns += SAMPLE_NS;
+	s->policy_cpu_ns += s->cpu_ns.sample;
 	/* Jitter of +-1/8 so periodic patterns do not alias. */
 	s->sample.countdown[k] = period - period / 8 + tier_rng_below(&s->rng, period / 4 + 1);
 	return 0;

@@ -56,7 +56,7 @@ static void damon_sample(struct tier_sim *s)
 		if (s->flags[tier__sim_flag_idx(s, r->sample)] & F_ACCESSED)
 			r->nr_accesses++;
 	}
-	s->policy_cpu_ns += DAMON_CHECK_NS * (double)s->damon.nr_regions;
+	s->policy_cpu_ns += s->cpu_ns.damon_check * (double)s->damon.nr_regions;
 	damon_pick_samples(s);
 }
 

@@ -16,7 +16,8 @@
  *          distance), never touched again
  * One simulated access is one 8-byte read-modify-write update (a store).
  * The update rate is the guest's, not the memory model's: QEMU TCG runs
- * the program's code about ten times slower than the host and the guest's
+ * the program's code 5.6 times slower than the host (measured with this
+ * program: bench/machines/guest.yaml's cpu_slowdown) and the guest's
  * nodes are all host memory, so the HMAT's latencies set nothing there.
  * Each update takes 1 / rate of application time whatever node it hits
  * (access_ns); stalls (hint faults, shootdowns) add to it as elsewhere.

@@ -75,8 +75,10 @@
  * local + shared == 0 and doubles the period at every pass that promoted
  * something, up to scan_period_max (60 s): scans at 1, 3, 7, 15, 31 s...,
  * the likely cause of the ~30 s stall measured in the guest. That belongs
- * to the tracker ("hintfault" scans at a fixed 256 MB per second). Also
- * not modelled: MGLRU, THP, file pages, watermark boosting.
+ * to the tracker ("hintfault": per run 256 MB of ranges that unmap
+ * something, as task_numa_work() counts them; a run a second, the period
+ * doubling at each full pass). Also not modelled: MGLRU, THP, file
+ * pages, watermark boosting.
  *
  * The modules (kernel_nb_impl.h has the state they share): this file holds
  * the knobs' defaults, the state's life, the observations and the ops
@@ -294,6 +296,10 @@ static int knb_create_with(const struct tier_env *env, const struct knb_config *
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	k->env = env;
 	k->cfg = *cfg;
+	/* kswapd's CPU per page on this machine's CPU (a slower one demotes
+	 * fewer pages per tick). */
+	if (env->cpu_slowdown > 0 && env->cpu_slowdown != 1.0)
+		k->cfg.kswapd_page_ns = (uint32_t)(cfg->kswapd_page_ns * env->cpu_slowdown + 0.5);
 	if (alloc_arrays(k)) {
 		knb_destroy(k);
 		return tier_err_set(err, -ENOMEM, "out of memory");

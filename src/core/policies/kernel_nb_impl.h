@@ -53,7 +53,8 @@ struct knb_config {
 	unsigned tpp_demote_scale_factor;
 	/* kswapd CPU per demoted page, ns: migration ~1.5 us per 4 KiB page
 	 * plus rmap and LRU work; bounds demotions per tick (one thread per
-	 * node). */
+	 * node). On a machine with a slower CPU (env->cpu_slowdown) the
+	 * state's copy holds this times the slowdown. */
 	uint32_t kswapd_page_ns;
 };
 
