@@ -67,7 +67,9 @@ struct tier_obs {
 /* An ACCESSED or WRITTEN observation whose rate is a tracker's standing
  * estimate of each page's own rate, restated at every collect while it
  * holds (the Linux soft-dirty tracker's picture), rather than what one
- * scan saw: a policy may take it as the page's rate at once. */
+ * scan saw: a policy may take it as the least the page's rate is, at once,
+ * whatever other trackers see of it (the tierd policy adds it to nothing;
+ * the page's rate is the larger of it and the others'). */
 #define TIER_OBS_STANDING 1u
 
 /* The accesses one observation stands for, per page of it - the one

@@ -2357,11 +2357,14 @@ static struct tier_linux_addr_obs by_obs(pid_t pid, uint64_t first, uint64_t nr,
 /* A written run over DAMON regions: each page's rate handed on is what
  * it adds to its region's, so region + written = the larger of the two
  * (not their sum); pieces the region covers are left out; another
- * process's regions, a region seen idle and other kinds change nothing. */
+ * process's regions, a region seen idle and other kinds change nothing.
+ * A standing estimate (TIER_OBS_STANDING: the least of the page's rate,
+ * which the policy adds to nothing) passes whole, even under a region
+ * hotter than it. */
 static void test_obs_beyond(void **state)
 {
 	static struct beyond_got g;
-	struct tier_linux_addr_obs acc[3], wr[4];
+	struct tier_linux_addr_obs acc[3], wr[5];
 	double d, w;
 
 	(void)state;
@@ -2379,9 +2382,13 @@ static void test_obs_beyond(void **state)
 	wr[1] = by_obs(1, 100, 4, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 50 * 1e6));
 	wr[2] = by_obs(2, 60, 10, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
 	wr[3] = by_obs(1, 200, 1, TIER_OBS_SAMPLE, 1, 0, 0);
+	wr[4] = by_obs(2, 70, 4, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
+	wr[4].start = 0;
+	wr[4].end = 4 * 4096;
+	wr[4].write = TIER_OBS_STANDING;
 	w = tier__obs_rate(&wr[0]);
 	assert_true(fabs(w - 500) < 0.5);
-	tier__obs_beyond(acc, 3, wr, 4, beyond_sink, &g);
+	tier__obs_beyond(acc, 3, wr, 5, beyond_sink, &g);
 	/* Before the region, unchanged; under it, w - d; under the idle
 	 * region and after, w. */
 	assert_true(fabs(g.rate[0][8] - w) < 1e-9);
@@ -2399,8 +2406,11 @@ static void test_obs_beyond(void **state)
 	assert_true(g.rate[1][60] == 0 && g.rate[1][63] == 0);
 	assert_true(fabs(g.rate[1][64] - w) < 1e-9 && fabs(g.rate[1][69] - w) < 1e-9);
 	assert_true(g.other[0][200] == 1);
-	/* Pieces: [8,16) [16,32) [32,40) [100,104) [64,70) and the sample. */
-	assert_int_equal(g.n, 6);
+	/* The standing run under pid 2's hotter region: whole. */
+	assert_true(fabs(g.rate[1][0] - w) < 1e-9 && fabs(g.rate[1][3] - w) < 1e-9);
+	/* Pieces: [8,16) [16,32) [32,40) [100,104) [64,70), the sample and
+	 * the standing run. */
+	assert_int_equal(g.n, 7);
 }
 
 /* Random regions and written runs, enough pieces to fill several

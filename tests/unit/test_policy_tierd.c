@@ -1211,7 +1211,8 @@ static void test_sparse_first_sight(void **state)
  * 201's the same figures without the flag (a scan's). 200 moves up in
  * that step; 201, averaged over three steps' time constant (2 + 20 x
  * 0.28 = 7.7/s, below the 9.4/s a move pays from), stays. Once the estimate
- * drops, the long rate decays from it rather than holding. */
+ * drops, the long rate decays from it rather than holding. Restated beside
+ * a region's rate, it is the larger of the two, not their sum. */
 static void test_standing_estimate_at_once(void **state)
 {
 	const uint32_t iv = (uint32_t)(2 * M_LN2 / 20 * 1e6);
@@ -1254,6 +1255,18 @@ static void test_standing_estimate_at_once(void **state)
 	assert_int_equal(f.ops->explain(f.priv, 200, f.te.now_us, &ex), 0);
 	if (ex.long_rate > 0.8 * 20)
 		fail_msg("page 200's long rate %.1f/s a step after its estimate went", ex.long_rate);
+	/* Page 210: a region at about 15/s (7 of 10 over 0.8 s) and a standing
+	 * 20/s, step after step: 20/s, not 35/s. */
+	o.page = 210;
+	for (step = 0; step < 12; step++) {
+		f.te.now_us += 8000000;
+		scan(&f, TIER_OBS_ACCESSED, 210, 1, 7, 10, 800000);
+		f.ops->observe(f.priv, &o, 1);
+		tick(&f);
+	}
+	assert_int_equal(f.ops->explain(f.priv, 210, f.te.now_us, &ex), 0);
+	if (ex.long_rate < 19 || ex.long_rate > 21)
+		fail_msg("page 210's long rate %.1f/s: region 15/s, standing 20/s", ex.long_rate);
 	fx_release(&f);
 }
 

@@ -80,7 +80,9 @@ void tier__obs_beyond(const struct tier_linux_addr_obs *acc, size_t nacc,
 		uint64_t a = w->start;
 		size_t k;
 
-		if (w->kind != TIER_OBS_WRITTEN || own <= 0) {
+		/* A standing estimate is the least of the page's rate,
+		 * whatever the region over it adds (TIER_OBS_STANDING): whole. */
+		if (w->kind != TIER_OBS_WRITTEN || own <= 0 || (w->write & TIER_OBS_STANDING)) {
 			beyond_emit(&b, w, w->start, w->end, 1, 1);
 			continue;
 		}

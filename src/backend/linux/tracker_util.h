@@ -231,7 +231,9 @@ double tier__obs_rate(const struct tier_linux_addr_obs *o);
  * regions over it change, and each piece carries its rate less the
  * region's (count 1 of 2 over the interval that makes that rate); a piece
  * the region's rate covers is left out. Observations of other kinds, or
- * with nothing seen, pass unchanged. */
+ * with nothing seen, pass unchanged, and so do standing estimates
+ * (TIER_OBS_STANDING: the least of the page's rate, which adds to
+ * nothing). */
 void tier__obs_beyond(const struct tier_linux_addr_obs *acc, size_t nacc,
 		      const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
 		      void *ctx);

@@ -209,7 +209,7 @@ static inline bool first_sight(struct tier__tierd *t, float first, float lng, ui
  * a scan's or a fault's to the long and the short rate. covered_us: the
  * time a scan's checks covered (0: events). standing: the scan's rate is a
  * tracker's standing estimate of each page's own (TIER_OBS_STANDING,
- * core/ops.h), which holds the long rate at least there. */
+ * core/ops.h): it adds nothing, and holds both rates at least there. */
 static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, double accesses,
 			 bool sampled, double covered_us, bool standing)
 {
@@ -246,11 +246,16 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 	 * two rounds); averaged again, a page it rates at 35/s, with a
 	 * DAMON region's 2/s before, stayed below the 10/s bar for two steps
 	 * spaced 6-10 s apart, and a scattered hot set reached the fast tier
-	 * a few thousand pages a step. The average still rises above it
-	 * (other trackers' rates add to it) and decays from it once the
-	 * estimate falls. */
-	if (standing && !sampled && covered_us > 0)
+	 * a few thousand pages a step. It is the least the page's rates may
+	 * read, long and short (a long rate above a short one that nothing
+	 * feeds reads as cooling), and adds nothing: other trackers' rates
+	 * still raise the average above it (the page's rate is the larger of
+	 * theirs and the estimate's), and it decays from the estimate once
+	 * that falls. */
+	if (standing && !sampled && covered_us > 0) {
 		least = (float)(accesses * 1e6 / covered_us);
+		l = s = first = 0;
+	}
 	m = sampled ? l : 0;
 	if (end > t->nr_pages)
 		end = t->nr_pages;
@@ -268,9 +273,11 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 			if (tier__tierd_bit(t->uni, c) && page == c << TIERD_REGION_SHIFT &&
 			    stop == cend) {
 				t->ulng[c] += first_sight(t, first, t->ulng[c], &t->uborn[c]) ? first : l;
+				t->ushrt[c] += s;
 				if (t->ulng[c] < least)
 					t->ulng[c] = least;
-				t->ushrt[c] += s;
+				if (t->ushrt[c] < least)
+					t->ushrt[c] = least;
 				*t->env->work_units += 1;
 				page = stop;
 				continue;
@@ -281,9 +288,11 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 				struct tier__tierd_page *p = &t->pages[page];
 
 				p->lng += first_sight(t, first, p->lng, &p->born) ? first : l;
+				p->shrt += s;
 				if (p->lng < least)
 					p->lng = least;
-				p->shrt += s;
+				if (p->shrt < least)
+					p->shrt = least;
 			}
 		}
 		return;
