@@ -93,6 +93,35 @@ static void test_runs_in_the_simulator(void **state)
 	assert_true(r.accesses > 0);
 }
 
+/* Runs workload under policy on the guest machine
+ * (bench/machines/guest.yaml) for duration_us, seed 1, with its timeline
+ * into *buf (the caller frees it); mf, when given, gets the machine file. */
+static void run_on_guest(const char *workload, const char *policy, uint64_t duration_us,
+			 struct tier_machine_file *mf, struct tier_sim_result *r, char **buf)
+{
+	struct tier_machine_file own;
+	struct tier_sim_params p;
+	struct tier_err err = { "" };
+	size_t len = 0;
+
+	if (!mf)
+		mf = &own;
+	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", mf, &err))
+		fail_msg("%s", err.msg);
+	memset(&p, 0, sizeof(p));
+	p.preset = &mf->preset;
+	p.workload = workload;
+	p.policy = policy;
+	p.seed = 1;
+	p.duration_us = duration_us;
+	*buf = NULL;
+	p.timeline = open_memstream(buf, &len);
+	assert_non_null(p.timeline);
+	if (tier_sim_run(&p, r, &err))
+		fail_msg("%s", err.msg);
+	fclose(p.timeline);
+}
+
 /* The guest machine (bench/machines/guest.yaml) with gups-guest, the
  * calibration's pair (docs/tiersim.md): the sizes, the first touch as the
  * bench's set-up leaves it (array on node 1, idle memory on node 0), the
@@ -100,31 +129,16 @@ static void test_runs_in_the_simulator(void **state)
 static void test_guest_and_gups_guest(void **state)
 {
 	struct tier_machine_file mf;
-	struct tier_sim_params p;
 	struct tier_sim_result r;
-	struct tier_err err = { "" };
-	char *buf = NULL, *row;
-	size_t len = 0;
+	char *buf, *row;
 	unsigned long long t0, t1, t2;
 	double share;
 
 	(void)state;
-	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
-		fail_msg("%s", err.msg);
+	run_on_guest("gups-guest:layout=scattered:rate=4", "static", 300000, &mf, &r, &buf);
 	assert_int_equal(mf.preset.nodes[0].size_mb, 650);
 	assert_int_equal(mf.preset.nodes[1].size_mb, 742);
 	assert_int_equal(mf.preset.nodes[2].size_mb, 711);
-	memset(&p, 0, sizeof(p));
-	p.preset = &mf.preset;
-	p.workload = "gups-guest:layout=scattered:rate=4";
-	p.policy = "static";
-	p.seed = 1;
-	p.duration_us = 300000;
-	p.timeline = open_memstream(&buf, &len);
-	assert_non_null(p.timeline);
-	if (tier_sim_run(&p, &r, &err))
-		fail_msg("%s", err.msg);
-	fclose(p.timeline);
 	assert_int_equal(r.footprint_pages, 163840 + 153600);
 	/* 4 M updates/s: 250 ns each whatever node (the nodes' latencies
 	 * are 100-500 ns), no stall under static. */
@@ -233,27 +247,11 @@ static double share_at(const char *csv, double t)
  * at 5.1 s.) */
 static void test_guest_hint_scan_passes(void **state)
 {
-	struct tier_machine_file mf;
-	struct tier_sim_params p;
 	struct tier_sim_result r;
-	struct tier_err err = { "" };
-	char *buf = NULL;
-	size_t len = 0;
+	char *buf;
 
 	(void)state;
-	if (tier_machine_file_load(TIERD_SOURCE_ROOT "/bench/machines/guest.yaml", &mf, &err))
-		fail_msg("%s", err.msg);
-	memset(&p, 0, sizeof(p));
-	p.preset = &mf.preset;
-	p.workload = "gups-guest:layout=contiguous:rate=6.85";
-	p.policy = "kernel-nb";
-	p.seed = 1;
-	p.duration_us = 7500000;
-	p.timeline = open_memstream(&buf, &len);
-	assert_non_null(p.timeline);
-	if (tier_sim_run(&p, &r, &err))
-		fail_msg("%s", err.msg);
-	fclose(p.timeline);
+	run_on_guest("gups-guest:layout=contiguous:rate=6.85", "kernel-nb", 7500000, NULL, &r, &buf);
 	assert_true(share_at(buf, 2.5) > 0.5 && share_at(buf, 2.5) < 0.99);
 	assert_true(share_at(buf, 6.9) == share_at(buf, 2.5));
 	assert_true(share_at(buf, 7.4) > 0.99);
