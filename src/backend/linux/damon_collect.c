@@ -267,7 +267,6 @@ static void await_first_snapshot(struct tier__damon_tracker *t)
 		h->sleep_us(h->ctx, wait);
 	else if (!h->now_us)
 		usleep((useconds_t)wait);
-	t->first_waits_us += wait;
 }
 
 int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,

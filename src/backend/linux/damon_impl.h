@@ -43,7 +43,6 @@ struct tier__damon_tracker {
 	/* When the running kdamond was started (its clock: hooks.now_us),
 	 * until its first snapshot was read; 0 after. */
 	uint64_t started_us;
-	uint64_t first_waits_us;	/* waited for first snapshots in all */
 	double share_percent;		/* of the last window, -1: none yet */
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */

@@ -65,7 +65,6 @@ struct tier_linux_tracker_stats {
 					 * others read pagemap's entries) */
 	uint64_t fault_ns;		/* what one of those faults costs here,
 					 * measured at start (soft-dirty) */
-	uint64_t thread_cpu_ns;		/* its own thread's CPU so far (soft-dirty) */
 	/* The reads of the last whole round of its first target, in the
 	 * writer's own time since the clear (soft-dirty: wall time less the
 	 * faults the writer took by then), and in wall time. */

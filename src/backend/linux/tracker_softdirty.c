@@ -1057,14 +1057,9 @@ static void sd_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	struct sd_tracker *t = priv;
 
-	clockid_t cid;
-	struct timespec ts;
-
 	pthread_mutex_lock(&t->lock);
 	*st = t->stats;
 	pthread_mutex_unlock(&t->lock);
-	if (t->threaded && !pthread_getcpuclockid(t->thread, &cid) && !clock_gettime(cid, &ts))
-		st->thread_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- for tests: the rounds by hand ----------------------------------------- */
