@@ -66,8 +66,9 @@ struct tier_world_stats {
 	 * its picture holds) and reads it made by PAGEMAP_SCAN. */
 	uint64_t tracker_rounds, tracker_dropped, tracker_scan_reads;
 	/* The reads of its last round after the clear, in the writer's own
-	 * time and in wall time (soft-dirty). */
-	uint64_t tracker_read_us[8], tracker_read_wall_us[8];
+	 * time and in wall time, and the pages first seen written at each
+	 * (soft-dirty). */
+	uint64_t tracker_read_us[8], tracker_read_wall_us[8], tracker_read_pages[8];
 	unsigned tracker_nr_reads;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;

@@ -25,6 +25,7 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/maps.h"
+#include "backend/linux/schedstat.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
@@ -1593,6 +1594,12 @@ static void test_softdirty(void **state)
 		assert_true(st.read_wall_us[2] - st.read_wall_us[1] >= 20000);
 		assert_true(st.read_us[3] + 12 <= st.read_wall_us[3]);
 	}
+	/* ... and the pages each first saw written: 11 at once, 0x600000 at
+	 * the third. */
+	assert_int_equal(st.read_pages[0], 11);
+	assert_int_equal(st.read_pages[1], 0);
+	assert_int_equal(st.read_pages[2], 1);
+	assert_int_equal(st.read_pages[3], 0);
 	/* too few faults to measure their cost: the bare-metal least */
 	assert_int_equal(st.fault_ns, 1000);
 
@@ -1673,6 +1680,113 @@ static void test_softdirty(void **state)
 	snprintf(t.proc, sizeof(t.proc), "%s/proc-nocap", t.dir);
 	assert_int_equal(tier__linux_tracker_softdirty.probe(&t.ctx, &err), -EOPNOTSUPP);
 	assert_non_null(strstr(err.msg, "CONFIG_MEM_SOFT_DIRTY"));
+	tmp_release(&t);
+}
+
+/* A process's threads' time on a CPU and waiting for one: read from
+ * task/TID/schedstat, matched by tid; the mean wait of the threads that
+ * ran or waited in between. */
+static void test_waits(void **state)
+{
+	struct tier_linux_waits a, b;
+	struct tmp t;
+	char path[1024];
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), -ESRCH);	/* no task/ */
+	snprintf(path, sizeof(path), "%s/proc/100/task", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), 0);
+	assert_int_equal(a.n, 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/102", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/101", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	/* 101 has no schedstat (a kernel without CONFIG_SCHED_INFO): left out */
+	put(&t, "proc/100/task/100/schedstat", "1000000 500000 7\n");
+	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.v[0].tid, 100);
+	assert_int_equal(a.v[0].run_ns, 1000000);
+	assert_int_equal(a.v[0].wait_ns, 500000);
+	assert_int_equal(a.v[1].tid, 102);
+	/* 100 ran and waited 4 ms, 102 ran and did not wait: 2 ms each */
+	put(&t, "proc/100/task/100/schedstat", "3000000 4500000 9\n");
+	put(&t, "proc/100/task/102/schedstat", "2500000 0 4\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 2000000);
+	/* 102 asleep throughout: 100's alone */
+	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 4000000);
+	/* 100 gone, a new thread 103 in its place: none in both that ran */
+	snprintf(path, sizeof(path), "%s/proc/100/task/100/schedstat", t.dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	/* a counter that went back: another thread that got the tid */
+	put(&t, "proc/100/task/102/schedstat", "100 50 1\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	tmp_release(&t);
+	/* this process's own (Debian's kernels have CONFIG_SCHED_INFO) */
+	assert_int_equal(tier_linux_waits_read("/proc", getpid(), &a), 0);
+	assert_true(a.n >= 1);
+	assert_true(a.v[0].run_ns > 0);
+}
+
+/* The soft-dirty tracker dates a first write by its writer's own time: the
+ * time its threads waited for a CPU between the clear and a read is no time
+ * to write in. */
+static void test_softdirty_waits(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char path[1024];
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	snprintf(path, sizeof(path), "%s/proc/100/task", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	put(&t, "proc/100/task/100/schedstat", "1000000 1000000 1\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* the writer waits 30 ms of the 40 before the read */
+	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
+	usleep(40000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 2);
+	assert_true(st.read_wall_us[0] >= 40000);
+	/* 30 ms waited (between the middles of the clear and of the read),
+	 * and 11 faults of 1 us (the least: too few to measure) */
+	assert_int_equal(st.fault_ns, 1000);
+	assert_int_equal(st.read_us[0] + 30000 + 11, st.read_wall_us[0]);
+	/* the pages first seen then read as first written within the
+	 * writer's own time: ln 2 over it (above 69/s for 10 ms), not over
+	 * the wall time (17/s for 40 ms) */
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(expect_written(&g.v[0], 0x601000, 0x602000, 1) >
+		    M_LN2 * 1e6 / (double)st.read_us[0] * 0.99);
+	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
 }
 
@@ -2506,6 +2620,8 @@ int main(void)
 		cmocka_unit_test(test_idle),
 		cmocka_unit_test(test_idle_no_pfns),
 		cmocka_unit_test(test_softdirty),
+		cmocka_unit_test(test_waits),
+		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_obs_beyond),

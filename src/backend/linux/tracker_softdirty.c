@@ -24,7 +24,11 @@
  * written within 20 ms in both rounds, which no finer read could part).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
  * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
- * ln(5 P) / P.
+ * ln(5 P) / P. The times are the writer's own: less the time its threads
+ * waited for a CPU (schedstat.h; on a machine with one CPU free the writer
+ * waits all through this thread's clear and reads, and behind the
+ * policy's steps and the kdamond: in the guest's first round, it ran
+ * 2 ms in the first 230 ms) and less its faults (below).
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
@@ -71,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/schedstat.h"
 #include "backend/linux/softdirty_rate.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
@@ -153,6 +158,8 @@ struct sd_target {
 	uint64_t brk_us[SD_MAX_BRK];
 	uint64_t wall_us[SD_MAX_BRK];	/* ... in wall time */
 	unsigned nbrk;
+	/* its threads' times before and after its last clear (schedstat.h) */
+	struct tier_linux_waits wait_c0, wait_c1;
 	struct sd_runs seen;		/* written this round, address order */
 	struct sd_runs prev;		/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
@@ -192,6 +199,7 @@ struct sd_tracker {
 	size_t nscan, capscan;
 	struct sd_runs next;		/* a target's seen runs, rebuilt */
 	struct page_region *vec;	/* PAGEMAP_SCAN's answer */
+	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
 	bool no_scan;			/* the kernel has no PAGEMAP_SCAN for soft-dirty bits */
 	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
 	struct sd_pic build;		/* the next picture */
@@ -335,6 +343,8 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		tg->seen.n = 0;
 		tg->nbrk = 0;
 		tg->cleared = false;
+		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0))
+			tg->wait_c0.n = 0;
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -348,6 +358,8 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		 * the reads read: the middle of each is when it saw the
 		 * middle page. */
 		tg->t0_us = c0 / 2 + tier_linux_now_us() / 2;
+		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c1))
+			tg->wait_c1.n = 0;
 		tg->cleared = true;
 	}
 	return 0;
@@ -682,6 +694,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 		if (!tg->cleared)
 			continue;
+		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
+			t->wait_r0.n = 0;
 		w0 = tier_linux_now_us();
 		ret = scan_target(t, tg->pid, err);
 		if (ret == -ESRCH) {
@@ -694,11 +708,17 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			return ret;
 		}
 		/* The read saw the bits over its own time: its middle. The
-		 * writer's own time since the clear is less the faults the
-		 * clear made it take - one per page dirty now, taken as
-		 * serial (writers faulting on several CPUs at once read as
-		 * faster than they are) - but at least a sixteenth of it. */
+		 * writer's own time since the clear is less the time its
+		 * threads waited for a CPU between the middles of the clear
+		 * and of the read (schedstat.h: behind this thread's clear
+		 * and read on a machine with one CPU free, the writer waits
+		 * all through them), and less the faults the clear made it
+		 * take - one per page dirty now, taken as serial (writers
+		 * faulting on several CPUs at once read as faster than they
+		 * are) - but at least a sixteenth of it. */
 		w1 = tier_linux_now_us();
+		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r1))
+			t->wait_r1.n = 0;
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
@@ -706,7 +726,9 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 			for (k = 0; k < t->nscan; k++)
 				dirty += (t->scan[k].end - t->scan[k].start) >> 12;
-			lost = dirty * t->fault_ns / 1000;
+			lost = dirty * t->fault_ns / 1000 +
+			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
+				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
 			at = lost < at - at / 16 ? at - lost : at / 16 + 1;
 		}
 		if (tg->nbrk && at <= tg->brk_us[tg->nbrk - 1])
@@ -745,6 +767,10 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 		memcpy(t->stats.read_us, tg->prev_brk_us, sizeof(t->stats.read_us));
 		memcpy(t->stats.read_wall_us, tg->prev_wall_us, sizeof(t->stats.read_wall_us));
+		memset(t->stats.read_pages, 0, sizeof(t->stats.read_pages));
+		for (k = 0; k < tg->prev.n; k++)
+			t->stats.read_pages[tg->prev.v[k].k] +=
+				(tg->prev.v[k].end - tg->prev.v[k].start) >> 12;
 		t->stats.nr_reads = tg->nprev_brk;
 	}
 	if (last) {

@@ -303,6 +303,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		st->tracker_scan_reads = ts.scan_reads;
 		memcpy(st->tracker_read_us, ts.read_us, sizeof(st->tracker_read_us));
 		memcpy(st->tracker_read_wall_us, ts.read_wall_us, sizeof(st->tracker_read_wall_us));
+		memcpy(st->tracker_read_pages, ts.read_pages, sizeof(st->tracker_read_pages));
 		st->tracker_nr_reads = ts.nr_reads;
 	}
 	if (lb->env.page_huge) {

@@ -1,0 +1,89 @@
+/* schedstat.c - a process's threads' time waiting for a CPU (contract in
+ * schedstat.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/linux/schedstat.h"
+#include "backend/linux/sysfs.h"
+
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w)
+{
+	pid_t tids[TIER_LINUX_WAITS_MAX];
+	size_t n = 0, i;
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+
+	w->n = 0;
+	if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task", (int)pid))
+		return -ENAMETOOLONG;
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (n < TIER_LINUX_WAITS_MAX && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		tids[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	qsort(tids, n, sizeof(*tids), cmp_tid);
+	for (i = 0; i < n; i++) {
+		unsigned long long run, wait;
+		FILE *f;
+
+		if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task/%d/schedstat",
+				    (int)pid, (int)tids[i]))
+			return -ENAMETOOLONG;
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone since, or no CONFIG_SCHED_INFO */
+		if (fscanf(f, "%llu %llu", &run, &wait) == 2) {
+			w->v[w->n].tid = tids[i];
+			w->v[w->n].run_ns = run;
+			w->v[w->n].wait_ns = wait;
+			w->n++;
+		}
+		fclose(f);
+	}
+	return 0;
+}
+
+uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
+{
+	uint64_t waited = 0, threads = 0;
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		if (a->v[i].tid < b->v[j].tid) {
+			i++;
+		} else if (a->v[i].tid > b->v[j].tid) {
+			j++;
+		} else {
+			uint64_t run = b->v[j].run_ns - a->v[i].run_ns;
+			uint64_t wait = b->v[j].wait_ns - a->v[i].wait_ns;
+
+			/* a counter that went back: another thread with the tid */
+			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns &&
+			    run + wait) {
+				waited += wait;
+				threads++;
+			}
+			i++;
+			j++;
+		}
+	}
+	return threads ? waited / threads : 0;
+}

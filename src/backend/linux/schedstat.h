@@ -1,0 +1,38 @@
+/* schedstat.h - how long a process's threads waited for a CPU:
+ * <procfs>/PID/task/TID/schedstat (Documentation/scheduler/sched-stats.rst,
+ * CONFIG_SCHED_INFO, which Debian's kernels have): the thread's time on a
+ * CPU and its time runnable on a runqueue but not running, in ns.
+ *
+ * The soft-dirty tracker dates a page's first write after a clear by the
+ * time its writer could write: a writer that waited for a CPU meanwhile (on
+ * a busy machine, or behind tierd's own threads and the kdamond on a
+ * small one) wrote nothing while it waited. */
+#ifndef TIER_LINUX_SCHEDSTAT_H
+#define TIER_LINUX_SCHEDSTAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TIER_LINUX_WAITS_MAX 64u	/* threads read, the first in the task directory */
+
+struct tier_linux_waits {
+	size_t n;
+	struct {
+		pid_t tid;
+		uint64_t run_ns, wait_ns;
+	} v[TIER_LINUX_WAITS_MAX];	/* by tid, ascending */
+};
+
+/* Reads the times of pid's threads (at most TIER_LINUX_WAITS_MAX).
+ * Returns 0, or -errno (-ESRCH: no such process); threads without a
+ * schedstat file (a kernel without CONFIG_SCHED_INFO) are left out, so
+ * that w->n may be 0. */
+int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w);
+
+/* The mean time a thread waited for a CPU between readings a and then b,
+ * over the threads in both that ran or waited in between (those asleep
+ * throughout wrote nothing either way), in ns; 0 where there are none. */
+uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b);
+
+#endif
