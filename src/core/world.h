@@ -60,7 +60,7 @@ struct tier_world_stats {
 	 * write-protect faults), what one cost them (measured; 0: not
 	 * known), and the tracker's round period. */
 	uint64_t tracker_faults;
-	uint64_t tracker_fault_ns;
+	uint64_t tracker_fault_ns, tracker_fault_ns_seen;
 	uint64_t tracker_period_us;
 	/* The tracker's rounds done, observations it dropped (more runs than
 	 * its picture holds) and reads it made by PAGEMAP_SCAN. */

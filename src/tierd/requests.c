@@ -117,6 +117,8 @@ static struct json_object *status_figures(struct tierd *d)
 				       json_object_new_uint64(st.tracker_faults));
 		json_object_object_add(o, "tracker_fault_ns",
 				       json_object_new_uint64(st.tracker_fault_ns));
+		json_object_object_add(o, "tracker_fault_ns_seen",
+				       json_object_new_uint64(st.tracker_fault_ns_seen));
 		json_object_object_add(o, "tracker_period_ms",
 				       json_object_new_uint64(st.tracker_period_us / 1000));
 		json_object_object_add(o, "tracker_rounds", json_object_new_uint64(st.tracker_rounds));

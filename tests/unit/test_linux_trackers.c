@@ -128,6 +128,15 @@ static const char *get(const struct tmp *t, const char *rel)
 	return buf;
 }
 
+/* Makes <dir>/rel a directory (its parent must exist). */
+static void mkdir_in(const struct tmp *t, const char *rel)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, rel);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
 /* ---- observations ------------------------------------------------------- */
 
 struct got {
@@ -1695,16 +1704,12 @@ static void test_waits(void **state)
 	(void)state;
 	tmp_init(&t, "pagemap");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), -ESRCH);	/* no task/ */
-	snprintf(path, sizeof(path), "%s/proc/100/task", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
+	mkdir_in(&t, "proc/100/task");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), 0);
 	assert_int_equal(a.n, 0);
-	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/proc/100/task/102", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/proc/100/task/101", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
+	mkdir_in(&t, "proc/100/task/100");
+	mkdir_in(&t, "proc/100/task/102");
+	mkdir_in(&t, "proc/100/task/101");
 	/* 101 has no schedstat (a kernel without CONFIG_SCHED_INFO): left out */
 	put(&t, "proc/100/task/100/schedstat", "1000000 500000 7\n");
 	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
@@ -1719,6 +1724,7 @@ static void test_waits(void **state)
 	put(&t, "proc/100/task/102/schedstat", "2500000 0 4\n");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
 	assert_int_equal(tier_linux_waits_mean(&a, &b), 2000000);
+	assert_int_equal(tier_linux_waits_ran(&a, &b), 2500000);
 	/* 102 asleep throughout: 100's alone */
 	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
@@ -1751,22 +1757,28 @@ static void test_softdirty_waits(void **state)
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
-	char path[1024];
 	struct tmp t;
 	void *priv;
 
 	(void)state;
 	tmp_init(&t, "pagemap");
 	write_pagemaps(&t);
-	snprintf(path, sizeof(path), "%s/proc/100/task", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
-	assert_int_equal(mkdir(path, 0755), 0);
+	mkdir_in(&t, "proc/100/task");
+	mkdir_in(&t, "proc/100/task/100");
 	put(&t, "proc/100/task/100/schedstat", "1000000 1000000 1\n");
 	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
 		fail_msg("create: %s", err.msg);
 	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* Starved: waited more than it ran, and ran less than half of what a
+	 * read asks (the thread holds the read back); not once it ran that
+	 * much, nor a writer that sleeps rather than waits. */
+	assert_false(tier__softdirty_starved(priv, 20000));
+	put(&t, "proc/100/task/100/schedstat", "6000000 31000000 4\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	assert_false(tier__softdirty_starved(priv, 10000));
+	put(&t, "proc/100/task/100/schedstat", "2000000 1500000 4\n");
+	assert_false(tier__softdirty_starved(priv, 20000));
 	/* the writer waits 30 ms of the 40 before the read */
 	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
 	usleep(40000);
@@ -1786,6 +1798,69 @@ static void test_softdirty_waits(void **state)
 	assert_int_equal(g.n, 4);
 	assert_true(expect_written(&g.v[0], 0x601000, 0x602000, 1) >
 		    M_LN2 * 1e6 / (double)st.read_us[0] * 0.99);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* A writer's own CPU per dirty page bounds what a fault cost it: the least
+ * over a round's reads (of 256 pages or more) dates the next round's first
+ * writes, up to 4 times the calibration's figure. */
+static void test_softdirty_fault_seen(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	char path[1024];
+	struct tmp t;
+	void *priv;
+	FILE *f;
+	int i, round;
+	/* the writer's CPU over each round (ns): 1 ms, 3 ms, 3 ms */
+	static const uint64_t ran[] = { 1000000, 3000000, 3000000 };
+	/* what the round dates a fault at: the calibration's, then the last
+	 * round's bound (1 ms / 311 pages), then 4 x the calibration's (the
+	 * bound 3 ms / 311 is past it) */
+	static const uint64_t dated_ns[] = { 1000, 1000000 / 311, 4000 };
+	uint64_t run = 0;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	/* 300 more pages written, in a mapping of their own */
+	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/workload\n"
+	      "00600000-00608000 rw-p 00000000 00:00 0 [heap]\n"
+	      "00800000-00810000 rw-p 00000000 00:00 0\n"
+	      "00a00000-00a01000 rw-p 00001000 08:01 1234 /usr/bin/workload with spaces\n"
+	      "01000000-01200000 rw-p 00000000 00:00 0\n", f);
+	fclose(f);
+	for (i = 0; i < 300; i++)
+		set_pagemap_entry(&t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
+	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
+	mkdir_in(&t, "proc/100/task");
+	mkdir_in(&t, "proc/100/task/100");
+	put(&t, "proc/100/task/100/schedstat", "0 0 1\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	for (round = 0; round < 3; round++) {
+		char line[64];
+
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+		run += ran[round];
+		snprintf(line, sizeof(line), "%llu 0 %d\n", (unsigned long long)run, round + 2);
+		put(&t, "proc/100/task/100/schedstat", line);
+		usleep(20000);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+		tier__linux_tracker_softdirty.stats(priv, &st);
+		assert_int_equal(st.fault_ns, 1000);
+		/* 311 pages dirty (11 and 300), no waits */
+		assert_int_equal(st.read_us[0] + 311 * dated_ns[round] / 1000, st.read_wall_us[0]);
+		assert_int_equal(st.fault_ns_seen, ran[round] / 311);
+	}
 	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
 }
@@ -2622,6 +2697,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty),
 		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_softdirty_waits),
+		cmocka_unit_test(test_softdirty_fault_seen),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_obs_beyond),

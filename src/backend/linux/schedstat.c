@@ -87,3 +87,23 @@ uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct ti
 	}
 	return threads ? waited / threads : 0;
 }
+
+uint64_t tier_linux_waits_ran(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
+{
+	uint64_t ran = 0;
+	size_t i = 0, j = 0;
+
+	while (i < a->n && j < b->n) {
+		if (a->v[i].tid < b->v[j].tid) {
+			i++;
+		} else if (a->v[i].tid > b->v[j].tid) {
+			j++;
+		} else {
+			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns)
+				ran += b->v[j].run_ns - a->v[i].run_ns;
+			i++;
+			j++;
+		}
+	}
+	return ran;
+}

@@ -35,4 +35,8 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
  * throughout wrote nothing either way), in ns; 0 where there are none. */
 uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b);
 
+/* The time the threads in both readings a and then b ran on a CPU in
+ * between, all together, in ns. */
+uint64_t tier_linux_waits_ran(const struct tier_linux_waits *a, const struct tier_linux_waits *b);
+
 #endif

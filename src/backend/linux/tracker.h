@@ -65,6 +65,9 @@ struct tier_linux_tracker_stats {
 					 * others read pagemap's entries) */
 	uint64_t fault_ns;		/* what one of those faults costs here,
 					 * measured at start (soft-dirty) */
+	uint64_t fault_ns_seen;		/* ... and at most what one cost the first
+					 * target, by its CPU per page dirty in
+					 * its last whole round (0: not known) */
 	/* The reads of the last whole round of its first target, in the
 	 * writer's own time since the clear (soft-dirty: wall time less the
 	 * faults the writer took by then), and in wall time. */

@@ -49,7 +49,18 @@
  * (calibrate_fault_ns(): a child of tierd's takes SD_CAL_PAGES of them, at
  * least SD_FAULT_NS, a fault on bare metal; under an emulator 10-30 times
  * that). The targets' own system time would tell it too, but mixed with
- * their system calls. The period stretches so that those faults stay under SD_FAULT_SHARE of a
+ * their system calls. A writer's faults can cost it more than the child's
+ * (in the guest, a writer over 1.3 GiB spent 4.2 us a page, twice the
+ * child's, and all but nothing else in the first 220 ms after a clear, as
+ * its first write to each of the 47,000 pages it wrote then faulted): for
+ * dating, each read also takes its writer's CPU since the clear over the
+ * pages dirty then, an upper bound on what a fault cost it, and the least
+ * of those over the last whole round (of SD_SEEN_PAGES pages or more) is
+ * what one cost it, up to SD_SEEN_MAX times the child's (a writer that
+ * mostly computes bounds nothing). Left at the child's figure, a page
+ * first written in that sweep read as written long after the clear: hot
+ * pages at 7/s beside pages written 3.6 times a second. The period
+ * stretches so that those faults (at the child's figure) stay under SD_FAULT_SHARE of a
  * core, and so that the thread's own CPU stays under its part of tierd's
  * budget (tier_linux_ctx.thread_cpu_percent; SD_CPU_SHARE without one) of a
  * core, up to SD_MAX_US: the shares win over the resolution of long
@@ -87,9 +98,14 @@
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	60000u
 #define SD_READ3_US	200000u
+#define SD_HOLD		4u		/* an early read waits for a starved writer until
+					 * this many times its time after the clear */
+#define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
 #define SD_MAX_BRK	TIER__SD_MAX_BRK
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
 #define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
+#define SD_SEEN_PAGES	256u		/* a read's dirty pages that bound a fault's cost */
+#define SD_SEEN_MAX	4u		/* ... at most this many times the calibration's */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
 #define SD_PICTURE_MAX	(1u << 20)	/* runs in the picture */
@@ -160,6 +176,9 @@ struct sd_target {
 	unsigned nbrk;
 	/* its threads' times before and after its last clear (schedstat.h) */
 	struct tier_linux_waits wait_c0, wait_c1;
+	/* its CPU per dirty page: the least over this round's reads so far,
+	 * and over the last whole round's (0: none yet) */
+	uint64_t cpu_page_ns, fault_ns_seen;
 	struct sd_runs seen;		/* written this round, address order */
 	struct sd_runs prev;		/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
@@ -343,6 +362,7 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		tg->seen.n = 0;
 		tg->nbrk = 0;
 		tg->cleared = false;
+		tg->cpu_page_ns = 0;
 		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0))
 			tg->wait_c0.n = 0;
 		ret = clear_refs(t, tg->pid, err);
@@ -722,11 +742,19 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
-			uint64_t dirty = 0, lost;
+			uint64_t dirty = 0, lost, fault_ns = t->fault_ns;
+			uint64_t ran = (tier_linux_waits_ran(&tg->wait_c0, &t->wait_r0) +
+					tier_linux_waits_ran(&tg->wait_c1, &t->wait_r1)) / 2;
 
 			for (k = 0; k < t->nscan; k++)
 				dirty += (t->scan[k].end - t->scan[k].start) >> 12;
-			lost = dirty * t->fault_ns / 1000 +
+			if (dirty >= SD_SEEN_PAGES && ran &&
+			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
+				tg->cpu_page_ns = ran / dirty;
+			if (tg->fault_ns_seen > fault_ns)
+				fault_ns = tg->fault_ns_seen < SD_SEEN_MAX * t->fault_ns ?
+					   tg->fault_ns_seen : SD_SEEN_MAX * t->fault_ns;
+			lost = dirty * fault_ns / 1000 +
 			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
 				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
 			at = lost < at - at / 16 ? at - lost : at / 16 + 1;
@@ -746,6 +774,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		 * clear; this round is the next one's last. */
 		for (k = 0; k < tg->seen.n; k++)
 			dirty_pages += (tg->seen.v[k].end - tg->seen.v[k].start) >> 12;
+		if (tg->cpu_page_ns)
+			tg->fault_ns_seen = tg->cpu_page_ns;
 		{
 			struct sd_runs r = tg->prev;
 
@@ -767,6 +797,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 		memcpy(t->stats.read_us, tg->prev_brk_us, sizeof(t->stats.read_us));
 		memcpy(t->stats.read_wall_us, tg->prev_wall_us, sizeof(t->stats.read_wall_us));
+		t->stats.fault_ns_seen = tg->fault_ns_seen;
 		memset(t->stats.read_pages, 0, sizeof(t->stats.read_pages));
 		for (k = 0; k < tg->prev.n; k++)
 			t->stats.read_pages[tg->prev.v[k].k] +=
@@ -903,6 +934,26 @@ static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
 	pthread_mutex_unlock(&t->lock);
 }
 
+bool tier__softdirty_starved(void *priv, uint64_t need_us)
+{
+	struct sd_tracker *t = priv;
+	size_t i;
+
+	for (i = 0; i < t->nr_tg; i++) {
+		const struct sd_target *tg = &t->tg[i];
+		uint64_t ran, waited;
+
+		if (!tg->cleared || !tg->wait_c1.n ||
+		    tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
+			continue;
+		ran = tier_linux_waits_ran(&tg->wait_c1, &t->wait_r0) / 1000;
+		waited = tier_linux_waits_mean(&tg->wait_c1, &t->wait_r0) / 1000;
+		if (waited > ran && ran < need_us / 2)
+			return true;
+	}
+	return false;
+}
+
 static void *sd_thread(void *arg)
 {
 	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
@@ -923,6 +974,17 @@ static void *sd_thread(void *arg)
 		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
+			/* A writer starved of CPU since the clear (behind
+			 * this thread, the policy's steps and a kdamond on a
+			 * machine with one CPU free) has written little yet:
+			 * the read waits for it to run, a while. In the sid
+			 * guest's first rounds, a writer that had run 47 ms
+			 * by the third read had written 6,800 of its 24,576
+			 * hot pages, and the round after came 47 s later. */
+			while (tier__softdirty_starved(t, reads[k]) &&
+			       tier_linux_now_us() < start + SD_HOLD * reads[k])
+				if (!wait_until(t, tier_linux_now_us() + SD_HOLD_STEP_US))
+					return NULL;
 			ret = round_read(t, false, &err);
 		}
 		if (!ret) {
