@@ -76,7 +76,7 @@ run: all
 
 bench: all
 	@scripts/install-deps bench
-	bench/run
+	BENCH_PARTS="$(PARTS)" bench/run
 
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT))

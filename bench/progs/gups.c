@@ -256,16 +256,38 @@ static double tierd_cpu(void)
 	return proc_cpu(tierd_pid);
 }
 
-/* tierd's threads by name (/proc/PID/task/TID/stat's comm: tierd,
- * tierd-step, tierd-softdirty, ...), each with its CPU seconds when first
- * seen: what each costs since the first update. A thread that ended
- * keeps its last figure. */
-enum { MAX_THREADS = 64 };
-static struct {
-	pid_t tid;
+/* A thread or kdamond whose CPU seconds are followed: when first seen
+ * and when last read (one that ended keeps its last figure). */
+struct followed {
+	pid_t id;
 	char comm[32];
 	double base, last;
-} thr[MAX_THREADS];
+};
+
+/* The entry of v[0..*n) for id, added with base when new; NULL when new
+ * and v is full. */
+static struct followed *follow(struct followed *v, int *n, int max, pid_t id, double base)
+{
+	int i;
+
+	for (i = 0; i < *n && v[i].id != id; i++)
+		;
+	if (i == *n) {
+		if (*n == max)
+			return NULL;
+		(*n)++;
+		v[i].id = id;
+		v[i].comm[0] = 0;
+		v[i].base = base;
+	}
+	return &v[i];
+}
+
+/* tierd's threads by name (/proc/PID/task/TID/stat's comm: tierd,
+ * tierd-step, tierd-softdirty, ...), each with its CPU seconds when first
+ * seen: what each costs since the first update. */
+enum { MAX_THREADS = 64 };
+static struct followed thr[MAX_THREADS];
 static int nthr;
 
 static void tierd_threads(void)
@@ -281,10 +303,11 @@ static void tierd_threads(void)
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 		unsigned long ut, st;
+		struct followed *e;
 		char *l, *r;
+		double c;
 		size_t n;
 		FILE *f;
-		int i;
 
 		if (tid <= 0)
 			continue;
@@ -299,17 +322,12 @@ static void tierd_threads(void)
 		if (!l || !r || r < l ||
 		    sscanf(r + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
 			continue;
-		for (i = 0; i < nthr && thr[i].tid != tid; i++)
-			;
-		if (i == nthr) {
-			if (nthr == MAX_THREADS)
-				continue;
-			nthr++;
-			thr[i].tid = tid;
-			snprintf(thr[i].comm, sizeof(thr[i].comm), "%.*s", (int)(r - l - 1), l + 1);
-			thr[i].base = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-		}
-		thr[i].last = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		c = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		if (!(e = follow(thr, &nthr, MAX_THREADS, tid, c)))
+			continue;
+		if (!e->comm[0])
+			snprintf(e->comm, sizeof(e->comm), "%.*s", (int)(r - l - 1), l + 1);
+		e->last = c;
 	}
 	closedir(d);
 }
@@ -341,10 +359,7 @@ static void print_tierd_threads(void)
  * (those seen at the first call count from then, later ones from their
  * start) and when last read (a kdamond that stopped keeps that). */
 enum { MAX_KDAMONDS = 32 };
-static struct {
-	pid_t pid;
-	double base, last;
-} kd[MAX_KDAMONDS];
+static struct followed kd[MAX_KDAMONDS];
 static int nkd, kd_started;
 
 static double kdamond_cpu(void)
@@ -362,7 +377,8 @@ static double kdamond_cpu(void)
 		fclose(f);
 	}
 	for (unsigned long i = 0; i < nr; i++) {
-		int pid = -1, j;
+		struct followed *e;
+		int pid = -1;
 		double c;
 
 		snprintf(path, sizeof(path), "%s/%lu/pid", dir, i);
@@ -373,16 +389,9 @@ static double kdamond_cpu(void)
 		fclose(f);
 		if (pid <= 0 || (c = proc_cpu(pid)) < 0)
 			continue;
-		for (j = 0; j < nkd && kd[j].pid != pid; j++)
-			;
-		if (j == nkd) {
-			if (nkd == MAX_KDAMONDS)
-				continue;
-			nkd++;
-			kd[j].pid = pid;
-			kd[j].base = kd_started ? 0 : c;
-		}
-		kd[j].last = c;
+		if (!(e = follow(kd, &nkd, MAX_KDAMONDS, pid, kd_started ? 0 : c)))
+			continue;
+		e->last = c;
 	}
 	kd_started = 1;
 	for (int j = 0; j < nkd; j++)
