@@ -61,49 +61,48 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 	return 0;
 }
 
-uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
+/* What the threads in both readings a and then b did in between (a
+ * counter that went back is another thread that got the tid, left out):
+ * their time on a CPU and waiting for one, all together, and how many of
+ * them ran or waited. */
+static void deltas(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
+		   uint64_t *ran, uint64_t *waited, uint64_t *active)
 {
-	uint64_t waited = 0, threads = 0;
 	size_t i = 0, j = 0;
 
+	*ran = *waited = *active = 0;
 	while (i < a->n && j < b->n) {
 		if (a->v[i].tid < b->v[j].tid) {
 			i++;
 		} else if (a->v[i].tid > b->v[j].tid) {
 			j++;
 		} else {
-			uint64_t run = b->v[j].run_ns - a->v[i].run_ns;
-			uint64_t wait = b->v[j].wait_ns - a->v[i].wait_ns;
+			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns) {
+				uint64_t run = b->v[j].run_ns - a->v[i].run_ns;
+				uint64_t wait = b->v[j].wait_ns - a->v[i].wait_ns;
 
-			/* a counter that went back: another thread with the tid */
-			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns &&
-			    run + wait) {
-				waited += wait;
-				threads++;
+				*ran += run;
+				*waited += wait;
+				*active += run + wait > 0;
 			}
 			i++;
 			j++;
 		}
 	}
-	return threads ? waited / threads : 0;
+}
+
+uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
+{
+	uint64_t ran, waited, active;
+
+	deltas(a, b, &ran, &waited, &active);
+	return active ? waited / active : 0;
 }
 
 uint64_t tier_linux_waits_ran(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
 {
-	uint64_t ran = 0;
-	size_t i = 0, j = 0;
+	uint64_t ran, waited, active;
 
-	while (i < a->n && j < b->n) {
-		if (a->v[i].tid < b->v[j].tid) {
-			i++;
-		} else if (a->v[i].tid > b->v[j].tid) {
-			j++;
-		} else {
-			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns)
-				ran += b->v[j].run_ns - a->v[i].run_ns;
-			i++;
-			j++;
-		}
-	}
+	deltas(a, b, &ran, &waited, &active);
 	return ran;
 }
