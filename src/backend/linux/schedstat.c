@@ -45,8 +45,10 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 		FILE *f;
 
 		if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task/%d/schedstat",
-				    (int)pid, (int)tids[i]))
+				    (int)pid, (int)tids[i])) {
+			w->n = 0;
 			return -ENAMETOOLONG;
+		}
 		f = fopen(path, "re");
 		if (!f)
 			continue;	/* gone since, or no CONFIG_SCHED_INFO */

@@ -25,9 +25,9 @@ struct tier_linux_waits {
 };
 
 /* Reads the times of pid's threads (at most TIER_LINUX_WAITS_MAX).
- * Returns 0, or -errno (-ESRCH: no such process); threads without a
- * schedstat file (a kernel without CONFIG_SCHED_INFO) are left out, so
- * that w->n may be 0. */
+ * Returns 0, or -errno (-ESRCH: no such process) with w->n 0; threads
+ * without a schedstat file (a kernel without CONFIG_SCHED_INFO) are left
+ * out, so that w->n may be 0 either way. */
 int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w);
 
 /* The mean time a thread waited for a CPU between readings a and then b,

@@ -364,8 +364,8 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		tg->nbrk = 0;
 		tg->cleared = false;
 		tg->cpu_page_ns = 0;
-		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0))
-			tg->wait_c0.n = 0;
+		/* a reading that failed holds no threads: no wait taken off */
+		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -379,8 +379,7 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		 * the reads read: the middle of each is when it saw the
 		 * middle page. */
 		tg->t0_us = c0 / 2 + tier_linux_now_us() / 2;
-		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c1))
-			tg->wait_c1.n = 0;
+		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c1);
 		tg->cleared = true;
 	}
 	return 0;
@@ -715,8 +714,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 		if (!tg->cleared)
 			continue;
-		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
-			t->wait_r0.n = 0;
+		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0);
 		w0 = tier_linux_now_us();
 		ret = scan_target(t, tg->pid, err);
 		if (ret == -ESRCH) {
@@ -738,8 +736,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		 * faulting on several CPUs at once read as faster than they
 		 * are) - but at least a sixteenth of it. */
 		w1 = tier_linux_now_us();
-		if (tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r1))
-			t->wait_r1.n = 0;
+		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r1);
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
