@@ -11,8 +11,14 @@
  * 500 times look the same. So the tracker measures how soon each page is
  * written after a clear. A sampling thread works in rounds of period P
  * (at least 1 s): it clears every target's bits, then reads them
- * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear and at the end
- * of the round. Where a page was first seen written - in which bracket
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear, then about
+ * three times further each (0.6, 2, 6 and 20 s) while the round lasts at
+ * least twice as long, and at the end of the round. The later reads are
+ * for writers that fault slowly: right after a clear a writer takes one
+ * fault per page it writes, and in the sid guest, at 13.8 us a fault, the
+ * read at 200 ms had seen 8,400 pages of a hot set of 24,576; with the
+ * round's next read at its end, 27 s on, the rest of the hot set read as
+ * cold for a whole round. Where a page was first seen written - in which bracket
  * between two reads - tells its rate: a Poisson process at rate r first
  * writes in (a, b] with probability e^-ra - e^-rb. One round is one
  * draw: a page written 2 times a second is first written within 60 ms in
@@ -23,8 +29,8 @@
  * read"), at most ln 2 over the first read's time (35/s: a page first
  * written within 20 ms in both rounds, which no finer read could part).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
- * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
- * ln(5 P) / P. The times are the writer's own: less the time its threads
+ * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after the last read before
+ * the end about ln(5 P) / P. The times are the writer's own: less the time its threads
  * waited for a CPU (schedstat.h; on a machine with one CPU free the writer
  * waits all through this thread's clear and reads, and behind the
  * policy's steps and the kdamond: in the sid guest's first round its own
@@ -98,7 +104,7 @@
 #define SD_MAX_US	600000000u	/* ... and at most 10 min */
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	60000u
-#define SD_READ3_US	200000u
+#define SD_READ3_US	200000u		/* ... the last an early read waits for */
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
 #define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
@@ -699,6 +705,24 @@ static int scan_target(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 	return tier__pagemap_walk(&t->roots.ctx, pid, scan_chunk, t, err);
 }
 
+/* What a fault cost a target's writer, for dating its first writes: the
+ * least of its CPU per dirty page over this round's reads so far and over
+ * the last whole round's (each an upper bound), but not under the
+ * calibration's figure nor over SD_SEEN_MAX times it. This round's reads
+ * count from the first: a process's first round is the one its hot set
+ * must be found in, and in the sid guest its writer's faults cost it 13.8
+ * us a page against the child's 3.3. */
+static uint64_t fault_bound(const struct sd_tracker *t, const struct sd_target *tg)
+{
+	uint64_t seen = tg->fault_ns_seen;
+
+	if (tg->cpu_page_ns && (!seen || tg->cpu_page_ns < seen))
+		seen = tg->cpu_page_ns;
+	if (seen > SD_SEEN_MAX * t->fault_ns)
+		seen = SD_SEEN_MAX * t->fault_ns;
+	return seen > t->fault_ns ? seen : t->fault_ns;
+}
+
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
@@ -740,7 +764,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
-			uint64_t dirty = 0, lost, fault_ns = t->fault_ns;
+			uint64_t dirty = 0, lost, fault_ns;
 			uint64_t ran = (tier_linux_waits_ran(&tg->wait_c0, &t->wait_r0) +
 					tier_linux_waits_ran(&tg->wait_c1, &t->wait_r1)) / 2;
 
@@ -749,9 +773,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			if (dirty >= SD_SEEN_PAGES && ran &&
 			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
 				tg->cpu_page_ns = ran / dirty;
-			if (tg->fault_ns_seen > fault_ns)
-				fault_ns = tg->fault_ns_seen < SD_SEEN_MAX * t->fault_ns ?
-					   tg->fault_ns_seen : SD_SEEN_MAX * t->fault_ns;
+			fault_ns = fault_bound(t, tg);
 			lost = dirty * fault_ns / 1000 +
 			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
 				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
@@ -952,24 +974,43 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us)
 	return false;
 }
 
+/* When a round of period_us reads, after its clear (its end aside): at
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US, then about three times further
+ * each while a read leaves the round's last bracket at least half of it
+ * (a round of 27 s reads at 20, 60 and 200 ms, 0.6, 2 and 6 s). */
+unsigned tier__softdirty_reads(uint64_t period_us, uint64_t reads[TIER__SD_MAX_BRK - 1])
+{
+	static const uint64_t at[SD_MAX_BRK - 1] = {
+		SD_READ1_US, SD_READ2_US, SD_READ3_US, 600000, 2000000, 6000000, 20000000
+	};
+	unsigned n = 0;
+
+	while (n < SD_MAX_BRK - 1 && (at[n] <= SD_READ3_US || 2 * at[n] <= period_us)) {
+		reads[n] = at[n];
+		n++;
+	}
+	return n;
+}
+
 static void *sd_thread(void *arg)
 {
-	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
+	uint64_t reads[SD_MAX_BRK - 1];
 	struct sd_tracker *t = arg;
 	struct tier_err err = { "" };
 	uint64_t start;
 
 	for (;;) {
 		uint64_t cpu0 = thread_cpu_us();
-		size_t k;
+		unsigned k, nreads;
 		int ret;
 
 		plan_period(t);
+		nreads = tier__softdirty_reads(t->period_us, reads);
 		ret = sync_targets(t);
 		if (!ret)
 			ret = round_clear(t, &err);
 		start = tier_linux_now_us();
-		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
+		for (k = 0; !ret && k < nreads; k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
 			/* A writer starved of CPU since the clear (behind
@@ -979,7 +1020,7 @@ static void *sd_thread(void *arg)
 			 * guest's first rounds, a writer that had run 47 ms
 			 * by the third read had written 6,800 of its 24,576
 			 * hot pages, and the round after came 47 s later. */
-			while (tier__softdirty_starved(t, reads[k]) &&
+			while (reads[k] <= SD_READ3_US && tier__softdirty_starved(t, reads[k]) &&
 			       tier_linux_now_us() < start + SD_HOLD * reads[k])
 				if (!wait_until(t, tier_linux_now_us() + SD_HOLD_STEP_US))
 					return NULL;
