@@ -2,7 +2,8 @@
 # guest: bench/guest-tiering.sh --render makes the per-run tables and the
 # closing lines from a raw guest output written here (figures worked out by
 # hand), and refuses bad options with one line; gups's scattered layout on
-# this host's node 0 (a few MiB, one second).
+# this host's node 0 (a few MiB, one second); bench/run's check of
+# BENCH_PARTS.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
@@ -83,4 +84,9 @@ if [ -x "$B/gups" ] && [ -d /sys/devices/system/node/node0 ]; then
 else
 	skip "gups --layout scattered" "no $B/gups or no NUMA node 0 in sysfs"
 fi
+
+# make bench PARTS=...: a part bench/run does not know stops it (alone, so that without the check nothing runs)
+run env BENCH_PARTS="tput" sh "$ROOT/bench/run"
+is "$rc:$err" "2:bench/run: BENCH_PARTS: no part 'tput' (the parts: throughput compare density steps topology traces)" \
+	"make bench PARTS= with an unknown part: status 2, one line naming the parts"
 done_testing
