@@ -1802,6 +1802,39 @@ static void test_softdirty_waits(void **state)
 	tmp_release(&t);
 }
 
+/* A writer of two threads is starved by each thread's mean: both waited
+ * 31 ms and ran 6 ms, less than half of a 20 ms read each, though 12 ms
+ * together. */
+static void test_softdirty_starved_threads(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	mkdir_in(&t, "proc/100/task");
+	mkdir_in(&t, "proc/100/task/100");
+	mkdir_in(&t, "proc/100/task/101");
+	put(&t, "proc/100/task/100/schedstat", "1000000 1000000 1\n");
+	put(&t, "proc/100/task/101/schedstat", "1000000 1000000 1\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	put(&t, "proc/100/task/100/schedstat", "7000000 32000000 4\n");
+	put(&t, "proc/100/task/101/schedstat", "7000000 32000000 4\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	assert_false(tier__softdirty_starved(priv, 12000));
+	/* one thread asleep throughout: the other alone */
+	put(&t, "proc/100/task/101/schedstat", "1000000 1000000 1\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* A round reads at 20, 60 and 200 ms after its clear, then about three
  * times further each while the round lasts twice as long. */
 static void test_softdirty_reads(void **state)
@@ -2724,6 +2757,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_fault_seen),
 		cmocka_unit_test(test_softdirty_reads),
+		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_obs_beyond),

@@ -63,16 +63,13 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 	return 0;
 }
 
-/* What the threads in both readings a and then b did in between (a
- * counter that went back is another thread that got the tid, left out):
- * their time on a CPU and waiting for one, all together, and how many of
- * them ran or waited. */
-static void deltas(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
-		   uint64_t *ran, uint64_t *waited, uint64_t *active)
+/* A counter that went back is another thread that got the tid: left out. */
+void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
+			    struct tier_linux_waits_delta *d)
 {
 	size_t i = 0, j = 0;
 
-	*ran = *waited = *active = 0;
+	d->ran_ns = d->waited_ns = d->threads = 0;
 	while (i < a->n && j < b->n) {
 		if (a->v[i].tid < b->v[j].tid) {
 			i++;
@@ -83,9 +80,9 @@ static void deltas(const struct tier_linux_waits *a, const struct tier_linux_wai
 				uint64_t run = b->v[j].run_ns - a->v[i].run_ns;
 				uint64_t wait = b->v[j].wait_ns - a->v[i].wait_ns;
 
-				*ran += run;
-				*waited += wait;
-				*active += run + wait > 0;
+				d->ran_ns += run;
+				d->waited_ns += wait;
+				d->threads += run + wait > 0;
 			}
 			i++;
 			j++;
@@ -95,16 +92,16 @@ static void deltas(const struct tier_linux_waits *a, const struct tier_linux_wai
 
 uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
 {
-	uint64_t ran, waited, active;
+	struct tier_linux_waits_delta d;
 
-	deltas(a, b, &ran, &waited, &active);
-	return active ? waited / active : 0;
+	tier_linux_waits_delta(a, b, &d);
+	return d.threads ? d.waited_ns / d.threads : 0;
 }
 
 uint64_t tier_linux_waits_ran(const struct tier_linux_waits *a, const struct tier_linux_waits *b)
 {
-	uint64_t ran, waited, active;
+	struct tier_linux_waits_delta d;
 
-	deltas(a, b, &ran, &waited, &active);
-	return ran;
+	tier_linux_waits_delta(a, b, &d);
+	return d.ran_ns;
 }

@@ -30,6 +30,16 @@ struct tier_linux_waits {
  * out, so that w->n may be 0 either way. */
 int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w);
 
+/* What the threads in both readings a and then b did in between, all
+ * together: their time on a CPU and waiting for one, and how many of them
+ * ran or waited. */
+struct tier_linux_waits_delta {
+	uint64_t ran_ns, waited_ns;
+	size_t threads;
+};
+void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
+			    struct tier_linux_waits_delta *d);
+
 /* The mean time a thread waited for a CPU between readings a and then b,
  * over the threads in both that ran or waited in between (those asleep
  * throughout wrote nothing either way), in ns; 0 where there are none. */

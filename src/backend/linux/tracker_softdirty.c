@@ -961,14 +961,14 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us)
 
 	for (i = 0; i < t->nr_tg; i++) {
 		const struct sd_target *tg = &t->tg[i];
-		uint64_t ran, waited;
+		struct tier_linux_waits_delta d;
 
 		if (!tg->cleared || !tg->wait_c1.n ||
 		    tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
 			continue;
-		ran = tier_linux_waits_ran(&tg->wait_c1, &t->wait_r0) / 1000;
-		waited = tier_linux_waits_mean(&tg->wait_c1, &t->wait_r0) / 1000;
-		if (waited > ran && ran < need_us / 2)
+		/* per thread that ran or waited: both sums over as many */
+		tier_linux_waits_delta(&tg->wait_c1, &t->wait_r0, &d);
+		if (d.threads && d.waited_ns > d.ran_ns && d.ran_ns / d.threads / 1000 < need_us / 2)
 			return true;
 	}
 	return false;

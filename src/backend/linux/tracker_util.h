@@ -155,9 +155,10 @@ enum tier__softdirty_op { TIER__SD_CLEAR, TIER__SD_READ, TIER__SD_READ_LAST };
 int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t period_us,
 				  void **priv, struct tier_err *err);
 int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err);
-/* Whether a target since its clear waited for a CPU more than it ran and
- * ran less than half of need_us: a read now would see little (the thread
- * holds its early reads back while one is, SD_HOLD). */
+/* Whether a target's threads since its clear waited for a CPU more than
+ * they ran and ran, on the mean over those that ran or waited, less than
+ * half of need_us: a read now would see little (the thread holds its early
+ * reads back while one is, SD_HOLD). */
 bool tier__softdirty_starved(void *priv, uint64_t need_us);
 /* The times after its clear a round of period_us reads at, its end aside
  * (20, 60 and 200 ms, then about three times further each while the round
