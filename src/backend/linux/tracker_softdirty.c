@@ -4,7 +4,8 @@
  * Writing "4" to /proc/PID/clear_refs clears the soft-dirty bits of every
  * page of the process (and write-protects them, so the next write to each
  * takes one fault); bit 55 of a /proc/PID/pagemap entry then says whether
- * the page was written since.
+ * the page was written since (softdirty_scan.h reads them, by PAGEMAP_SCAN
+ * where the kernel has it).
  *
  * One bit per page and clear says only "written at least once": read a
  * second after the clear, a page written 5 times a second and one written
@@ -80,14 +81,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -95,6 +94,7 @@
 
 #include "backend/linux/schedstat.h"
 #include "backend/linux/softdirty_rate.h"
+#include "backend/linux/softdirty_scan.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -117,43 +117,6 @@
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
 #define SD_PICTURE_MAX	(1u << 20)	/* runs in the picture */
 #define SD_CHECKS	2u		/* a run's rate: 1 write in SD_CHECKS checks */
-
-#define SD_SCAN_VEC	4096u		/* runs one PAGEMAP_SCAN call hands back */
-
-/* PAGEMAP_SCAN (Linux 6.7, Documentation/admin-guide/mm/pagemap.rst): the
- * kernel walks the page tables and hands back only the runs of pages
- * present and soft-dirty. The headers of Debian 12 (Linux 6.1) lack it:
- * the UAPI's own definitions (include/uapi/linux/fs.h). */
-#ifndef PAGEMAP_SCAN
-struct page_region {
-	uint64_t start;
-	uint64_t end;
-	uint64_t categories;
-};
-
-struct pm_scan_arg {
-	uint64_t size;
-	uint64_t flags;
-	uint64_t start;
-	uint64_t end;
-	uint64_t walk_end;
-	uint64_t vec;
-	uint64_t vec_len;
-	uint64_t max_pages;
-	uint64_t category_inverted;
-	uint64_t category_mask;
-	uint64_t category_anyof_mask;
-	uint64_t return_mask;
-};
-
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_PRESENT (1 << 3)
-#define PAGE_IS_SOFT_DIRTY (1 << 7)
-#endif
-
-struct extent {
-	uint64_t start, end;
-};
 
 /* A run of pages first seen written at the same read of a round: in its
  * bracket k, between that read and the one before. */
@@ -221,12 +184,9 @@ struct sd_tracker {
 	uint64_t fault_ns;		/* what one cost the writer, measured */
 	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
 	/* a read in progress */
-	struct extent *scan;
-	size_t nscan, capscan;
+	struct tier__sd_scan scan;	/* a target's dirty runs (softdirty_scan.h) */
 	struct sd_runs next;		/* a target's seen runs, rebuilt */
-	struct page_region *vec;	/* PAGEMAP_SCAN's answer */
 	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
-	bool no_scan;			/* the kernel has no PAGEMAP_SCAN for soft-dirty bits */
 	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
 	struct sd_pic build;		/* the next picture */
 };
@@ -291,23 +251,6 @@ static int clear_refs(struct sd_tracker *t, pid_t pid, struct tier_err *err)
 	if (ret == -ENOENT)
 		ret = -ESRCH;	/* exited */
 	return ret;
-}
-
-static bool grow(struct extent **v, size_t *cap, size_t need)
-{
-	struct extent *nv;
-	size_t nc = *cap ? *cap : 64;
-
-	if (need <= *cap)
-		return true;
-	while (nc < need)
-		nc *= 2;
-	nv = realloc(*v, nc * sizeof(**v));
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = nc;
-	return true;
 }
 
 static void target_free(struct sd_target *tg)
@@ -391,29 +334,6 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 	return 0;
 }
 
-static int scan_chunk(void *arg, uint64_t vaddr, const uint64_t *pm, size_t n)
-{
-	struct sd_tracker *t = arg;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		uint64_t a = vaddr + ((uint64_t)i << 12);
-
-		if ((pm[i] & (TIER__PM_PRESENT | TIER__PM_SOFT_DIRTY)) !=
-		    (TIER__PM_PRESENT | TIER__PM_SOFT_DIRTY))
-			continue;
-		if (t->nscan && t->scan[t->nscan - 1].end == a) {
-			t->scan[t->nscan - 1].end = a + 4096;
-			continue;
-		}
-		if (!grow(&t->scan, &t->capscan, t->nscan + 1))
-			return -ENOMEM;
-		t->scan[t->nscan].start = a;
-		t->scan[t->nscan++].end = a + 4096;
-	}
-	return 0;
-}
-
 static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, unsigned k)
 {
 	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].k == k) {
@@ -444,8 +364,8 @@ static int seen_update(struct sd_tracker *t, struct sd_target *tg, unsigned k_ne
 	size_t i, k = 0;
 
 	t->next.n = 0;
-	for (i = 0; i < t->nscan; i++) {
-		uint64_t a = t->scan[i].start, e = t->scan[i].end;
+	for (i = 0; i < t->scan.n; i++) {
+		uint64_t a = t->scan.v[i].start, e = t->scan.v[i].end;
 
 		while (a < e) {
 			uint64_t b;
@@ -564,146 +484,6 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 	}
 }
 
-/* Appends [start, end) to scan[], joined to the last run where they meet
- * or overlap (a PAGEMAP_SCAN call that resumes where the last one stopped
- * may hand back again the part of a run the last one had: runs that
- * overlapped made the picture's sweep emit runs that end before they
- * start). */
-static int scan_add(struct sd_tracker *t, uint64_t start, uint64_t end)
-{
-	if (end <= start)
-		return 0;
-	if (t->nscan && start <= t->scan[t->nscan - 1].end &&
-	    start >= t->scan[t->nscan - 1].start) {
-		if (end > t->scan[t->nscan - 1].end)
-			t->scan[t->nscan - 1].end = end;
-		return 0;
-	}
-	if (!grow(&t->scan, &t->capscan, t->nscan + 1))
-		return -ENOMEM;
-	t->scan[t->nscan].start = start;
-	t->scan[t->nscan++].end = end;
-	return 0;
-}
-
-/* The present, soft-dirty runs of pid's watched mappings into scan[], by
- * PAGEMAP_SCAN: under TCG a quarter of the time of reading pagemap's
- * entries one by one (1.3 GiB, 10,000 runs: 7-10 ms against 38-45 ms, the
- * 6.12 guest). -EOPNOTSUPP where the kernel has no such ioctl or no
- * soft-dirty category (before 6.7; a procfs that is not one). */
-static int scan_ioctl(struct sd_tracker *t, pid_t pid, struct tier_err *err)
-{
-	struct tier__vma *v = NULL;
-	char path[512];
-	size_t nr, i;
-	int fd, ret;
-
-	if (!t->vec && !(t->vec = malloc(SD_SCAN_VEC * sizeof(*t->vec))))
-		return tier_err_set(err, -ENOMEM, "out of memory");
-	ret = tier__vmas_read(&t->roots.ctx, pid, &v, &nr, err);
-	if (ret)
-		return ret;
-	if (tier_sysfs_path(path, sizeof(path), t->roots.ctx.procfs_root, "%d/pagemap", (int)pid)) {
-		free(v);
-		return tier_err_set(err, -ENAMETOOLONG, "procfs root too long");
-	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno == ENOENT ? -ESRCH : -errno;
-		tier_err_set(err, ret, "%s: %s", path, strerror(errno));
-		free(v);
-		return ret;
-	}
-	for (i = 0; !ret && i < nr; i++) {
-		struct pm_scan_arg arg = {
-			.size = sizeof(arg),
-			.start = v[i].start & ~4095ull,
-			.end = v[i].end,
-			.vec = (uint64_t)(uintptr_t)t->vec,
-			.vec_len = SD_SCAN_VEC,
-			.category_mask = PAGE_IS_PRESENT | PAGE_IS_SOFT_DIRTY,
-			.return_mask = PAGE_IS_PRESENT | PAGE_IS_SOFT_DIRTY,
-		};
-
-		while (!ret) {
-			long k, got = ioctl(fd, PAGEMAP_SCAN, &arg);
-
-			if (got < 0) {
-				ret = errno == ENOTTY || errno == EINVAL ? -EOPNOTSUPP :
-				      errno == ESRCH ? -ESRCH : -errno;
-				tier_err_set(err, ret, "%s: PAGEMAP_SCAN: %s", path, strerror(errno));
-				break;
-			}
-			for (k = 0; !ret && k < got; k++)
-				ret = scan_add(t, t->vec[k].start, t->vec[k].end);
-			if (ret) {
-				tier_err_set(err, ret, "out of memory");
-				break;
-			}
-			if (arg.walk_end >= arg.end || arg.walk_end <= arg.start)
-				break;
-			arg.start = arg.walk_end;
-		}
-	}
-	close(fd);
-	free(v);
-	return ret;
-}
-
-static int cmp_extent(const void *a, const void *b)
-{
-	const struct extent *x = a, *y = b;
-
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* scan[] in address order, overlaps joined (the mappings come in order
- * and so do a call's runs: a no-op but for a kernel that answers
- * otherwise). */
-static void scan_order(struct sd_tracker *t)
-{
-	size_t i, n = 0;
-
-	for (i = 1; i < t->nscan && t->scan[i].start >= t->scan[i - 1].end; i++)
-		;
-	if (i >= t->nscan)
-		return;
-	qsort(t->scan, t->nscan, sizeof(*t->scan), cmp_extent);
-	for (i = 0; i < t->nscan; i++) {
-		if (n && t->scan[i].start <= t->scan[n - 1].end) {
-			if (t->scan[i].end > t->scan[n - 1].end)
-				t->scan[n - 1].end = t->scan[i].end;
-			continue;
-		}
-		t->scan[n++] = t->scan[i];
-	}
-	t->nscan = n;
-}
-
-/* Reads pid's soft-dirty runs into scan[]: PAGEMAP_SCAN where the kernel
- * has it, else pagemap's entries. */
-static int scan_target(struct sd_tracker *t, pid_t pid, struct tier_err *err)
-{
-	int ret;
-
-	t->nscan = 0;
-	if (!t->no_scan) {
-		ret = scan_ioctl(t, pid, err);
-		if (!ret)
-			scan_order(t);
-		if (!ret) {
-			pthread_mutex_lock(&t->lock);
-			t->stats.scan_reads++;
-			pthread_mutex_unlock(&t->lock);
-		}
-		if (ret != -EOPNOTSUPP)
-			return ret;
-		tier_err_clear(err);
-		t->no_scan = true;
-		t->nscan = 0;
-	}
-	return tier__pagemap_walk(&t->roots.ctx, pid, scan_chunk, t, err);
-}
 
 /* What a fault cost a target's writer, for dating its first writes: the
  * least of its CPU per dirty page over this round's reads so far and over
@@ -735,12 +515,18 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
 		uint64_t w0, w1, at, wall;
+		bool by_ioctl;
 
 		if (!tg->cleared)
 			continue;
 		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0);
 		w0 = tier_linux_now_us();
-		ret = scan_target(t, tg->pid, err);
+		ret = tier__sd_scan_read(&t->scan, &t->roots.ctx, tg->pid, &by_ioctl, err);
+		if (!ret && by_ioctl) {
+			pthread_mutex_lock(&t->lock);
+			t->stats.scan_reads++;
+			pthread_mutex_unlock(&t->lock);
+		}
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
 			tg->cleared = false;
@@ -768,8 +554,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			uint64_t ran = (tier_linux_waits_ran(&tg->wait_c0, &t->wait_r0) +
 					tier_linux_waits_ran(&tg->wait_c1, &t->wait_r1)) / 2;
 
-			for (k = 0; k < t->nscan; k++)
-				dirty += (t->scan[k].end - t->scan[k].start) >> 12;
+			for (k = 0; k < t->scan.n; k++)
+				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
 			if (dirty >= SD_SEEN_PAGES && ran &&
 			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
 				tg->cpu_page_ns = ran / dirty;
@@ -1063,9 +849,8 @@ static void sd_destroy(void *priv)
 	for (i = 0; i < t->nr_tg; i++)
 		target_free(&t->tg[i]);
 	free(t->tg);
-	free(t->scan);
+	tier__sd_scan_free(&t->scan);
 	free(t->next.v);
-	free(t->vec);
 	free(t->build.v);
 	free(t->pic.v);
 	free(t->want);
