@@ -12,14 +12,15 @@
  * 500 times look the same. So the tracker measures how soon each page is
  * written after a clear. A sampling thread works in rounds of period P
  * (at least 1 s): it clears every target's bits, then reads them
- * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear, then about
- * three times further each (0.6, 2, 6 and 20 s) while the round lasts at
- * least twice as long, and at the end of the round. The later reads are
- * for writers that fault slowly: right after a clear a writer takes one
- * fault per page it writes, and in the sid guest, at 13.8 us a fault, the
- * read at 200 ms had seen 8,400 pages of a hot set of 24,576; with the
- * round's next read at its end, 27 s on, the rest of the hot set read as
- * cold for a whole round. Where a page was first seen written - in which bracket
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear, then at 0.6
+ * and 2 s while the round lasts at least twice as long, and at the end of
+ * the round. The later reads are for writers that fault slowly: right
+ * after a clear a writer takes one fault per page it writes, and in the
+ * sid guest, at 13.8 us a fault, the read at 200 ms had seen 8,400 pages
+ * of a hot set of 24,576; with the round's next read at its end, 27 s on,
+ * the rest of the hot set read as cold for a whole round. (Reads at 6 and
+ * 20 s as well parted pages written less than once a second into so many
+ * runs that the picture grew to 115,000 and a step's CPU with it.) Where a page was first seen written - in which bracket
  * between two reads - tells its rate: a Poisson process at rate r first
  * writes in (a, b] with probability e^-ra - e^-rb. One round is one
  * draw: a page written 2 times a second is first written within 60 ms in
@@ -62,10 +63,10 @@
  * child's, and all but nothing else in the first 220 ms after a clear, as
  * its first write to each of the 47,000 pages it wrote then faulted): for
  * dating, each read also takes its writer's CPU since the clear over the
- * pages dirty then, an upper bound on what a fault cost it, and the least
- * of those over the last whole round (of SD_SEEN_PAGES pages or more) is
- * what one cost it, up to SD_SEEN_MAX times the child's (a writer that
- * mostly computes bounds nothing). Left at the child's figure, a page
+ * pages dirty then (reads of SD_SEEN_PAGES pages or more), an upper bound
+ * on what a fault cost it, as what one cost it, up to SD_SEEN_MAX times
+ * the child's (fault_bound(): a writer that mostly computes bounds
+ * nothing). Left at the child's figure, a page
  * first written in that sweep read as written long after the clear: hot
  * pages at 7/s beside pages written 3.6 times a second. The period
  * stretches so that those faults (at the child's figure) stay under SD_FAULT_SHARE of a
@@ -485,19 +486,29 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 }
 
 
-/* What a fault cost a target's writer, for dating its first writes: the
- * least of its CPU per dirty page over this round's reads so far and over
- * the last whole round's (each an upper bound), but not under the
- * calibration's figure nor over SD_SEEN_MAX times it. This round's reads
- * count from the first: a process's first round is the one its hot set
- * must be found in, and in the sid guest its writer's faults cost it 13.8
- * us a page against the child's 3.3. */
-static uint64_t fault_bound(const struct sd_tracker *t, const struct sd_target *tg)
+/* What a fault cost a target's writer, for dating the pages first seen at
+ * a read that found dirty pages and this_ns of the writer's CPU per dirty
+ * page (0: too few pages to tell): that figure, taken as all faults, while
+ * it is no more than SD_SEEN_MAX times the calibration's - the writer may
+ * have done nothing but fault since the clear, and its CPU cannot tell
+ * its faults from its work, so the pages read as first written as early
+ * as they may have been (in the sid guest a writer's faults cost it 13.8
+ * us a page against the calibrating child's 3.3, and 240 ms after a clear
+ * it had written 8,400 of its 24,576 hot pages; dated by a lesser figure,
+ * those written by 630 ms read at 4/s, below a move's bar, and the hot set
+ * stayed at a quarter of the fast tier for a minute); past it, the cap.
+ * Too few pages: the least over this round's reads so far and the last
+ * whole round's, between the same bounds. */
+static uint64_t fault_bound(const struct sd_tracker *t, const struct sd_target *tg,
+			    uint64_t this_ns)
 {
-	uint64_t seen = tg->fault_ns_seen;
+	uint64_t seen = this_ns;
 
-	if (tg->cpu_page_ns && (!seen || tg->cpu_page_ns < seen))
-		seen = tg->cpu_page_ns;
+	if (!seen) {
+		seen = tg->fault_ns_seen;
+		if (tg->cpu_page_ns && (!seen || tg->cpu_page_ns < seen))
+			seen = tg->cpu_page_ns;
+	}
 	if (seen > SD_SEEN_MAX * t->fault_ns)
 		seen = SD_SEEN_MAX * t->fault_ns;
 	return seen > t->fault_ns ? seen : t->fault_ns;
@@ -556,10 +567,11 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
-			if (dirty >= SD_SEEN_PAGES && ran &&
-			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
-				tg->cpu_page_ns = ran / dirty;
-			fault_ns = fault_bound(t, tg);
+			uint64_t this_ns = dirty >= SD_SEEN_PAGES && ran ? ran / dirty : 0;
+
+			if (this_ns && (!tg->cpu_page_ns || this_ns < tg->cpu_page_ns))
+				tg->cpu_page_ns = this_ns;
+			fault_ns = fault_bound(t, tg, this_ns);
 			lost = dirty * fault_ns / 1000 +
 			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
 				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
@@ -761,17 +773,14 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us)
 }
 
 /* When a round of period_us reads, after its clear (its end aside): at
- * SD_READ1_US, SD_READ2_US and SD_READ3_US, then about three times further
- * each while a read leaves the round's last bracket at least half of it
- * (a round of 27 s reads at 20, 60 and 200 ms, 0.6, 2 and 6 s). */
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US, then at 0.6 and 2 s while a
+ * read leaves the round's last bracket at least half of it. */
 unsigned tier__softdirty_reads(uint64_t period_us, uint64_t reads[TIER__SD_MAX_BRK - 1])
 {
-	static const uint64_t at[SD_MAX_BRK - 1] = {
-		SD_READ1_US, SD_READ2_US, SD_READ3_US, 600000, 2000000, 6000000, 20000000
-	};
+	static const uint64_t at[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US, 600000, 2000000 };
 	unsigned n = 0;
 
-	while (n < SD_MAX_BRK - 1 && (at[n] <= SD_READ3_US || 2 * at[n] <= period_us)) {
+	while (n < sizeof(at) / sizeof(at[0]) && (at[n] <= SD_READ3_US || 2 * at[n] <= period_us)) {
 		reads[n] = at[n];
 		n++;
 	}

@@ -161,8 +161,8 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
  * reads back while one is, SD_HOLD). */
 bool tier__softdirty_starved(void *priv, uint64_t need_us);
 /* The times after its clear a round of period_us reads at, its end aside
- * (20, 60 and 200 ms, then about three times further each while the round
- * lasts twice as long); how many. */
+ * (20, 60 and 200 ms, then 0.6 and 2 s while the round lasts twice as
+ * long); how many. */
 unsigned tier__softdirty_reads(uint64_t period_us, uint64_t reads[TIER__SD_MAX_BRK - 1]);
 /* What one write-protect fault costs here (ns of CPU), taken by a child
  * of the caller; 0 when it cannot be measured. */
