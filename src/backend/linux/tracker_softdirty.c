@@ -41,7 +41,13 @@
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
- * is over, the pages it saw written. The picture is a standing estimate,
+ * is over, the pages it saw written. Pages at under SD_PIC_MIN_RATE are
+ * left out: far below what a move must pay for, their standing estimate
+ * would add nothing to a DAMON region's rate, and, first written at
+ * scattered times, they part the picture into runs of a page or two (in
+ * the sid guest, 80,000 pages first seen between 0.6 and 2 s after a clear
+ * made it 100,000 runs or more, a step's CPU 400-550 ms, and the steps
+ * 11-40 s apart). The picture is a standing estimate,
  * handed over at every collect(), so that the policy's rates, which decay
  * in seconds, hold between rounds that the budget stretches to tens of
  * seconds (with one report a round, a page written 100 times a second read
@@ -117,6 +123,7 @@
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
 #define SD_PICTURE_MAX	(1u << 20)	/* runs in the picture */
+#define SD_PIC_MIN_RATE	2.0		/* ... at this rate (/s) or more */
 #define SD_CHECKS	2u		/* a run's rate: 1 write in SD_CHECKS checks */
 
 /* A run of pages first seen written at the same read of a round: in its
@@ -473,10 +480,12 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 		 * scattered bench, 27,000 pages of the 5.7/s rest moved up
 		 * after the first round when every rate stood), and a page
 		 * not seen yet this round may have changed. */
-		if (in_s || (in_p && !last))
-			pic_add(t, tg->pid, x, e,
-				rate[in_p ? pv->v[j].k + 1 : 0][in_s ? sn->v[i].k + 1 : 0],
-				in_p && in_s);
+		if (in_s || (in_p && !last)) {
+			double r = rate[in_p ? pv->v[j].k + 1 : 0][in_s ? sn->v[i].k + 1 : 0];
+
+			if (r >= SD_PIC_MIN_RATE)
+				pic_add(t, tg->pid, x, e, r, in_p && in_s);
+		}
 		pos = e;
 		if (i < sn->n && sn->v[i].end <= pos)
 			i++;
