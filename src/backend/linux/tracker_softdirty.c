@@ -12,15 +12,8 @@
  * 500 times look the same. So the tracker measures how soon each page is
  * written after a clear. A sampling thread works in rounds of period P
  * (at least 1 s): it clears every target's bits, then reads them
- * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear, then at 0.6
- * and 2 s while the round lasts at least twice as long, and at the end of
- * the round. The later reads are for writers that fault slowly: right
- * after a clear a writer takes one fault per page it writes, and in the
- * sid guest, at 13.8 us a fault, the read at 200 ms had seen 8,400 pages
- * of a hot set of 24,576; with the round's next read at its end, 27 s on,
- * the rest of the hot set read as cold for a whole round. (Reads at 6 and
- * 20 s as well parted pages written less than once a second into so many
- * runs that the picture grew to 115,000 and a step's CPU with it.) Where a page was first seen written - in which bracket
+ * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear and at the end
+ * of the round. Where a page was first seen written - in which bracket
  * between two reads - tells its rate: a Poisson process at rate r first
  * writes in (a, b] with probability e^-ra - e^-rb. One round is one
  * draw: a page written 2 times a second is first written within 60 ms in
@@ -31,8 +24,8 @@
  * read"), at most ln 2 over the first read's time (35/s: a page first
  * written within 20 ms in both rounds, which no finer read could part).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
- * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after the last read before
- * the end about ln(5 P) / P. The times are the writer's own: less the time its threads
+ * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
+ * ln(5 P) / P. The times are the writer's own: less the time its threads
  * waited for a CPU (schedstat.h; on a machine with one CPU free the writer
  * waits all through this thread's clear and reads, and behind the
  * policy's steps and the kdamond: in the sid guest's first round its own
@@ -44,10 +37,10 @@
  * is over, the pages it saw written. Pages at under SD_PIC_MIN_RATE are
  * left out: far below what a move must pay for, their standing estimate
  * would add nothing to a DAMON region's rate, and, first written at
- * scattered times, they part the picture into runs of a page or two (in
- * the sid guest, 80,000 pages first seen between 0.6 and 2 s after a clear
- * made it 100,000 runs or more, a step's CPU 400-550 ms, and the steps
- * 11-40 s apart). The picture is a standing estimate,
+ * scattered times, they would part the picture into runs of a page or two,
+ * and a step's CPU grows with the picture's runs (in the sid guest, at
+ * 85,000-130,000 runs, 400-550 ms a step, and the steps 11-40 s apart).
+ * The picture is a standing estimate,
  * handed over at every collect(), so that the policy's rates, which decay
  * in seconds, hold between rounds that the budget stretches to tens of
  * seconds (with one report a round, a page written 100 times a second read
@@ -69,10 +62,10 @@
  * child's, and all but nothing else in the first 220 ms after a clear, as
  * its first write to each of the 47,000 pages it wrote then faulted): for
  * dating, each read also takes its writer's CPU since the clear over the
- * pages dirty then (reads of SD_SEEN_PAGES pages or more), an upper bound
- * on what a fault cost it, as what one cost it, up to SD_SEEN_MAX times
- * the child's (fault_bound(): a writer that mostly computes bounds
- * nothing). Left at the child's figure, a page
+ * pages dirty then, an upper bound on what a fault cost it, and the least
+ * of those over the last whole round (of SD_SEEN_PAGES pages or more) is
+ * what one cost it, up to SD_SEEN_MAX times the child's (a writer that
+ * mostly computes bounds nothing). Left at the child's figure, a page
  * first written in that sweep read as written long after the clear: hot
  * pages at 7/s beside pages written 3.6 times a second. The period
  * stretches so that those faults (at the child's figure) stay under SD_FAULT_SHARE of a
@@ -111,7 +104,7 @@
 #define SD_MAX_US	600000000u	/* ... and at most 10 min */
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	60000u
-#define SD_READ3_US	200000u		/* ... the last an early read waits for */
+#define SD_READ3_US	200000u
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
 #define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
@@ -495,34 +488,6 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 }
 
 
-/* What a fault cost a target's writer, for dating the pages first seen at
- * a read that found dirty pages and this_ns of the writer's CPU per dirty
- * page (0: too few pages to tell): that figure, taken as all faults, while
- * it is no more than SD_SEEN_MAX times the calibration's - the writer may
- * have done nothing but fault since the clear, and its CPU cannot tell
- * its faults from its work, so the pages read as first written as early
- * as they may have been (in the sid guest a writer's faults cost it 13.8
- * us a page against the calibrating child's 3.3, and 240 ms after a clear
- * it had written 8,400 of its 24,576 hot pages; dated by a lesser figure,
- * those written by 630 ms read at 4/s, below a move's bar, and the hot set
- * stayed at a quarter of the fast tier for a minute); past it, the cap.
- * Too few pages: the least over this round's reads so far and the last
- * whole round's, between the same bounds. */
-static uint64_t fault_bound(const struct sd_tracker *t, const struct sd_target *tg,
-			    uint64_t this_ns)
-{
-	uint64_t seen = this_ns;
-
-	if (!seen) {
-		seen = tg->fault_ns_seen;
-		if (tg->cpu_page_ns && (!seen || tg->cpu_page_ns < seen))
-			seen = tg->cpu_page_ns;
-	}
-	if (seen > SD_SEEN_MAX * t->fault_ns)
-		seen = SD_SEEN_MAX * t->fault_ns;
-	return seen > t->fault_ns ? seen : t->fault_ns;
-}
-
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
@@ -570,17 +535,18 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
-			uint64_t dirty = 0, lost, fault_ns;
+			uint64_t dirty = 0, lost, fault_ns = t->fault_ns;
 			uint64_t ran = (tier_linux_waits_ran(&tg->wait_c0, &t->wait_r0) +
 					tier_linux_waits_ran(&tg->wait_c1, &t->wait_r1)) / 2;
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
-			uint64_t this_ns = dirty >= SD_SEEN_PAGES && ran ? ran / dirty : 0;
-
-			if (this_ns && (!tg->cpu_page_ns || this_ns < tg->cpu_page_ns))
-				tg->cpu_page_ns = this_ns;
-			fault_ns = fault_bound(t, tg, this_ns);
+			if (dirty >= SD_SEEN_PAGES && ran &&
+			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
+				tg->cpu_page_ns = ran / dirty;
+			if (tg->fault_ns_seen > fault_ns)
+				fault_ns = tg->fault_ns_seen < SD_SEEN_MAX * t->fault_ns ?
+					   tg->fault_ns_seen : SD_SEEN_MAX * t->fault_ns;
 			lost = dirty * fault_ns / 1000 +
 			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
 				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
@@ -781,40 +747,24 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us)
 	return false;
 }
 
-/* When a round of period_us reads, after its clear (its end aside): at
- * SD_READ1_US, SD_READ2_US and SD_READ3_US, then at 0.6 and 2 s while a
- * read leaves the round's last bracket at least half of it. */
-unsigned tier__softdirty_reads(uint64_t period_us, uint64_t reads[TIER__SD_MAX_BRK - 1])
-{
-	static const uint64_t at[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US, 600000, 2000000 };
-	unsigned n = 0;
-
-	while (n < sizeof(at) / sizeof(at[0]) && (at[n] <= SD_READ3_US || 2 * at[n] <= period_us)) {
-		reads[n] = at[n];
-		n++;
-	}
-	return n;
-}
-
 static void *sd_thread(void *arg)
 {
-	uint64_t reads[SD_MAX_BRK - 1];
+	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
 	struct sd_tracker *t = arg;
 	struct tier_err err = { "" };
 	uint64_t start;
 
 	for (;;) {
 		uint64_t cpu0 = thread_cpu_us();
-		unsigned k, nreads;
+		size_t k;
 		int ret;
 
 		plan_period(t);
-		nreads = tier__softdirty_reads(t->period_us, reads);
 		ret = sync_targets(t);
 		if (!ret)
 			ret = round_clear(t, &err);
 		start = tier_linux_now_us();
-		for (k = 0; !ret && k < nreads; k++) {
+		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
 			/* A writer starved of CPU since the clear (behind
@@ -824,7 +774,7 @@ static void *sd_thread(void *arg)
 			 * guest's first rounds, a writer that had run 47 ms
 			 * by the third read had written 6,800 of its 24,576
 			 * hot pages, and the round after came 47 s later. */
-			while (reads[k] <= SD_READ3_US && tier__softdirty_starved(t, reads[k]) &&
+			while (tier__softdirty_starved(t, reads[k]) &&
 			       tier_linux_now_us() < start + SD_HOLD * reads[k])
 				if (!wait_until(t, tier_linux_now_us() + SD_HOLD_STEP_US))
 					return NULL;

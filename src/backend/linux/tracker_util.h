@@ -15,7 +15,6 @@
 #include <sys/types.h>
 
 #include "backend/linux/clock.h"
-#include "backend/linux/softdirty_rate.h"
 #include "backend/linux/tracker.h"
 #include "core/err.h"
 
@@ -160,10 +159,6 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
  * half of need_us: a read now would see little (the thread holds its early
  * reads back while one is, SD_HOLD). */
 bool tier__softdirty_starved(void *priv, uint64_t need_us);
-/* The times after its clear a round of period_us reads at, its end aside
- * (20, 60 and 200 ms, then 0.6 and 2 s while the round lasts twice as
- * long); how many. */
-unsigned tier__softdirty_reads(uint64_t period_us, uint64_t reads[TIER__SD_MAX_BRK - 1]);
 /* What one write-protect fault costs here (ns of CPU), taken by a child
  * of the caller; 0 when it cannot be measured. */
 uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx);
