@@ -1465,6 +1465,7 @@ static void test_softdirty_picture_random(void **state)
 		memcpy(prev, dirty, sizeof(prev));
 	}
 	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
 }
 
 /* What a write-protect fault costs is measured by a child of the tracker's
@@ -1748,27 +1749,45 @@ static void test_waits(void **state)
 	assert_true(a.v[0].run_ns > 0);
 }
 
+/* A soft-dirty tracker by hand over process 100 of the pagemap fixture,
+ * rounds of period_us, with threads 100 .. 100 + threads - 1, each having
+ * run and waited 1 ms so far. */
+static void *sd_fixture(struct tmp *t, uint64_t period_us, int threads)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	char rel[64];
+	void *priv;
+	int i;
+
+	tmp_init(t, "pagemap");
+	write_pagemaps(t);
+	if (threads)
+		mkdir_in(t, "proc/100/task");
+	for (i = 0; i < threads; i++) {
+		snprintf(rel, sizeof(rel), "proc/100/task/%d", 100 + i);
+		mkdir_in(t, rel);
+		snprintf(rel, sizeof(rel), "proc/100/task/%d/schedstat", 100 + i);
+		put(t, rel, "1000000 1000000 1\n");
+	}
+	if (tier__softdirty_create_manual(&t->ctx, period_us, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	return priv;
+}
+
 /* The soft-dirty tracker dates a first write by its writer's own time: the
  * time its threads waited for a CPU between the clear and a read is no time
  * to write in. */
 static void test_softdirty_waits(void **state)
 {
-	const pid_t pids[] = { 100 };
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
 	struct tmp t;
-	void *priv;
+	void *priv = sd_fixture(&t, 1000000, 1);
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	mkdir_in(&t, "proc/100/task");
-	mkdir_in(&t, "proc/100/task/100");
-	put(&t, "proc/100/task/100/schedstat", "1000000 1000000 1\n");
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	/* Starved: waited more than it ran, and ran less than half of what a
 	 * read asks (the thread holds the read back); not once it ran that
@@ -1807,19 +1826,13 @@ static void test_softdirty_waits(void **state)
  * clear, it reads at ln 5 / 1.2 s, 1.3/s; the pages seen at once stay. */
 static void test_softdirty_slow_left_out(void **state)
 {
-	const pid_t pids[] = { 100 };
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
 	struct tmp t;
-	void *priv;
+	void *priv = sd_fixture(&t, 1500000, 0);
 	size_t i;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	if (tier__softdirty_create_manual(&t.ctx, 1500000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	usleep(300000);
@@ -1841,22 +1854,11 @@ static void test_softdirty_slow_left_out(void **state)
  * together. */
 static void test_softdirty_starved_threads(void **state)
 {
-	const pid_t pids[] = { 100 };
 	struct tier_err err = { "" };
 	struct tmp t;
-	void *priv;
+	void *priv = sd_fixture(&t, 1000000, 2);
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	mkdir_in(&t, "proc/100/task");
-	mkdir_in(&t, "proc/100/task/100");
-	mkdir_in(&t, "proc/100/task/101");
-	put(&t, "proc/100/task/100/schedstat", "1000000 1000000 1\n");
-	put(&t, "proc/100/task/101/schedstat", "1000000 1000000 1\n");
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	put(&t, "proc/100/task/100/schedstat", "7000000 32000000 4\n");
 	put(&t, "proc/100/task/101/schedstat", "7000000 32000000 4\n");
