@@ -1,48 +1,16 @@
 /* softdirty_scan.c - a process's present, soft-dirty runs of pages. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "backend/linux/pagemap_scan.h"
 #include "backend/linux/softdirty_scan.h"
 #include "backend/linux/sysfs.h"
 #include "backend/linux/tracker_util.h"
 
 #define SCAN_VEC	4096u		/* runs one PAGEMAP_SCAN call hands back */
-
-/* PAGEMAP_SCAN (Linux 6.7, Documentation/admin-guide/mm/pagemap.rst): the
- * kernel walks the page tables and hands back only the runs of pages
- * present and soft-dirty. The headers of Debian 12 (Linux 6.1) lack it:
- * the UAPI's own definitions (include/uapi/linux/fs.h). */
-#ifndef PAGEMAP_SCAN
-struct page_region {
-	uint64_t start;
-	uint64_t end;
-	uint64_t categories;
-};
-
-struct pm_scan_arg {
-	uint64_t size;
-	uint64_t flags;
-	uint64_t start;
-	uint64_t end;
-	uint64_t walk_end;
-	uint64_t vec;
-	uint64_t vec_len;
-	uint64_t max_pages;
-	uint64_t category_inverted;
-	uint64_t category_mask;
-	uint64_t category_anyof_mask;
-	uint64_t return_mask;
-};
-
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_PRESENT (1 << 3)
-#define PAGE_IS_SOFT_DIRTY (1 << 7)
-#endif
 
 static bool grow(struct tier__sd_extent **v, size_t *cap, size_t need)
 {

@@ -8,40 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "backend/linux/pagemap_scan.h"
 #include "backend/linux/space_impl.h"
-
-/* PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h), for C libraries whose
- * kernel headers predate it (Debian 12's are 6.1). */
-#ifndef PAGEMAP_SCAN
-#define PAGE_IS_PRESENT (1 << 3)
-#define PAGE_IS_HUGE (1 << 6)
-struct page_region {
-	__u64 start;
-	__u64 end;
-	__u64 categories;
-};
-struct pm_scan_arg {
-	__u64 size;
-	__u64 flags;
-	__u64 start;
-	__u64 end;
-	__u64 walk_end;
-	__u64 vec;
-	__u64 vec_len;
-	__u64 max_pages;
-	__u64 category_inverted;
-	__u64 category_mask;
-	__u64 category_anyof_mask;
-	__u64 return_mask;
-};
-#define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#endif
 
 unsigned tier_linux_space_huge_shift(const struct tier_linux_space *s)
 {
