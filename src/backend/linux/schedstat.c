@@ -95,7 +95,7 @@ uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct ti
 	struct tier_linux_waits_delta d;
 
 	tier_linux_waits_delta(a, b, &d);
-	return d.threads ? d.waited_ns / d.threads : 0;
+	return tier_linux_waits_delta_mean(&d);
 }
 
 uint64_t tier_linux_waits_ran(const struct tier_linux_waits *a, const struct tier_linux_waits *b)

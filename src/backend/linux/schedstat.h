@@ -40,6 +40,12 @@ struct tier_linux_waits_delta {
 void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
 			    struct tier_linux_waits_delta *d);
 
+/* ... and the mean time one of them waited, in ns (0: none ran or waited). */
+static inline uint64_t tier_linux_waits_delta_mean(const struct tier_linux_waits_delta *d)
+{
+	return d->threads ? d->waited_ns / d->threads : 0;
+}
+
 /* The mean time a thread waited for a CPU between readings a and then b,
  * over the threads in both that ran or waited in between (those asleep
  * throughout wrote nothing either way), in ns; 0 where there are none. */

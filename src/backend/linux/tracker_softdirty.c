@@ -535,9 +535,12 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		wall = at;
 		{
-			uint64_t dirty = 0, lost, fault_ns = t->fault_ns;
-			uint64_t ran = (tier_linux_waits_ran(&tg->wait_c0, &t->wait_r0) +
-					tier_linux_waits_ran(&tg->wait_c1, &t->wait_r1)) / 2;
+			struct tier_linux_waits_delta d0, d1;	/* from the clear's ends */
+			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran;
+
+			tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
+			tier_linux_waits_delta(&tg->wait_c1, &t->wait_r1, &d1);
+			ran = (d0.ran_ns + d1.ran_ns) / 2;
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
@@ -548,8 +551,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 				fault_ns = tg->fault_ns_seen < SD_SEEN_MAX * t->fault_ns ?
 					   tg->fault_ns_seen : SD_SEEN_MAX * t->fault_ns;
 			lost = dirty * fault_ns / 1000 +
-			       (tier_linux_waits_mean(&tg->wait_c0, &t->wait_r0) +
-				tier_linux_waits_mean(&tg->wait_c1, &t->wait_r1)) / 2000;
+			       (tier_linux_waits_delta_mean(&d0) +
+				tier_linux_waits_delta_mean(&d1)) / 2000;
 			at = lost < at - at / 16 ? at - lost : at / 16 + 1;
 		}
 		if (tg->nbrk && at <= tg->brk_us[tg->nbrk - 1])
