@@ -54,9 +54,9 @@
  * thread); each page written in a round costs its writer one write-protect
  * fault (the pages dirty at the round's last read: counted, and reported
  * as the workload's cost). What a fault costs is measured, not assumed
- * (calibrate_fault_ns(): a child of tierd's takes SD_CAL_PAGES of them, at
- * least SD_FAULT_NS, a fault on bare metal; under an emulator 10-30 times
- * that). The targets' own system time would tell it too, but mixed with
+ * (tier__softdirty_calibrate(), softdirty_calib.c: a child of tierd's
+ * takes 256 of them, at least SD_FAULT_NS, a fault on bare metal; under an
+ * emulator 10-30 times that). The targets' own system time would tell it too, but mixed with
  * their system calls. A writer's faults can cost it more than the child's
  * (in the guest, a writer over 1.3 GiB spent 4.2 us a page, twice the
  * child's, and all but nothing else in the first 220 ms after a clear, as
@@ -80,15 +80,12 @@
  * clear carries it; this process never clears its own bits).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,7 +107,6 @@
 #define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
 #define SD_MAX_BRK	TIER__SD_MAX_BRK
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
-#define SD_CAL_PAGES	256u		/* faults the calibration takes, thrice */
 #define SD_SEEN_PAGES	256u		/* a read's dirty pages that bound a fault's cost */
 #define SD_SEEN_MAX	4u		/* ... at most this many times the calibration's */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
@@ -633,76 +629,6 @@ static void plan_period(struct sd_tracker *t)
 	pthread_mutex_lock(&t->lock);
 	t->stats.period_us = t->period_us;
 	pthread_mutex_unlock(&t->lock);
-}
-
-/* ---- what a fault costs -------------------------------------------------- */
-
-static uint64_t cpu_ns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* What one write-protect fault costs here, in ns of the faulting thread's
- * CPU: a child of this process (single-threaded, so its faults are its
- * own) writes SD_CAL_PAGES pages of its own, clears its soft-dirty bits
- * through <procfs_root>/self/clear_refs and writes them again, each write
- * one fault, three times; the least of the three. Neither a workload's
- * bits nor tierd's own are touched. 0 when it cannot be measured (no
- * fork, no clear_refs). */
-uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx)
-{
-	char path[512];
-	uint64_t best = 0;
-	int fds[2], status;
-	pid_t pid;
-
-	/* /proc/self in the child is the child. */
-	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "self/clear_refs") || pipe(fds))
-		return 0;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return 0;
-	}
-	if (pid == 0) {
-		const size_t sz = (size_t)SD_CAL_PAGES << 12;
-		char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		uint64_t ns = 0;
-		int round, fd;
-		size_t i;
-
-		close(fds[0]);
-		if (p == MAP_FAILED)
-			_exit(1);
-		for (i = 0; i < sz; i += 4096)
-			((volatile char *)p)[i] = 1;
-		for (round = 0; round < 3; round++) {
-			uint64_t t0, d;
-
-			fd = open(path, O_WRONLY | O_CLOEXEC);
-			if (fd < 0 || write(fd, "4", 1) != 1)
-				_exit(1);
-			close(fd);
-			t0 = cpu_ns_now();
-			for (i = 0; i < sz; i += 4096)
-				((volatile char *)p)[i] = (char)(round + 2);
-			d = (cpu_ns_now() - t0) / SD_CAL_PAGES;
-			if (!ns || d < ns)
-				ns = d;
-		}
-		_exit(write(fds[1], &ns, sizeof(ns)) == sizeof(ns) ? 0 : 1);
-	}
-	close(fds[1]);
-	if (read(fds[0], &best, sizeof(best)) != sizeof(best))
-		best = 0;
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return best;
 }
 
 /* ---- the thread ------------------------------------------------------------ */
