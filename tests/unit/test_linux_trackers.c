@@ -2569,34 +2569,36 @@ static void test_guard_keeps(void **state)
 	tmp_release(&t);
 }
 
-/* ---- damon+softdirty: written rates beyond the regions' ----------------- */
+/* ---- damon+softdirty: the regions with what their written pages leave - */
 
 #define BY_PAGES	2048
 #define BY_PIDS		2
 
-struct beyond_got {
+struct merge_got {
 	double rate[BY_PIDS][BY_PAGES];	/* written accesses/s handed on, per page */
+	double region[BY_PIDS][BY_PAGES];	/* regions' accesses/s handed on, per page */
 	double other[BY_PIDS][BY_PAGES];	/* other kinds' */
 	unsigned calls;
 	size_t n;
 };
 
-static void beyond_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+static void merge_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
-	struct beyond_got *g = ctx;
+	struct merge_got *g = ctx;
 	size_t i;
 
 	g->calls++;
 	g->n += n;
 	for (i = 0; i < n; i++) {
+		double r = tier__obs_rate(&obs[i]);
 		uint64_t a;
 
 		assert_true(obs[i].start < obs[i].end);
 		for (a = obs[i].start; a < obs[i].end; a += 4096) {
-			double r = tier__obs_rate(&obs[i]);
-
 			if (obs[i].kind == TIER_OBS_WRITTEN)
 				g->rate[obs[i].pid - 1][a / 4096] += r;
+			else if (obs[i].kind == TIER_OBS_ACCESSED)
+				g->region[obs[i].pid - 1][a / 4096] += r;
 			else
 				g->other[obs[i].pid - 1][a / 4096] += 1;
 		}
@@ -2612,82 +2614,94 @@ static struct tier_linux_addr_obs by_obs(pid_t pid, uint64_t first, uint64_t nr,
 					     .interval_us = interval_us };
 }
 
-/* A written run over DAMON regions: each page's rate handed on is what
- * it adds to its region's, so region + written = the larger of the two
- * (not their sum); pieces the region covers are left out; another
- * process's regions, a region seen idle and other kinds change nothing.
- * A standing estimate (TIER_OBS_STANDING: the least of the page's rate,
- * which the policy adds to nothing) passes whole, even under a region
- * hotter than it. */
-static void test_obs_beyond(void **state)
+static uint32_t iv_of(double rate)
 {
-	static struct beyond_got g;
-	struct tier_linux_addr_obs acc[3], wr[5];
-	double d, w;
+	return (uint32_t)(2 * M_LN2 / rate * 1e6);
+}
+
+/* Written runs pass whole; each region goes on with its rate less what
+ * the written pages under it stand for, spread over its pages (nothing
+ * left: count 0); an idle region, one with nothing written under it, and
+ * another process's runs change nothing; standing estimates count as
+ * written; other kinds pass. */
+static void test_obs_merge(void **state)
+{
+	static struct merge_got g;
+	struct tier_linux_addr_obs acc[4], wr[5];
+	double wsum[4] = { 0 }, d, h;
+	size_t i;
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
-	/* pid 1: regions [16, 32) at 10 of 20 checks in 100 ms (138.6/s),
-	 * [32, 48) seen in none; pid 2: [0, 64) hot (20 of 20). */
+	/* pid 1: [16, 32) at 10 of 20 checks in 100 ms (138.6/s), [32, 48)
+	 * seen in none, [64, 80) at 138.6/s; pid 2: [0, 64) hot (20 of 20). */
 	acc[0] = by_obs(1, 16, 16, TIER_OBS_ACCESSED, 10, 20, 100000);
 	acc[1] = by_obs(1, 32, 16, TIER_OBS_ACCESSED, 0, 20, 100000);
-	acc[2] = by_obs(2, 0, 64, TIER_OBS_ACCESSED, 20, 20, 100000);
+	acc[2] = by_obs(1, 64, 16, TIER_OBS_ACCESSED, 10, 20, 100000);
+	acc[3] = by_obs(2, 0, 64, TIER_OBS_ACCESSED, 20, 20, 100000);
 	d = tier__obs_rate(&acc[0]);
+	h = tier__obs_rate(&acc[3]);
 	assert_true(fabs(d - 138.63) < 0.01);
-	/* Written at 500/s over [8, 40) (pid 1), 50/s over [100, 104), and
-	 * at 500/s over pid 2's [60, 70); a sample passes as it is. */
-	wr[0] = by_obs(1, 8, 32, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
-	wr[1] = by_obs(1, 100, 4, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 50 * 1e6));
-	wr[2] = by_obs(2, 60, 10, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
+	assert_true(h > 700);
+	/* pid 1: 50/s over [28, 40), 500/s over [64, 72), 50/s over
+	 * [100, 104) (no region), a sample; pid 2: 500/s over [60, 70) and
+	 * a standing 500/s over [0, 4). */
+	wr[0] = by_obs(1, 28, 12, TIER_OBS_WRITTEN, 1, 2, iv_of(50));
+	wr[1] = by_obs(1, 64, 8, TIER_OBS_WRITTEN, 1, 2, iv_of(500));
+	wr[2] = by_obs(1, 100, 4, TIER_OBS_WRITTEN, 1, 2, iv_of(50));
 	wr[3] = by_obs(1, 200, 1, TIER_OBS_SAMPLE, 1, 0, 0);
-	wr[4] = by_obs(2, 70, 4, TIER_OBS_WRITTEN, 1, 2, (uint32_t)(2 * M_LN2 / 500 * 1e6));
-	wr[4].start = 0;
-	wr[4].end = 4 * 4096;
-	wr[4].write = TIER_OBS_STANDING;
-	w = tier__obs_rate(&wr[0]);
-	assert_true(fabs(w - 500) < 0.5);
-	tier__obs_beyond(acc, 3, wr, 5, beyond_sink, &g);
-	/* Before the region, unchanged; under it, w - d; under the idle
-	 * region and after, w. */
-	assert_true(fabs(g.rate[0][8] - w) < 1e-9);
-	assert_true(fabs(g.rate[0][15] - w) < 1e-9);
-	assert_true(fabs(g.rate[0][16] - (w - d)) < 0.01 * w);
-	assert_true(fabs(g.rate[0][31] + d - w) < 0.01 * w);
-	assert_true(fabs(g.rate[0][32] - w) < 1e-9);
-	assert_true(fabs(g.rate[0][39] - w) < 1e-9);
-	assert_true(g.rate[0][40] == 0 && g.rate[0][7] == 0);
-	/* No region: unchanged. */
-	assert_true(fabs(g.rate[0][100] - tier__obs_rate(&wr[1])) < 1e-9);
-	/* pid 2's hot region (20 of 20: 736/s) covers 500/s: nothing over
-	 * [60, 64), unchanged beyond the region. */
-	assert_true(tier__obs_rate(&acc[2]) > 500);
-	assert_true(g.rate[1][60] == 0 && g.rate[1][63] == 0);
-	assert_true(fabs(g.rate[1][64] - w) < 1e-9 && fabs(g.rate[1][69] - w) < 1e-9);
+	wr[4] = by_obs(2, 60, 10, TIER_OBS_WRITTEN, 1, 2, iv_of(500));
+	/* In two batches, as soft-dirty's thread hands them. */
+	tier__obs_written(acc, 4, wsum, wr, 4, merge_sink, &g);
+	tier__obs_written(acc, 4, wsum, wr + 4, 1, merge_sink, &g);
+	wr[0] = by_obs(2, 0, 4, TIER_OBS_WRITTEN, 1, 2, iv_of(500));
+	wr[0].write = TIER_OBS_STANDING;
+	tier__obs_written(acc, 4, wsum, wr, 1, merge_sink, &g);
+	tier__obs_rest(acc, 4, wsum, merge_sink, &g);
+	/* Written: whole, wherever they lie. */
+	assert_true(fabs(g.rate[0][28] - 50) < 0.1 && fabs(g.rate[0][39] - 50) < 0.1);
+	assert_true(fabs(g.rate[0][64] - 500) < 0.5 && fabs(g.rate[0][71] - 500) < 0.5);
+	assert_true(fabs(g.rate[0][100] - 50) < 0.1);
+	assert_true(g.rate[0][27] == 0 && g.rate[0][40] == 0 && g.rate[0][72] == 0);
+	assert_true(fabs(g.rate[1][0] - 500) < 0.5 && fabs(g.rate[1][69] - 500) < 0.5);
 	assert_true(g.other[0][200] == 1);
-	/* The standing run under pid 2's hotter region: whole. */
-	assert_true(fabs(g.rate[1][0] - w) < 1e-9 && fabs(g.rate[1][3] - w) < 1e-9);
-	/* Pieces: [8,16) [16,32) [32,40) [100,104) [64,70), the sample and
-	 * the standing run. */
-	assert_int_equal(g.n, 7);
+	/* [16, 32): 4 pages written at 50/s explain 12.5/s of its 138.6/s
+	 * a page: every page of it, written or not, goes on at 126.1/s. */
+	for (i = 16; i < 32; i++)
+		assert_true(fabs(g.region[0][i] - (d - 12.5)) < 0.01 * d);
+	/* [32, 48) idle: nothing, written or not; [64, 80): half its pages
+	 * at 500/s explain more than its 138.6/s: nothing left. */
+	for (i = 32; i < 48; i++)
+		assert_true(g.region[0][i] == 0);
+	for (i = 64; i < 80; i++)
+		assert_true(g.region[0][i] == 0);
+	/* pid 2's [0, 64): 4 pages at 500/s and 4 standing at 500/s. */
+	for (i = 0; i < 64; i++)
+		assert_true(fabs(g.region[1][i] - (h - 8 * 500.0 / 64)) < 0.01 * h);
+	assert_true(g.region[1][64] == 0);
+	/* Five written and a sample, as handed; four regions. */
+	assert_int_equal(g.n, 10);
 }
 
-/* Random regions and written runs, enough pieces to fill several
- * batches: for every page, region + handed on = max(region, written). */
-static void test_obs_beyond_random(void **state)
+/* Random regions and written runs, enough regions to fill several
+ * batches: written rates pass whole, and over every region what is
+ * handed on adds up to the larger of the region's accesses and those of
+ * the written pages under it. */
+static void test_obs_merge_random(void **state)
 {
-	static struct beyond_got g;
+	static struct merge_got g;
 	static struct tier_linux_addr_obs acc[2 * BY_PAGES], wr[2 * BY_PAGES];
-	static double dr[BY_PIDS][BY_PAGES], wrate[BY_PIDS][BY_PAGES];
+	static double wrate[BY_PIDS][BY_PAGES], wsum[2 * BY_PAGES];
 	size_t nacc = 0, nwr = 0;
 	unsigned seed, round;
 
 	(void)state;
 	for (round = 0; round < 20; round++) {
 		pid_t pid;
+		size_t k;
 
 		seed = 12345 + round;
 		memset(&g, 0, sizeof(g));
-		memset(dr, 0, sizeof(dr));
 		memset(wrate, 0, sizeof(wrate));
 		nacc = nwr = 0;
 		for (pid = 1; pid <= BY_PIDS; pid++) {
@@ -2695,15 +2709,12 @@ static void test_obs_beyond_random(void **state)
 
 			/* Regions in address order, with gaps, some idle. */
 			while (p < BY_PAGES) {
-				uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 8), i;
+				uint64_t len = 1 + (uint64_t)(rand_r(&seed) % 8);
 
 				if (p + len > BY_PAGES)
 					len = BY_PAGES - p;
-				acc[nacc] = by_obs(pid, p, len, TIER_OBS_ACCESSED,
-						   (uint32_t)(rand_r(&seed) % 21), 20, 100000);
-				for (i = p; i < p + len; i++)
-					dr[pid - 1][i] = tier__obs_rate(&acc[nacc]);
-				nacc++;
+				acc[nacc++] = by_obs(pid, p, len, TIER_OBS_ACCESSED,
+						     (uint32_t)(rand_r(&seed) % 21), 20, 100000);
 				p += len + (uint64_t)(rand_r(&seed) % 3);
 			}
 			/* Written runs, disjoint, 1/s to 1000/s. */
@@ -2714,31 +2725,47 @@ static void test_obs_beyond_random(void **state)
 
 				if (p + len > BY_PAGES)
 					len = BY_PAGES - p;
-				wr[nwr] = by_obs(pid, p, len, TIER_OBS_WRITTEN, 1, 2,
-						 (uint32_t)(2 * M_LN2 / r * 1e6));
+				wr[nwr] = by_obs(pid, p, len, TIER_OBS_WRITTEN, 1, 2, iv_of(r));
 				for (i = p; i < p + len; i++)
 					wrate[pid - 1][i] = tier__obs_rate(&wr[nwr]);
 				nwr++;
 				p += len + (uint64_t)(rand_r(&seed) % 4);
 			}
 		}
-		tier__obs_beyond(acc, nacc, wr, nwr, beyond_sink, &g);
-		assert_true(g.calls >= 2);	/* more than one batch */
+		memset(wsum, 0, nacc * sizeof(wsum[0]));
+		tier__obs_written(acc, nacc, wsum, wr, nwr / 2, merge_sink, &g);
+		tier__obs_written(acc, nacc, wsum, wr + nwr / 2, nwr - nwr / 2, merge_sink, &g);
+		tier__obs_rest(acc, nacc, wsum, merge_sink, &g);
+		assert_true(g.calls >= 4);	/* the regions in more than one batch */
 		for (pid = 0; pid < BY_PIDS; pid++) {
 			size_t i;
 
-			for (i = 0; i < BY_PAGES; i++) {
-				double want = wrate[pid][i] > dr[pid][i] ? wrate[pid][i] - dr[pid][i] : 0;
+			for (i = 0; i < BY_PAGES; i++)
+				if (fabs(g.rate[pid][i] - wrate[pid][i]) > 1e-9)
+					fail_msg("round %u pid %d page %zu: written %.3f/s, handed on "
+						 "%.3f/s", round, (int)pid + 1, i, wrate[pid][i],
+						 g.rate[pid][i]);
+		}
+		for (k = 0; k < nacc; k++) {
+			int q = acc[k].pid - 1;
+			uint64_t i, first = acc[k].start / 4096, last = acc[k].end / 4096;
+			double region = tier__obs_rate(&acc[k]) * (double)(last - first);
+			double written = 0, handed = 0, want;
 
-				if (!wrate[pid][i]) {
-					assert_true(g.rate[pid][i] == 0);
-					continue;
-				}
-				if (fabs(g.rate[pid][i] - want) > 1e-3 * wrate[pid][i] + 1e-9)
-					fail_msg("round %u pid %d page %zu: written %.3f/s, region %.3f/s: "
-						 "handed on %.3f/s, want %.3f/s", round, (int)pid + 1,
-						 i, wrate[pid][i], dr[pid][i], g.rate[pid][i], want);
+			for (i = first; i < last; i++) {
+				written += wrate[q][i];
+				handed += g.region[q][i] + g.rate[q][i];
+				/* Spread evenly over the region's pages. */
+				if (fabs(g.region[q][i] - g.region[q][first]) > 1e-6 * (1 + region))
+					fail_msg("round %u region %zu: page %llu gets %.3f/s, its "
+						 "first %.3f/s", round, k, (unsigned long long)i,
+						 g.region[q][i], g.region[q][first]);
 			}
+			want = region > written ? region : written;
+			if (fabs(handed - want) > 1e-3 * want + 1e-6)
+				fail_msg("round %u region %zu: region %.3f, written %.3f accesses/s: "
+					 "handed on %.3f, want %.3f", round, k, region, written,
+					 handed, want);
 		}
 	}
 }
@@ -2771,8 +2798,8 @@ int main(void)
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
-		cmocka_unit_test(test_obs_beyond),
-		cmocka_unit_test(test_obs_beyond_random),
+		cmocka_unit_test(test_obs_merge),
+		cmocka_unit_test(test_obs_merge_random),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),

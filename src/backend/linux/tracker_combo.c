@@ -20,9 +20,14 @@
  * (under TCG, 9 s against 3 s to 90% of it). collect()
  * hands both trackers' observations to the same sink, and the policy adds
  * the rates they stand for. A written page is also an accessed one, and
- * DAMON's region over it counts its writes already: so each written run
- * goes on with what its rate adds to the region's (tier__obs_beyond()),
- * and a page's rate is the larger of the two. Added as they were, a page
+ * DAMON's region over it counts its writes already: so the written runs go
+ * on whole, and each region with only the accesses its written pages do
+ * not explain, spread over all its pages (tier__obs_written(),
+ * tier__obs_rest()). A region of a scattered hot set reads lukewarm (one
+ * page in seven at 180/s, the rest at 4/s: about 25/s); its hot pages'
+ * writes explain all of that, so its cold pages read at their own 4/s
+ * rather than at the region's 25/s, which is above the 10/s a move must
+ * pay for. Added as they were, a page
  * written as often as its region is accessed counted twice its rate: in
  * the guest's bench, the rest of a GUPS array (5 accesses/s a page) read
  * as 10/s, what a move must pay for, and 43,000 of its pages were moved
@@ -45,8 +50,9 @@
 struct combo {
 	void *damon, *sd;
 	struct tier_linux_addr_obs *acc;	/* DAMON's observations in this collect */
+	double *wsum;			/* per region: the accesses its written pages stand for */
 	size_t nr_acc, cap_acc;
-	bool acc_lost;			/* out of memory keeping them: add, as before */
+	bool acc_lost;			/* out of memory keeping them: passed on, and added */
 	uint64_t damon_ns, sd_ns;	/* the last collect's parts (stats) */
 	pid_t *pending;		/* the targets soft-dirty gets at the next collect */
 	size_t nr_pending;
@@ -72,6 +78,7 @@ static void combo_destroy(void *priv)
 		DAMON->destroy(c->damon);
 	free(c->pending);
 	free(c->acc);
+	free(c->wsum);
 	free(c);
 }
 
@@ -129,7 +136,9 @@ struct pass {
 	void *ctx;
 };
 
-/* DAMON's observations: kept for the written ones, and passed on. */
+/* DAMON's observations: kept until soft-dirty's are in. Out of memory,
+ * those kept and the rest are passed on as they come, and soft-dirty's
+ * add to them. */
 static void keep_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
 	struct pass *p = ctx;
@@ -138,29 +147,37 @@ static void keep_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	if (!c->acc_lost && c->nr_acc + n > c->cap_acc) {
 		size_t nc = c->cap_acc ? c->cap_acc : 256;
 		struct tier_linux_addr_obs *nv;
+		double *nw;
 
 		while (nc < c->nr_acc + n)
 			nc *= 2;
 		nv = realloc(c->acc, nc * sizeof(*nv));
-		if (nv) {
+		if (nv)
 			c->acc = nv;
+		nw = nv ? realloc(c->wsum, nc * sizeof(*nw)) : NULL;
+		if (nw) {
+			c->wsum = nw;
 			c->cap_acc = nc;
 		} else {
 			c->acc_lost = true;
+			if (c->nr_acc)
+				p->sink(p->ctx, c->acc, c->nr_acc);
+			c->nr_acc = 0;
 		}
 	}
-	if (!c->acc_lost) {
-		memcpy(c->acc + c->nr_acc, obs, n * sizeof(*obs));
-		c->nr_acc += n;
+	if (c->acc_lost) {
+		p->sink(p->ctx, obs, n);
+		return;
 	}
-	p->sink(p->ctx, obs, n);
+	memcpy(c->acc + c->nr_acc, obs, n * sizeof(*obs));
+	c->nr_acc += n;
 }
 
-static void beyond_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
+static void written_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
 	struct pass *p = ctx;
 
-	tier__obs_beyond(p->c->acc, p->c->acc_lost ? 0 : p->c->nr_acc, obs, n, p->sink, p->ctx);
+	tier__obs_written(p->c->acc, p->c->nr_acc, p->c->wsum, obs, n, p->sink, p->ctx);
 }
 
 /* Both, DAMON first; an error of either is returned after both ran. */
@@ -178,8 +195,13 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	ret = DAMON->collect(c->damon, keep_sink, &p, err);
 	if (c->nr_acc > 1)
 		qsort(c->acc, c->nr_acc, sizeof(*c->acc), acc_cmp);
+	if (c->nr_acc)
+		memset(c->wsum, 0, c->nr_acc * sizeof(*c->wsum));
 	t1 = tier_linux_thread_cpu_ns();
-	sd_ret = SD->collect(c->sd, beyond_sink, &p, &sd_err);
+	sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
+	/* The regions, each with what its written pages leave unexplained
+	 * (nothing written: as DAMON read it). */
+	tier__obs_rest(c->acc, c->nr_acc, c->wsum, sink, ctx);
 	c->damon_ns = t1 - t0;
 	c->sd_ns = tier_linux_thread_cpu_ns() - t1;
 

@@ -222,26 +222,35 @@ struct tier__damon_info {
 };
 void tier__damon_info(void *priv, struct tier__damon_info *out);
 
-/* ---- damon+softdirty (obs_beyond.c) ---------------------------------- */
+/* ---- damon+softdirty (obs_merge.c) ----------------------------------- */
 
 /* Accesses per second per page that an ACCESSED or WRITTEN observation
  * stands for (tier_obs_accesses() over its interval); 0 for other kinds. */
 double tier__obs_rate(const struct tier_linux_addr_obs *o);
 
-/* Hands sink the written observations wr[0, n) as what they add to the
- * accessed ones acc[0, nacc) (sorted by pid, then start; not overlapping
- * within a pid), so that a page's rate is the larger of the two rather
- * than their sum: a written page is also an accessed one, and DAMON's
- * region already counts its writes. Each written run is split where the
- * regions over it change, and each piece carries its rate less the
- * region's (count 1 of 2 over the interval that makes that rate); a piece
- * the region's rate covers is left out. Observations of other kinds, or
- * with nothing seen, pass unchanged, and so do standing estimates
- * (TIER_OBS_STANDING: the least of the page's rate, which adds to
- * nothing). */
-void tier__obs_beyond(const struct tier_linux_addr_obs *acc, size_t nacc,
-		      const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
-		      void *ctx);
+/* The merge of DAMON's regions acc[0, nacc) (sorted by pid, then start;
+ * not overlapping within a pid) with soft-dirty's written runs, in two
+ * parts, so that a page's rates add up to what it was accessed, not to
+ * its writes counted twice (a written page is also an accessed one, and
+ * the region over it counts its writes already):
+ * - tier__obs_written() hands sink the observations wr[0, n) unchanged
+ *   and adds to wsum[k] the accesses per second its written pages stand
+ *   for under region acc[k] (a WRITTEN run's rate, standing estimates
+ *   too, times its bytes under the region); called for each batch of
+ *   written runs, wsum zeroed before the first;
+ * - tier__obs_rest() then hands sink each region with the accesses its
+ *   written pages do not explain, spread over all its pages: its rate
+ *   less wsum[k] over its bytes (count 1 of 2 over the interval that
+ *   makes that rate), count 0 where nothing is left; a region with
+ *   nothing written under it, or seen idle, passes unchanged.
+ * A scattered hot set's region (one hot page in seven) reads lukewarm; its
+ * hot pages' writes explain it, and its cold pages keep their own rate
+ * instead of the region's. */
+void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, double *wsum,
+		       const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
+		       void *ctx);
+void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const double *wsum,
+		    tier_linux_obs_sink sink, void *ctx);
 
 /* ---- perf (tracker_perf.c) -------------------------------------------- */
 

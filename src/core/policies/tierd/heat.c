@@ -191,8 +191,8 @@ static double rate_weight(double accesses, double covered_us, double gap_us, dou
 /* Whether a page (or uniform chunk) of long rate lng, born in step *born,
  * takes a scan's rate whole (first > 0: steps are sparse): when its rate
  * begins in this step - it has none yet, or got its first in this step
- * from another tracker's scan (DAMON's region, then soft-dirty's written
- * rate beyond it: together, the page's rate). */
+ * from another tracker's scan (soft-dirty's written rate, then what
+ * DAMON's region over it leaves: together, the page's rate). */
 static inline bool first_sight(struct tier__tierd *t, float first, float lng, uint8_t *born)
 {
 	if (first <= 0)

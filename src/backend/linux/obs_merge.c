@@ -1,0 +1,100 @@
+/* obs_merge.c - the damon+softdirty tracker's merge (tracker_combo.c):
+ * written observations whole, and each DAMON region with the accesses its
+ * written pages do not explain (tier__obs_written(), tier__obs_rest(),
+ * tracker_util.h); pure and apart from its trackers. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+
+double tier__obs_rate(const struct tier_linux_addr_obs *o)
+{
+	struct tier_obs t = { .kind = o->kind, .count = o->count, .max = o->max };
+
+	if ((o->kind != TIER_OBS_ACCESSED && o->kind != TIER_OBS_WRITTEN) || !o->count ||
+	    !o->interval_us)
+		return 0;
+	return tier_obs_accesses(&t) * 1e6 / o->interval_us;
+}
+
+/* acc[] before (pid, addr): the first region of pid ending after addr. */
+static size_t acc_find(const struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid,
+		       uint64_t addr)
+{
+	size_t lo = 0, hi = nacc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (acc[mid].pid < pid || (acc[mid].pid == pid && acc[mid].end <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, double *wsum,
+		       const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
+		       void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct tier_linux_addr_obs *w = &wr[i];
+		double own = w->kind == TIER_OBS_WRITTEN ? tier__obs_rate(w) : 0;
+		size_t k;
+
+		if (own <= 0)
+			continue;
+		for (k = acc_find(acc, nacc, w->pid, w->start);
+		     k < nacc && acc[k].pid == w->pid && acc[k].start < w->end; k++) {
+			uint64_t a = acc[k].start > w->start ? acc[k].start : w->start;
+			uint64_t e = acc[k].end < w->end ? acc[k].end : w->end;
+
+			if (a < e)
+				wsum[k] += own * (double)(e - a);
+		}
+	}
+	if (n)
+		sink(ctx, wr, n);
+}
+
+void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const double *wsum,
+		    tier_linux_obs_sink sink, void *ctx)
+{
+	struct tier_linux_addr_obs v[256];
+	size_t i, nv = 0;
+
+	for (i = 0; i < nacc; i++) {
+		const struct tier_linux_addr_obs *r = &acc[i];
+		double rate = tier__obs_rate(r), len = (double)(r->end - r->start), rest;
+
+		if (nv == sizeof(v) / sizeof(v[0])) {
+			sink(ctx, v, nv);
+			nv = 0;
+		}
+		v[nv] = *r;
+		if (rate > 0 && wsum[i] > 0) {
+			rest = rate - wsum[i] / len;
+			if (rest <= rate * 1e-6) {
+				/* Its written pages explain all its accesses. */
+				v[nv].count = 0;
+			} else {
+				/* Seen in 1 of 2 checks: -ln(1/2) 2 accesses
+				 * over the interval. */
+				double iv = 2.0 * M_LN2 / rest * 1e6;
+
+				v[nv].count = 1;
+				v[nv].max = 2;
+				v[nv].interval_us = iv >= UINT32_MAX ? UINT32_MAX :
+						    iv < 1 ? 1 : (uint32_t)iv;
+			}
+		}
+		nv++;
+	}
+	if (nv)
+		sink(ctx, v, nv);
+}
