@@ -69,6 +69,7 @@ struct tier_world_stats {
 	 * time and in wall time, and the pages first seen written at each
 	 * (soft-dirty). */
 	uint64_t tracker_read_us[8], tracker_read_wall_us[8], tracker_read_pages[8];
+	uint64_t tracker_read_ran_us[8];	/* ... the writer's busiest thread's time on a CPU */
 	unsigned tracker_nr_reads;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;

@@ -128,7 +128,7 @@ static struct json_object *status_figures(struct tierd *d)
 				       json_object_new_uint64(st.tracker_scan_reads));
 		{
 			struct json_object *own = json_object_new_array(), *wall = json_object_new_array();
-			struct json_object *pages = json_object_new_array();
+			struct json_object *pages = json_object_new_array(), *ran = json_object_new_array();
 			unsigned j;
 
 			for (j = 0; j < st.tracker_nr_reads && j < 8; j++) {
@@ -136,10 +136,12 @@ static struct json_object *status_figures(struct tierd *d)
 				json_object_array_add(wall,
 						      json_object_new_double(st.tracker_read_wall_us[j] / 1e3));
 				json_object_array_add(pages, json_object_new_uint64(st.tracker_read_pages[j]));
+				json_object_array_add(ran, json_object_new_double(st.tracker_read_ran_us[j] / 1e3));
 			}
 			json_object_object_add(o, "tracker_read_ms", own);
 			json_object_object_add(o, "tracker_read_wall_ms", wall);
 			json_object_object_add(o, "tracker_read_pages", pages);
+			json_object_object_add(o, "tracker_read_ran_ms", ran);
 		}
 	}
 	json_object_object_add(o, "metadata_bytes",

@@ -1726,12 +1726,38 @@ static void test_waits(void **state)
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
 	assert_int_equal(tier_linux_waits_mean(&a, &b), 2000000);
 	assert_int_equal(tier_linux_waits_ran(&a, &b), 2500000);
+	{
+		struct tier_linux_waits_delta d;
+		long hz = sysconf(_SC_CLK_TCK);
+		char line[160];
+
+		tier_linux_waits_delta(&a, &b, &d);
+		assert_int_equal(d.max_ran_ns, 2000000);	/* 100's */
+		/* Runnable shares: none without uptime or stat files; 100
+		 * started 10 ms ago (7.5 ms runnable), 102 a second ago. */
+		assert_true(tier_linux_runnable_share(t.proc, 100, &b) == 0);
+		put(&t, "proc/uptime", "50.00 10.00\n");
+		assert_true(tier_linux_runnable_share(t.proc, 100, &b) == 0);
+		snprintf(line, sizeof(line),
+			 "100 (a (b) c) S 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 %llu 0\n",
+			 (unsigned long long)(49.99 * hz + 0.5));
+		put(&t, "proc/100/task/100/stat", line);
+		snprintf(line, sizeof(line), "102 (w) R 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 %llu 0\n",
+			 (unsigned long long)(49 * hz));
+		put(&t, "proc/100/task/102/stat", line);
+		if (hz == 100)
+			assert_true(fabs(tier_linux_runnable_share(t.proc, 100, &b) - 0.75) < 1e-6);
+		else
+			assert_true(tier_linux_runnable_share(t.proc, 100, &b) > 0);
+	}
 	/* 102 asleep throughout: 100's alone */
 	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
 	assert_int_equal(tier_linux_waits_mean(&a, &b), 4000000);
 	/* 100 gone, a new thread 103 in its place: none in both that ran */
 	snprintf(path, sizeof(path), "%s/proc/100/task/100/schedstat", t.dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100/stat", t.dir);
 	assert_int_equal(unlink(path), 0);
 	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
 	assert_int_equal(rmdir(path), 0);
@@ -1819,6 +1845,63 @@ static void test_softdirty_waits(void **state)
 		    M_LN2 * 1e6 / (double)st.read_us[0] * 0.99);
 	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
+}
+
+/* ... and by no more than its busiest thread ran, less its faults, over
+ * the share of the wall clock it wants a CPU: a writer blocked meanwhile
+ * (by tierd's moves of its pages, say) wrote nothing. duty: the writer's
+ * runnable share over its life (run + wait since it started). */
+static uint64_t sd_blocked_read(double duty, uint64_t *ran_us)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[256];
+	uint64_t run0 = (uint64_t)(2e9 * duty * 0.75), wait0 = (uint64_t)(2e9 * duty * 0.25);
+
+	/* 100 s up, the thread started 2 s ago, runnable duty of them */
+	put(&t, "proc/uptime", "100.00 50.00\n");
+	snprintf(line, sizeof(line),
+		 "100 (a writer) R 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n",
+		 (unsigned long long)(98 * hz));
+	put(&t, "proc/100/task/100/stat", line);
+	snprintf(line, sizeof(line), "%llu %llu 1\n", (unsigned long long)run0,
+		 (unsigned long long)wait0);
+	put(&t, "proc/100/task/100/schedstat", line);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* 40 ms on the wall clock: it ran 5 ms and waited for none */
+	snprintf(line, sizeof(line), "%llu %llu 4\n", (unsigned long long)run0 + 5000000,
+		 (unsigned long long)wait0);
+	put(&t, "proc/100/task/100/schedstat", line);
+	usleep(40000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 2);
+	assert_true(st.read_wall_us[0] >= 40000);
+	*ran_us = st.read_ran_us[0];
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+	return st.read_us[0];
+}
+
+static void test_softdirty_blocked_writer(void **state)
+{
+	uint64_t ran;
+
+	(void)state;
+	/* Runnable all its life: its 5 ms less 11 faults of 1 us, not the
+	 * 40 ms of the wall clock. */
+	assert_int_equal(sd_blocked_read(1.0, &ran), 5000 - 11);
+	assert_int_equal(ran, 5000);
+	/* Runnable a quarter of its life: a quarter of the wall clock is
+	 * what 5 ms of running stands for. */
+	assert_int_equal(sd_blocked_read(0.25, &ran), (5000 - 11) * 4);
+	/* Runnable a hundredth: no more than the wall clock less waits
+	 * and faults (the least of the two). */
+	assert_int_equal(sd_blocked_read(0.01, &ran) + 11 >= 40000, 1);
 }
 
 /* A page written slower than twice a second is left out of the picture
@@ -2793,6 +2876,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty),
 		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_softdirty_waits),
+		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_slow_left_out),

@@ -2,9 +2,11 @@
  * schedstat.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend/linux/schedstat.h"
 #include "backend/linux/sysfs.h"
@@ -69,7 +71,7 @@ void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_
 {
 	size_t i = 0, j = 0;
 
-	d->ran_ns = d->waited_ns = d->threads = 0;
+	d->ran_ns = d->waited_ns = d->max_ran_ns = d->threads = 0;
 	while (i < a->n && j < b->n) {
 		if (a->v[i].tid < b->v[j].tid) {
 			i++;
@@ -82,12 +84,75 @@ void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_
 
 				d->ran_ns += run;
 				d->waited_ns += wait;
+				if (run > d->max_ran_ns)
+					d->max_ran_ns = run;
 				d->threads += run + wait > 0;
 			}
 			i++;
 			j++;
 		}
 	}
+}
+
+/* The thread's start, in clock ticks after boot: stat's 22nd field,
+ * counted after the ')' that ends its name (which may hold spaces). */
+static bool thread_start(const char *procfs_root, pid_t pid, pid_t tid, unsigned long long *ticks)
+{
+	char path[512], buf[1024], *p;
+	size_t n;
+	FILE *f;
+	int field;
+
+	if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task/%d/stat", (int)pid, (int)tid))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	/* ") S ppid ...": the state is field 3. */
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, " %llu", ticks) == 1;
+}
+
+double tier_linux_runnable_share(const char *procfs_root, pid_t pid,
+				 const struct tier_linux_waits *w)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	double uptime, best = 0;
+	char path[512];
+	size_t i;
+	FILE *f;
+	int ok;
+
+	if (!w->n || hz <= 0 || tier_sysfs_path(path, sizeof(path), procfs_root, "uptime"))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%lf", &uptime) == 1;
+	fclose(f);
+	if (!ok)
+		return 0;
+	for (i = 0; i < w->n; i++) {
+		unsigned long long start;
+		double age, share;
+
+		if (!thread_start(procfs_root, pid, w->v[i].tid, &start))
+			continue;
+		age = uptime - (double)start / (double)hz;
+		if (age <= 0)
+			continue;
+		share = (double)(w->v[i].run_ns + w->v[i].wait_ns) / 1e9 / age;
+		if (share > best)
+			best = share;
+	}
+	return best > 1 ? 1 : best;
 }
 
 uint64_t tier_linux_waits_mean(const struct tier_linux_waits *a, const struct tier_linux_waits *b)

@@ -35,10 +35,21 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
  * ran or waited. */
 struct tier_linux_waits_delta {
 	uint64_t ran_ns, waited_ns;
+	uint64_t max_ran_ns;		/* the most one of them ran */
 	size_t threads;
 };
 void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
 			    struct tier_linux_waits_delta *d);
+
+/* The share of its life each thread of reading w was runnable (on a CPU
+ * or waiting for one: schedstat's two times over the time since it
+ * started, <procfs>/PID/task/TID/stat's starttime against
+ * <procfs>/uptime), the largest of them: how much of the wall clock a
+ * process's busiest thread wants a CPU (1 for a thread that computes
+ * without a pause, a tenth for one asleep nine tenths of its life).
+ * Returns it, or 0 when w holds no thread or none can be read. */
+double tier_linux_runnable_share(const char *procfs_root, pid_t pid,
+				 const struct tier_linux_waits *w);
 
 /* ... and the mean time one of them waited, in ns (0: none ran or waited). */
 static inline uint64_t tier_linux_waits_delta_mean(const struct tier_linux_waits_delta *d)

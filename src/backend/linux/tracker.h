@@ -72,6 +72,7 @@ struct tier_linux_tracker_stats {
 	 * writer's own time since the clear (soft-dirty: wall time less the
 	 * faults the writer took by then), and in wall time. */
 	uint64_t read_us[8], read_wall_us[8];
+	uint64_t read_ran_us[8];	/* ... its busiest thread's time on a CPU (0: unknown) */
 	uint64_t read_pages[8];		/* ... the pages first seen written at each */
 	unsigned nr_reads;
 	/* damon+softdirty: the CPU its last collect took in DAMON's part

@@ -140,16 +140,21 @@ struct sd_target {
 	 * (brk_us[k - 1], brk_us[k]], (0, brk_us[0]] the first */
 	uint64_t brk_us[SD_MAX_BRK];
 	uint64_t wall_us[SD_MAX_BRK];	/* ... in wall time */
+	uint64_t ran_us[SD_MAX_BRK];	/* ... the writer's threads' time on a CPU */
 	unsigned nbrk;
 	/* its threads' times before and after its last clear (schedstat.h) */
 	struct tier_linux_waits wait_c0, wait_c1;
 	/* its CPU per dirty page: the least over this round's reads so far,
 	 * and over the last whole round's (0: none yet) */
 	uint64_t cpu_page_ns, fault_ns_seen;
+	/* the share of the wall clock its busiest thread wants a CPU, at
+	 * its last clear (tier_linux_runnable_share(); 0: not known) */
+	double duty;
 	struct sd_runs seen;		/* written this round, address order */
 	struct sd_runs prev;		/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
 	uint64_t prev_wall_us[SD_MAX_BRK];
+	uint64_t prev_ran_us[SD_MAX_BRK];
 	unsigned nprev_brk;
 	bool cleared;
 };
@@ -312,6 +317,9 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 		tg->cpu_page_ns = 0;
 		/* a reading that failed holds no threads: no wait taken off */
 		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
+		tg->duty = tier_linux_runnable_share(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
+		if (tg->duty > 0 && tg->duty < 1.0 / 16)
+			tg->duty = 1.0 / 16;
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -495,7 +503,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	t->build.n = 0;
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
-		uint64_t w0, w1, at, wall;
+		uint64_t w0, w1, at, wall, ran_us = 0;
 		bool by_ioctl;
 
 		if (!tg->cleared)
@@ -532,11 +540,12 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		wall = at;
 		{
 			struct tier_linux_waits_delta d0, d1;	/* from the clear's ends */
-			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran;
+			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran, busy;
 
 			tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
 			tier_linux_waits_delta(&tg->wait_c1, &t->wait_r1, &d1);
 			ran = (d0.ran_ns + d1.ran_ns) / 2;
+			ran_us = ran / 1000;
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
@@ -550,6 +559,23 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			       (tier_linux_waits_delta_mean(&d0) +
 				tier_linux_waits_delta_mean(&d1)) / 2000;
 			at = lost < at - at / 16 ? at - lost : at / 16 + 1;
+			/* ... and at most the time its busiest thread ran,
+			 * less the same faults, over the share of the wall
+			 * clock it wants a CPU (tg->duty): a writer that
+			 * neither ran nor waited meanwhile was blocked - by
+			 * tierd's own moves (its pages under migration) and
+			 * page walks, or asleep longer than it sleeps - and
+			 * wrote nothing. */
+			busy = (d0.max_ran_ns + d1.max_ran_ns) / 2000;
+			if (busy && tg->duty > 0) {
+				uint64_t f = dirty * fault_ns / 1000;
+				uint64_t own = f < busy - busy / 16 ? busy - f : busy / 16 + 1;
+
+				own = (uint64_t)((double)own / tg->duty);
+				if (own < at)
+					at = own ? own : 1;
+			}
+			ran_us = busy;
 		}
 		if (tg->nbrk && at <= tg->brk_us[tg->nbrk - 1])
 			at = tg->brk_us[tg->nbrk - 1] + 1;
@@ -557,6 +583,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tg->nbrk++;
 		tg->brk_us[tg->nbrk - 1] = at;
 		tg->wall_us[tg->nbrk - 1] = wall;
+		tg->ran_us[tg->nbrk - 1] = ran_us;
 		if (seen_update(t, tg, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
 		picture_target(t, tg, last);
@@ -576,6 +603,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tg->seen.n = 0;
 			memcpy(tg->prev_brk_us, tg->brk_us, sizeof(tg->brk_us));
 			memcpy(tg->prev_wall_us, tg->wall_us, sizeof(tg->wall_us));
+			memcpy(tg->prev_ran_us, tg->ran_us, sizeof(tg->ran_us));
 			tg->nprev_brk = tg->nbrk;
 		}
 	}
@@ -589,6 +617,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 		memcpy(t->stats.read_us, tg->prev_brk_us, sizeof(t->stats.read_us));
 		memcpy(t->stats.read_wall_us, tg->prev_wall_us, sizeof(t->stats.read_wall_us));
+		memcpy(t->stats.read_ran_us, tg->prev_ran_us, sizeof(t->stats.read_ran_us));
 		t->stats.fault_ns_seen = tg->fault_ns_seen;
 		memset(t->stats.read_pages, 0, sizeof(t->stats.read_pages));
 		for (k = 0; k < tg->prev.n; k++)

@@ -305,6 +305,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		memcpy(st->tracker_read_us, ts.read_us, sizeof(st->tracker_read_us));
 		memcpy(st->tracker_read_wall_us, ts.read_wall_us, sizeof(st->tracker_read_wall_us));
 		memcpy(st->tracker_read_pages, ts.read_pages, sizeof(st->tracker_read_pages));
+		memcpy(st->tracker_read_ran_us, ts.read_ran_us, sizeof(st->tracker_read_ran_us));
 		st->tracker_nr_reads = ts.nr_reads;
 	}
 	if (lb->env.page_huge) {
