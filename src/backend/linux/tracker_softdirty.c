@@ -30,7 +30,14 @@
  * waits all through this thread's clear and reads, and behind the
  * policy's steps and the kdamond: in the sid guest's first round its own
  * time was 27.6 ms at the read 51 ms after the clear and still 27.6 ms at
- * the one 230 ms after it) and less its faults (below).
+ * the one 230 ms after it) and less its faults (below); and no more
+ * than its busiest thread ran, less the same faults, over the share of
+ * the wall clock that thread wants a CPU (tier_linux_runnable_share()):
+ * blocked - on its pages under tierd's migration, on its address space's
+ * lock behind tierd's page walks - a writer neither runs nor waits, and
+ * writes nothing (in the sid guest a new process's writer had run 85 ms
+ * and waited 336 ms at the read 842 ms after its first clear, blocked
+ * most of the rest by the first step's moves).
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
