@@ -1827,7 +1827,11 @@ static void test_softdirty_waits(void **state)
 	/* the writer waits 30 ms of the 40 before the read */
 	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
 	usleep(40000);
+	/* read once: what its picture holds is what the tracker knows */
+	assert_false(tier__softdirty_has_read(priv, 100));
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_true(tier__softdirty_has_read(priv, 100));
+	assert_false(tier__softdirty_has_read(priv, 101));
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.nr_reads, 2);
@@ -2766,6 +2770,30 @@ static void test_obs_merge(void **state)
 	assert_int_equal(g.n, 10);
 }
 
+/* Held regions: pid's lukewarm ones (under half their checks) at no more
+ * than the rate given; hot, idle, slow and other processes' as they are. */
+static void test_obs_hold(void **state)
+{
+	struct tier_linux_addr_obs acc[5], was[5];
+	size_t i;
+
+	(void)state;
+	acc[0] = by_obs(1, 0, 16, TIER_OBS_ACCESSED, 10, 20, 100000);		/* hot enough */
+	acc[1] = by_obs(1, 16, 16, TIER_OBS_ACCESSED, 5, 20, 100000);		/* 57.5/s */
+	acc[2] = by_obs(1, 32, 16, TIER_OBS_ACCESSED, 0, 20, 100000);		/* idle */
+	acc[3] = by_obs(1, 48, 16, TIER_OBS_ACCESSED, 1, 20, 10000000);	/* 0.1/s */
+	acc[4] = by_obs(2, 0, 16, TIER_OBS_ACCESSED, 5, 20, 100000);		/* pid 2 */
+	memcpy(was, acc, sizeof(acc));
+	assert_true(tier__obs_rate(&acc[1]) > 57 && tier__obs_rate(&acc[3]) < 0.11);
+	tier__obs_hold(acc, 5, 1, 1.0);
+	assert_true(fabs(tier__obs_rate(&acc[1]) - 1.0) < 1e-3);
+	assert_true(acc[1].start == was[1].start && acc[1].end == was[1].end &&
+		    acc[1].kind == TIER_OBS_ACCESSED);
+	for (i = 0; i < 5; i++)
+		if (i != 1)
+			assert_memory_equal(&acc[i], &was[i], sizeof(acc[i]));
+}
+
 /* Random regions and written runs, enough regions to fill several
  * batches: written rates pass whole, and over every region what is
  * handed on adds up to the larger of the region's accesses and those of
@@ -2883,6 +2911,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),
 		cmocka_unit_test(test_obs_merge),
+		cmocka_unit_test(test_obs_hold),
 		cmocka_unit_test(test_obs_merge_random),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),

@@ -62,6 +62,30 @@ void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, doubl
 		sink(ctx, wr, n);
 }
 
+/* Rate r as one access seen in two checks over 2 ln 2 / r. */
+static void set_rate(struct tier_linux_addr_obs *o, double rate)
+{
+	double iv = 2.0 * M_LN2 / rate * 1e6;
+
+	o->count = 1;
+	o->max = 2;
+	o->interval_us = iv >= UINT32_MAX ? UINT32_MAX : iv < 1 ? 1 : (uint32_t)iv;
+}
+
+void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, double max_rate)
+{
+	size_t i;
+
+	for (i = 0; i < nacc; i++) {
+		struct tier_linux_addr_obs *r = &acc[i];
+
+		if (r->pid != pid || r->kind != TIER_OBS_ACCESSED || !r->count ||
+		    (uint64_t)r->count * 2 >= r->max || tier__obs_rate(r) <= max_rate)
+			continue;
+		set_rate(r, max_rate);
+	}
+}
+
 void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const double *wsum,
 		    tier_linux_obs_sink sink, void *ctx)
 {
@@ -83,14 +107,7 @@ void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const do
 				/* Its written pages explain all its accesses. */
 				v[nv].count = 0;
 			} else {
-				/* Seen in 1 of 2 checks: -ln(1/2) 2 accesses
-				 * over the interval. */
-				double iv = 2.0 * M_LN2 / rest * 1e6;
-
-				v[nv].count = 1;
-				v[nv].max = 2;
-				v[nv].interval_us = iv >= UINT32_MAX ? UINT32_MAX :
-						    iv < 1 ? 1 : (uint32_t)iv;
+				set_rate(&v[nv], rest);
 			}
 		}
 		nv++;

@@ -40,12 +40,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/linux/clock.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
 
 #define DAMON	(&tier__linux_tracker_damon)
 #define SD	(&tier__linux_tracker_softdirty)
+
+/* Until soft-dirty has read a process, DAMON's lukewarm regions of it go
+ * on at no more than COMBO_HOLD_RATE accesses/s a page, for at most
+ * COMBO_HOLD_US after DAMON first reported it. */
+#define COMBO_HOLD_RATE	1.0
+#define COMBO_HOLD_US	3000000u
+
+struct combo_seen {
+	pid_t pid;
+	uint64_t since_us;	/* DAMON's first report of it */
+};
 
 struct combo {
 	void *damon, *sd;
@@ -54,6 +66,8 @@ struct combo {
 	size_t nr_acc, cap_acc;
 	bool acc_lost;			/* out of memory keeping them: passed on, and added */
 	uint64_t damon_ns, sd_ns;	/* the last collect's parts (stats) */
+	struct combo_seen *seen, *seen_next;	/* the processes in DAMON's reports, by pid */
+	size_t nr_seen, cap_seen;
 	pid_t *pending;		/* the targets soft-dirty gets at the next collect */
 	size_t nr_pending;
 	bool has_pending;
@@ -79,6 +93,8 @@ static void combo_destroy(void *priv)
 	free(c->pending);
 	free(c->acc);
 	free(c->wsum);
+	free(c->seen);
+	free(c->seen_next);
 	free(c);
 }
 
@@ -173,6 +189,54 @@ static void keep_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	c->nr_acc += n;
 }
 
+/* DAMON's lukewarm regions of the processes soft-dirty has not read yet,
+ * held (tier__obs_hold()): in the first step a scattered hot set's
+ * regions read lukewarm and would spend the step's budget on pages that
+ * are mostly cold (65,536 moves in the sid guest, and the CPU share's
+ * pause after them) a second before soft-dirty names the hot ones. A
+ * contiguous hot set's regions read hot and go on at once. acc sorted by
+ * pid. Out of memory, nothing is held. */
+static void hold_unread(struct combo *c)
+{
+	uint64_t now = tier_linux_now_us();
+	size_t i = 0, j = 0, n = 0;
+
+	if (c->nr_acc > c->cap_seen) {
+		struct combo_seen *a = realloc(c->seen, c->nr_acc * sizeof(*a));
+		struct combo_seen *b = a ? realloc(c->seen_next, c->nr_acc * sizeof(*b)) : NULL;
+
+		if (a)
+			c->seen = a;
+		if (!b)
+			return;
+		c->seen_next = b;
+		c->cap_seen = c->nr_acc;
+	}
+	while (i < c->nr_acc) {
+		pid_t pid = c->acc[i].pid;
+		uint64_t since = now;
+		size_t end = i;
+
+		while (j < c->nr_seen && c->seen[j].pid < pid)
+			j++;
+		if (j < c->nr_seen && c->seen[j].pid == pid)
+			since = c->seen[j].since_us;
+		while (end < c->nr_acc && c->acc[end].pid == pid)
+			end++;
+		c->seen_next[n++] = (struct combo_seen){ pid, since };
+		if (now - since < COMBO_HOLD_US && !tier__softdirty_has_read(c->sd, pid))
+			tier__obs_hold(c->acc + i, end - i, pid, COMBO_HOLD_RATE);
+		i = end;
+	}
+	{
+		struct combo_seen *t = c->seen;
+
+		c->seen = c->seen_next;
+		c->seen_next = t;
+		c->nr_seen = n;
+	}
+}
+
 static void written_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
 	struct pass *p = ctx;
@@ -195,8 +259,10 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	ret = DAMON->collect(c->damon, keep_sink, &p, err);
 	if (c->nr_acc > 1)
 		qsort(c->acc, c->nr_acc, sizeof(*c->acc), acc_cmp);
-	if (c->nr_acc)
+	if (c->nr_acc) {
 		memset(c->wsum, 0, c->nr_acc * sizeof(*c->wsum));
+		hold_unread(c);
+	}
 	t1 = tier_linux_thread_cpu_ns();
 	sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
 	/* The regions, each with what its written pages leave unexplained

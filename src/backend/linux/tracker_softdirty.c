@@ -181,6 +181,8 @@ struct sd_tracker {
 	pid_t *want;
 	size_t nr_want;
 	struct sd_pic pic;		/* the latest picture (empty while collect() reads it) */
+	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
+	size_t nr_read, cap_read;
 	uint64_t pic_gen;		/* pictures made */
 	struct tier_linux_tracker_stats stats;
 	int error;			/* the thread's last error, for collect() */
@@ -615,6 +617,18 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		}
 	}
 	pthread_mutex_lock(&t->lock);
+	if (t->cap_read < t->nr_tg) {
+		pid_t *v = realloc(t->read, t->nr_tg * sizeof(*v));
+
+		if (v) {
+			t->read = v;
+			t->cap_read = t->nr_tg;
+		}
+	}
+	t->nr_read = 0;
+	for (k = 0; k < t->nr_tg && k < t->cap_read; k++)
+		if (t->tg[k].nbrk || t->tg[k].nprev_brk)
+			t->read[t->nr_read++] = t->tg[k].pid;
 	swap = t->pic;
 	t->pic = t->build;
 	t->build = swap;
@@ -786,6 +800,7 @@ static void sd_destroy(void *priv)
 	free(t->next.v);
 	free(t->build.v);
 	free(t->pic.v);
+	free(t->read);
 	free(t->want);
 	tier__roots_release(&t->roots);
 	free(t);
@@ -905,6 +920,19 @@ static void sd_stats(void *priv, struct tier_linux_tracker_stats *st)
 	pthread_mutex_lock(&t->lock);
 	*st = t->stats;
 	pthread_mutex_unlock(&t->lock);
+}
+
+bool tier__softdirty_has_read(void *priv, pid_t pid)
+{
+	struct sd_tracker *t = priv;
+	bool found = false;
+	size_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nr_read && !found; i++)
+		found = t->read[i] == pid;
+	pthread_mutex_unlock(&t->lock);
+	return found;
 }
 
 /* ---- for tests: the rounds by hand ----------------------------------------- */

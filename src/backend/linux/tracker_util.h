@@ -159,6 +159,10 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
  * half of need_us: a read now would see little (the thread holds its early
  * reads back while one is, SD_HOLD). */
 bool tier__softdirty_starved(void *priv, uint64_t need_us);
+/* Whether the tracker has read pid's bits at least once since it became
+ * a target (its picture holds what it saw of pid; the damon+softdirty
+ * tracker holds DAMON's lukewarm regions of pid until then). */
+bool tier__softdirty_has_read(void *priv, pid_t pid);
 /* What one write-protect fault costs here (ns of CPU), taken by a child
  * of the caller; 0 when it cannot be measured. */
 uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx);
@@ -251,6 +255,13 @@ void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, doubl
 		       void *ctx);
 void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const double *wsum,
 		    tier_linux_obs_sink sink, void *ctx);
+
+/* The regions of pid in acc[0, nacc) that DAMON saw accessed in fewer
+ * than half their checks (lukewarm: one page in seven hot reads so, and
+ * so does every page at a lukewarm rate) at no more than max_rate accesses
+ * per second a page (count 1 of 2 over the interval that makes it); the
+ * others, and idle ones, as they are. */
+void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, double max_rate);
 
 /* ---- perf (tracker_perf.c) -------------------------------------------- */
 
