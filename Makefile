@@ -11,6 +11,10 @@
 #                 another Debian suite) boots that kernel, KERNEL=hwtlb the
 #                 test bed's hardware-like one (below); LAYOUT=contiguous
 #                 or LAYOUT=scattered runs one layout
+#   make bench-ab A=PATH  another tierd build (A) against build/tierd (or
+#                 B=PATH) on bench-guest's workload, in one boot, REPS
+#                 times (default 3) each layout, medians (bench/guest-ab.sh;
+#                 ~14 min); KERNEL and LAYOUT as for bench-guest
 #   make calib-guest  tiersim against the guest's recorded series
 #                 (bench/guest-calib.sh: per second, kernel and tierd, both
 #                 layouts; RESULTS=FILE another bench-guest output; ~2 min)
@@ -50,7 +54,7 @@ LOAD_CLIENTS   ?= 100
 LOAD_SECONDS   ?= 120
 LOAD_TRACKER   ?= softdirty
 
-.PHONY: all deps asan test run bench bench-guest calib-guest guest-kernel fuzz soak load install deb test-deb clean
+.PHONY: all deps asan test run bench bench-guest bench-ab calib-guest guest-kernel fuzz soak load install deb test-deb clean
 
 all: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -80,6 +84,10 @@ bench: all
 
 bench-guest: all
 	bench/guest-tiering.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT))
+
+bench-ab: all
+	@[ -n "$(A)" ] || { echo "make bench-ab: A=PATH names the tierd to compare build/tierd with" >&2; exit 2; }
+	bench/guest-ab.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(REPS),--reps $(REPS)) $(A) $(B)
 
 calib-guest: all
 	for r in kernel tierd; do for l in contiguous scattered; do \

@@ -3,7 +3,7 @@
 # closing lines from a raw guest output written here (figures worked out by
 # hand), and refuses bad options with one line; gups's scattered layout on
 # this host's node 0 (a few MiB, one second); bench/run's check of
-# BENCH_PARTS.
+# BENCH_PARTS; bench/guest-ab.sh's medians and bad input.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
@@ -89,4 +89,29 @@ fi
 run env BENCH_PARTS="tput" sh "$ROOT/bench/run"
 is "$rc:$err" "2:bench/run: BENCH_PARTS: no part 'tput' (the parts: throughput compare density steps topology traces)" \
 	"make bench PARTS= with an unknown part: status 2, one line naming the parts"
+# bench/guest-ab.sh: the medians of two builds' runs from a raw output
+# (figures worked out by hand), and its bad input, one line each
+AB=$ROOT/bench/guest-ab.sh
+{
+	echo "# tierd-a: tierd aaaaaaa (/a)"
+	echo "# tierd-b: tierd bbbbbbb (/b)"
+	for r in "1 3 100 5.0 2.0 1.0" "2 -1 300 4.0 2.5 1.0" "3 7 200 6.0 3.0 1.0"; do
+		set -- $r
+		echo "RESULT rep=$1 layout=scattered bin=tierd-a reached90=$2 hot0=1 rest0=$3 mupd=$4 tierd_cpu=$5 kd_cpu=$6 steps=4"
+		echo "RESULT rep=$1 layout=scattered bin=tierd-b reached90=2 hot0=1 rest0=$(($3 / 10)) mupd=$4 tierd_cpu=1.0 kd_cpu=0.5 steps=4"
+	done
+} >"$TMP/ab.raw"
+run "$AB" --seconds 45 --render "$TMP/ab.raw"
+is "$rc" 0 "guest-ab --render exits 0"
+is "$(printf '%s\n' "$out" | grep '^ab ')" "ab scattered tierd-a (aaaaaaa): time-to-90%-hot median=7s [3 >45 7] cold-promoted median=200 [100 300 200] rate median=5.00 M/s cpu median=3.50 s
+ab scattered tierd-b (bbbbbbb): time-to-90%-hot median=2s [2 2 2] cold-promoted median=20 [10 30 20] rate median=5.00 M/s cpu median=1.50 s" \
+	"guest-ab: medians per layout and build, a run that never got there counted as the longest"
+run "$AB" --reps 0 "$B/tierd"
+is "$rc:$(lines "$err")" "2:1" "guest-ab: --reps 0: status 2, one line"
+run "$AB" --layout diagonal "$B/tierd"
+like "$rc:$err" "2:guest-ab: --layout diagonal: contiguous, scattered" "guest-ab: a bad --layout, one line"
+run "$AB" "$TMP/no-such-tierd"
+is "$rc:$err" "2:guest-ab: $TMP/no-such-tierd: not an executable tierd" "guest-ab: a missing build, one line"
+run "$AB"
+is "$rc:$(lines "$err")" "2:1" "guest-ab: no build named: status 2, one line"
 done_testing

@@ -1,0 +1,148 @@
+#!/bin/bash
+# bench/guest-ab.sh - two tierd builds side by side on the GUPS-like
+# workload of `make bench-guest` (bench/progs/gups.c), in one boot of the
+# three-tier QEMU guest (bench/progs/guest-ab-guest.sh): for each of REPS
+# repetitions, each layout, A's run then B's. A single run of the guest
+# bench is one draw from a wide spread (the time to 90% of the hot set of
+# the same build went from 3 s to 36 s between runs of one boot), and what
+# a write-protect fault or a move costs differs between boots: a change is
+# judged by medians of runs in the same boot.
+#
+#   bench/guest-ab.sh [--kernel SUITE] [--layout LAYOUTS] [--reps N]
+#                     [--seconds S] [--out FILE] [--render RAW] A_TIERD [B_TIERD]
+# A_TIERD, B_TIERD: tierd binaries (B default: TIERD_BUILD/tierd, build/'s);
+# tierctl and gups come from TIERD_BUILD. --kernel: scripts/tiered-vm's;
+# --layout: contiguous, scattered or both comma-separated (default both);
+# --reps: repetitions (default 3); --seconds: each run's ticks (default 45);
+# --out: also write the output to FILE; --render RAW: boot nothing, summarize
+# RAW (the RESULT lines of an earlier run). Prints each run's line
+#   RESULT rep=R layout=L bin=tierd-a|tierd-b reached90=S hot0=N rest0=N
+#          mupd=X tierd_cpu=X kd_cpu=X steps=N
+# (reached90: the first second with 90% of the hot set on node 0, -1 none;
+# rest0: pages outside the hot set on node 0 at the end, the cold pages
+# promoted; mupd: the mean update rate, M/s; tierd_cpu, kd_cpu: CPU
+# seconds of tierd's threads and of its kdamonds), then per layout and
+# build the medians:
+#   ab LAYOUT tierd-a|tierd-b (VERSION): time-to-90%-hot median=Xs [runs]
+#      cold-promoted median=N [runs] rate median=X M/s cpu median=X s
+# About 65 s a run: 12 runs and the boot with the defaults, 14 min.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${TIERD_BUILD:-$ROOT/build}
+KERNEL=
+LAYOUTS=contiguous,scattered
+REPS=3
+SECS=45
+OUT=
+RENDER=
+usage="(--kernel SUITE, --layout LAYOUTS, --reps N, --seconds S, --out FILE, --render RAW)"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel | --layout | --reps | --seconds | --out | --render)
+		[ $# -ge 2 ] || { echo "guest-ab: $1 needs a value" >&2; exit 2; }
+		opt=${1#--}; val=$2; shift 2 ;;
+	--kernel=* | --layout=* | --reps=* | --seconds=* | --out=* | --render=*)
+		opt=${1%%=*}; opt=${opt#--}; val=${1#*=}; shift ;;
+	--*) echo "guest-ab: unknown option $1 $usage" >&2; exit 2 ;;
+	*) break ;;
+	esac
+	case $opt in
+	kernel) KERNEL=$val ;;
+	layout) LAYOUTS=$val ;;
+	reps) REPS=$val ;;
+	seconds) SECS=$val ;;
+	out) OUT=$val ;;
+	render) RENDER=$val ;;
+	esac
+done
+for l in ${LAYOUTS//,/ }; do
+	case $l in
+	contiguous | scattered) ;;
+	*) echo "guest-ab: --layout $l: contiguous, scattered, or both comma-separated" >&2; exit 2 ;;
+	esac
+done
+case $REPS$SECS in
+*[!0-9]* | '') echo "guest-ab: --reps and --seconds are whole numbers (got '$REPS' '$SECS')" >&2
+	exit 2 ;;
+esac
+[ "$REPS" -ge 1 ] && [ "$SECS" -ge 5 ] ||
+	{ echo "guest-ab: --reps at least 1, --seconds at least 5 (got $REPS, $SECS)" >&2; exit 2; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+if [ -n "$RENDER" ]; then
+	[ -r "$RENDER" ] || { echo "guest-ab: --render $RENDER: cannot read it" >&2; exit 2; }
+	cp "$RENDER" "$TMP/raw"
+else
+	[ $# -ge 1 ] && [ $# -le 2 ] ||
+		{ echo "guest-ab: name A_TIERD and optionally B_TIERD (default $B/tierd)" >&2; exit 2; }
+	A=$1
+	BB=${2:-$B/tierd}
+	for f in "$A" "$BB"; do
+		[ -x "$f" ] || { echo "guest-ab: $f: not an executable tierd" >&2; exit 2; }
+	done
+	for f in gups tierctl; do
+		[ -x "$B/$f" ] || { echo "guest-ab: $B/$f missing (make)" >&2; exit 1; }
+	done
+	cp "$A" "$TMP/tierd-a"
+	cp "$BB" "$TMP/tierd-b"
+	VM_KERNEL=()
+	[ -z "$KERNEL" ] || VM_KERNEL=(--kernel "$KERNEL")
+	nlayouts=$(echo "${LAYOUTS//,/ }" | wc -w)
+	{
+		echo "# command: bench/guest-ab.sh${KERNEL:+ --kernel $KERNEL} --layout $LAYOUTS --reps $REPS --seconds $SECS, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "# tierd-a: $("$TMP/tierd-a" --version 2>/dev/null | head -1) ($A)"
+		echo "# tierd-b: $("$TMP/tierd-b" --version 2>/dev/null | head -1) ($BB)"
+		echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"100:20G:768 250:8G:768 500:2G:768\" (QEMU TCG, 1 vCPU)"
+	} >"$TMP/raw"
+	# One vCPU, as bench/guest-tiering.sh (why: there).
+	TIERED_VM_SMP=${TIERED_VM_SMP:-1} TIERED_VM_BUILD_DIR=$B "$ROOT/scripts/tiered-vm" "${VM_KERNEL[@]}" \
+		--timeout $(((SECS + 90) * 2 * REPS * nlayouts + 200)) \
+		--topology "100:20G:768 250:8G:768 500:2G:768" \
+		--files "$B/gups $TMP/tierd-a $TMP/tierd-b $ROOT/bench/progs/guest-ab-guest.sh" \
+		-- guest-ab-guest.sh "$REPS" "$SECS" "$LAYOUTS" /usr/local/bin/tierd-a /usr/local/bin/tierd-b \
+		>>"$TMP/raw" || {
+		rc=$?
+		cat "$TMP/raw"
+		echo "guest-ab: the guest run failed (status $rc)" >&2
+		exit 1
+	}
+fi
+awk -v secs="$SECS" '
+function median(s,    n, v, i, j, t) {
+	n = split(s, v, " ")
+	for (i = 1; i <= n; i++)
+		for (j = i + 1; j <= n; j++)
+			if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+	return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function f(name,    i, kv) {
+	for (i = 2; i <= NF; i++) {
+		split($i, kv, "=")
+		if (kv[1] == name)
+			return kv[2]
+	}
+	return ""
+}
+{ print }
+/^# tierd-[ab]: / { sub(":", "", $2); ver[$2] = $4 }
+/^RESULT / {
+	k = f("layout") SUBSEP f("bin")
+	if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+	r = f("reached90") + 0
+	t90[k] = t90[k] " " (r < 0 ? secs + 1 : r)
+	shown[k] = shown[k] " " (r < 0 ? ">" secs : r)
+	cold[k] = cold[k] " " f("rest0")
+	rate[k] = rate[k] " " f("mupd")
+	cpu[k] = cpu[k] " " (f("tierd_cpu") + f("kd_cpu"))
+}
+END {
+	for (i = 1; i <= nk; i++) {
+		split(order[i], p, SUBSEP)
+		m = median(t90[order[i]])
+		printf "ab %s %s (%s): time-to-90%%-hot median=%s [%s] cold-promoted median=%d [%s] rate median=%.2f M/s cpu median=%.2f s\n",
+			p[1], p[2], (p[2] in ver ? ver[p[2]] : "?"), (m > secs ? ">" secs : m) "s",
+			substr(shown[order[i]], 2), median(cold[order[i]]), substr(cold[order[i]], 2),
+			median(rate[order[i]]), median(cpu[order[i]])
+	}
+}' "$TMP/raw" | if [ -n "$OUT" ]; then tee "$OUT"; else cat; fi
