@@ -24,9 +24,9 @@
  * on whole, and each region with only the accesses its written pages do
  * not explain, spread over all its pages (tier__obs_written(),
  * tier__obs_rest()). A region of a scattered hot set reads lukewarm (one
- * page in seven at 180/s, the rest at 4/s: about 25/s); its hot pages'
+ * page in 6.7 at 180/s, the rest at 4/s: about 30/s); its hot pages'
  * writes explain all of that, so its cold pages read at their own 4/s
- * rather than at the region's 25/s, which is above the 10/s a move must
+ * rather than at the region's 30/s, which is above the 10/s a move must
  * pay for. Added as they were, a page
  * written as often as its region is accessed counted twice its rate: in
  * the guest's bench, the rest of a GUPS array (5 accesses/s a page) read

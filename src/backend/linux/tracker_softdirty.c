@@ -147,7 +147,7 @@ struct sd_target {
 	 * (brk_us[k - 1], brk_us[k]], (0, brk_us[0]] the first */
 	uint64_t brk_us[SD_MAX_BRK];
 	uint64_t wall_us[SD_MAX_BRK];	/* ... in wall time */
-	uint64_t ran_us[SD_MAX_BRK];	/* ... the writer's threads' time on a CPU */
+	uint64_t ran_us[SD_MAX_BRK];	/* ... its busiest thread's time on a CPU */
 	unsigned nbrk;
 	/* its threads' times before and after its last clear (schedstat.h) */
 	struct tier_linux_waits wait_c0, wait_c1;
@@ -554,7 +554,6 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
 			tier_linux_waits_delta(&tg->wait_c1, &t->wait_r1, &d1);
 			ran = (d0.ran_ns + d1.ran_ns) / 2;
-			ran_us = ran / 1000;
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
