@@ -62,6 +62,29 @@ int tier_loop_step(struct tier_loop *l, struct tier_err *err)
 	return 0;
 }
 
+bool tier_loop_held_back(const struct tier_loop *l)
+{
+	return l->policy->resume && l->policy->held_back &&
+	       l->policy->held_back(l->policy_priv);
+}
+
+int tier_loop_resume(struct tier_loop *l, struct tier_err *err)
+{
+	int ret;
+
+	if (!l->policy->resume)
+		return 0;
+	ret = l->policy->resume(l->policy_priv, l->env->clock->now_us(l->env->clock_priv));
+	if (ret) {
+		if (!err || !err->msg[0])
+			tier_err_set(err, ret, "%s", strerror(-ret));
+		tier_err_prefix(err, "policy %s", l->policy->name);
+		return ret;
+	}
+	l->resumes++;
+	return 0;
+}
+
 int tier_loop_resize(struct tier_loop *l, struct tier_err *err)
 {
 	void *fresh;

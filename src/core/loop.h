@@ -8,6 +8,7 @@
 #ifndef TIER_CORE_LOOP_H
 #define TIER_CORE_LOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/err.h"
@@ -20,6 +21,7 @@ struct tier_loop {
 	const struct tier_tracker_ops *tracker;
 	void *tracker_priv;
 	uint64_t steps;
+	uint64_t resumes;		/* tier_loop_resume() calls that ran */
 	uint64_t observations;		/* delivered to the policy */
 	uint64_t last_step_us;
 	/* Optional: sees every batch of observations the policy gets, after
@@ -38,6 +40,15 @@ int tier_loop_init(struct tier_loop *l, const struct tier_env *env,
 /* One step at the env clock's now. Returns 0 or -errno with err set
  * ("tracker damon: ...", "policy tierd: ..."). */
 int tier_loop_step(struct tier_loop *l, struct tier_err *err);
+
+/* Whether the policy has moves its last tick (or resume) chose but the
+ * migration budget held back (policy->held_back(); false without it). */
+bool tier_loop_held_back(const struct tier_loop *l);
+
+/* Goes on with those moves at the env clock's now, without observing
+ * (policy->resume()). Returns 0 (also when the policy cannot resume) or
+ * -errno with err set. */
+int tier_loop_resume(struct tier_loop *l, struct tier_err *err);
 
 /* The managed pages grew (env->nr_pages, env->page_node updated by the
  * backend): the policy resizes, or is re-created when it cannot. Returns 0

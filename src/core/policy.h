@@ -142,6 +142,17 @@ struct tier_policy_ops {
 	/* Required. Decide and issue moves through env->migrator.
 	 * Returns 0 or -errno. */
 	int (*tick)(void *priv, uint64_t now_us);
+	/* Optional. Goes on with the last tick's decisions: the moves the
+	 * migration budget held back, from the same scores, with the budget
+	 * accrued since; no observations in between. A world whose ticks
+	 * come further apart than the interval (the daemon's CPU share
+	 * spaces them) calls it in between while held_back() says so: moves
+	 * are bounded by the budget, not by what a look costs. Returns 0 or
+	 * -errno. */
+	int (*resume)(void *priv, uint64_t now_us);
+	/* Optional (with resume). Whether the last tick or resume left moves
+	 * it wanted for want of budget. */
+	bool (*held_back)(void *priv);
 	/* Optional. The managed pages grew to env->nr_pages (a daemon's
 	 * processes mapped more memory; env->page_node may have moved, and
 	 * holds the new pages' nodes where they are known: a policy may

@@ -154,6 +154,8 @@ struct tierd {
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	struct tierd_pace pace;		/* the steps' CPU share (pace.h) */
+	uint64_t next_resume_us;	/* a resume is due then; 0: none */
+	uint64_t resumes;		/* resumes that ran */
 	/* control groups: set at run time (tierctl cgroup set), and in force */
 	struct tierd_rules rt_rules;
 	struct tierd_rules rules;
@@ -212,6 +214,10 @@ void tierd_stop(struct tierd *d);
  * when the next is due (tier_linux_now_us): interval_ms on, or later when
  * tierd's CPU share asks for a pause. */
 uint64_t tierd_step(struct tierd *d);
+/* Goes on with the last step's moves that the migration budget held back
+ * (tier_loop_resume()), due at d->next_resume_us; returns the earliest
+ * time the next step may begin. */
+uint64_t tierd_resume(struct tierd *d);
 /* daemon.nice on all of tierd's threads (daemon.c); a failure is logged. */
 void tierd_set_nice(const struct tierd *d, int nice);
 /* The CPU share the policy steps keep, in thousandths of one core: the part

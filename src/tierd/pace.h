@@ -30,12 +30,13 @@
  *
  * The bound this keeps: over any window of W seconds after the first step,
  * the steps take at most share x (W + 2 x TIERD_PACE_BURST_S) of CPU, plus
- * the one step that ran when it was due.
+ * the one step and the one resume that ran when they were due.
  * Pure: no clock, no CPU reading; the step thread feeds it.
  */
 #ifndef TIERD_PACE_H
 #define TIERD_PACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum { TIERD_PACE_WINDOW = 4 };
@@ -57,5 +58,19 @@ struct tierd_pace {
  * (returns end_us). */
 uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
 			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli);
+
+/* A resume (the moves the last step's decisions left for want of
+ * migration budget, made without a new look) that ended at end_us and
+ * used cpu_us of CPU, all of it moves: charged to the bucket as a step's
+ * CPU is, and kept out of the steady cost. Returns the earliest time the
+ * next step may begin on the debt's account (the caller keeps the later of
+ * it and the time the last step gave). */
+uint64_t tierd_pace_resume(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_us,
+			   unsigned share_milli);
+
+/* Whether a resume may run: while the bucket is not overdrawn beyond its
+ * size. So resumes move a new hot set at the budget's rate, out of the
+ * burst the bucket holds, and never push the steps past the bound above. */
+bool tierd_pace_may_resume(const struct tierd_pace *p, unsigned share_milli);
 
 #endif

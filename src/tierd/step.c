@@ -91,6 +91,31 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (double)pause / 1e3);
 }
 
+/* Resumes come no closer than this (or the interval, where longer): each
+ * moves what the budget accrued since, a quarter second's worth at least,
+ * for the cost of one pass over the candidates. */
+#define RESUME_GAP_US 250000
+
+/* After a step or a resume: the next resume, when the policy has moves
+ * the budget held back, the CPU share allows one, and it comes before the
+ * next step (next_step). */
+static void schedule_resume(struct tierd *d, uint64_t next_step)
+{
+	uint64_t gap = d->cfg.interval_ms * 1000, at;
+	unsigned share = tierd_step_share_milli(d);
+
+	d->next_resume_us = 0;
+	/* A simulated machine's steps come at every interval already. */
+	if (d->args->machine || !tier_loop_held_back(&d->loop) ||
+	    !tierd_pace_may_resume(&d->pace, share ? share : 1))
+		return;
+	if (gap < RESUME_GAP_US)
+		gap = RESUME_GAP_US;
+	at = tier_linux_now_us() + gap;
+	if (at < next_step)
+		d->next_resume_us = at;
+}
+
 unsigned tierd_step_share_milli(const struct tierd *d)
 {
 	unsigned share;
@@ -147,12 +172,63 @@ uint64_t tierd_step(struct tierd *d)
 	}
 	if (next < d->next_step_us)
 		next = d->next_step_us;
+	schedule_resume(d, next);
 	if (debug) {
 		uint64_t t = tier_linux_now_us();
 
 		log_step(d, &before, &after, cpu0, t - now, next > t ? next - t : 0);
 	}
 	return next;
+}
+
+uint64_t tierd_resume(struct tierd *d)
+{
+	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
+	struct tier_err err = { "" };
+	struct tier_world_stats before, after;
+	bool debug = __atomic_load_n(&d->log.level, __ATOMIC_RELAXED) >= LOG_DEBUG;
+	int ret;
+
+	d->next_resume_us = 0;
+	if (debug)
+		d->be->stats(d->be, &before);
+	atomic_store(&d->step_started_us, now);
+	ret = tier_loop_resume(&d->loop, &err);
+	atomic_store(&d->step_started_us, 0);
+	cpu0 = cpu_us() - cpu0;
+	d->step_cpu_us += cpu0;
+	if (ret) {
+		tierd_log(&d->log, LOG_WARNING, "resume: %s", err.msg);
+		return d->next_step_us;
+	}
+	d->resumes++;
+	tierd_publish(d);
+	if (!d->args->machine) {
+		unsigned share = tierd_step_share_milli(d);
+
+		next = tierd_pace_resume(&d->pace, tier_linux_now_us(), cpu0, share ? share : 1);
+		if (next > d->next_step_us)
+			d->next_step_us = next;
+	}
+	schedule_resume(d, d->next_step_us);
+	if (debug) {
+		uint64_t t = tier_linux_now_us();
+
+		d->be->stats(d->be, &after);
+		tierd_log(&d->log, LOG_DEBUG,
+			  "resume %llu: %.1f ms CPU in %.1f ms (moves %.1f); %llu pages moved (%llu up, %llu down); %s",
+			  (unsigned long long)d->resumes, (double)cpu0 / 1e3, (double)(t - now) / 1e3,
+			  (after.move_cpu_seconds - before.move_cpu_seconds) * 1e3,
+			  (unsigned long long)((after.promoted_bytes - before.promoted_bytes +
+						after.demoted_bytes - before.demoted_bytes) >>
+					       d->be->env->page_shift),
+			  (unsigned long long)((after.promoted_bytes - before.promoted_bytes) >>
+					       d->be->env->page_shift),
+			  (unsigned long long)((after.demoted_bytes - before.demoted_bytes) >>
+					       d->be->env->page_shift),
+			  d->next_resume_us ? "more held back" : "none held back or none allowed");
+	}
+	return d->next_step_us;
 }
 
 void tierd_jobs_push(struct tierd *d, struct tierd_job *j)
@@ -242,8 +318,14 @@ void *tierd_step_main(void *arg)
 		bool due;
 
 		while (!atomic_load(&d->stop) && !d->jobs && tier_linux_now_us() < next &&
-		       tier_linux_now_us() < next_maintain) {
-			struct timespec ts = abs_monotonic(next < next_maintain ? next : next_maintain);
+		       tier_linux_now_us() < next_maintain &&
+		       (!d->next_resume_us || tier_linux_now_us() < d->next_resume_us)) {
+			uint64_t wake = next < next_maintain ? next : next_maintain;
+			struct timespec ts;
+
+			if (d->next_resume_us && d->next_resume_us < wake)
+				wake = d->next_resume_us;
+			ts = abs_monotonic(wake);
 
 			pthread_cond_timedwait(&d->jobs_cond, &d->jobs_lock, &ts);
 		}
@@ -259,6 +341,13 @@ void *tierd_step_main(void *arg)
 		due = tier_linux_now_us() >= next;
 		if (due && !atomic_load(&d->stop))
 			next = tierd_step(d);
+		else if (d->next_resume_us && tier_linux_now_us() >= d->next_resume_us &&
+			 !atomic_load(&d->stop)) {
+			uint64_t after = tierd_resume(d);
+
+			if (next < after)
+				next = after;
+		}
 		if (tier_linux_now_us() >= next_maintain) {
 			if (d->be->maintain)
 				d->be->maintain(d->be);

@@ -489,6 +489,75 @@ static void test_pace_share(void **state)
 	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
 
+/* Resumes between steps (tierd/pace.h): charged to the bucket like a
+ * step's CPU, out of the steady spacing; allowed while the bucket is not
+ * overdrawn past its size; the next step waits for their debt. Over a long
+ * run of steps each followed by resumes while allowed, the bound holds
+ * with one step and one resume over. */
+static void test_pace_resume(void **state)
+{
+	struct tierd_pace p = { 0 };
+	uint64_t now = 1000000, next, t0, cpu = 0;
+	const int64_t size = 1000000;	/* 40 s of 2.5% */
+	int i, resumes = 0;
+
+	(void)state;
+	/* No share to keep: a resume asks for no pause, and may always run. */
+	assert_int_equal(tierd_pace_resume(&p, now, 5, 0), now);
+	assert_true(tierd_pace_may_resume(&p, 0));
+	/* First step (a full bucket), then steady 10 ms steps. */
+	next = tierd_pace_step(&p, now, now + 100000, 100000, 0, 25);
+	now = next;
+	pace_until_steady(&p, &now);
+	assert_true(tierd_pace_may_resume(&p, 25));
+	/* A 300 ms resume 250 ms after the step: a debt, paid in a pause of
+	 * at most 2 s from its end; the steady spacing (400 ms) unchanged. */
+	now += 250000;
+	next = tierd_pace_resume(&p, now, 300000, 25);
+	assert_true(next > now && next <= now + TIERD_PACE_MAX_CATCHUP_US);
+	assert_true(p.debt_us > 0 && p.debt_us < size);
+	assert_true(tierd_pace_may_resume(&p, 25));
+	/* Resumes until overdrawn past the size: then none may run, and the
+	 * next step waits for the excess. */
+	for (i = 0; i < 100 && tierd_pace_may_resume(&p, 25); i++) {
+		now += 250000;
+		next = tierd_pace_resume(&p, now, 300000, 25);
+	}
+	assert_true(i >= 2 && i < 10);
+	assert_false(tierd_pace_may_resume(&p, 25));
+	assert_true(p.debt_us >= size);
+	assert_int_equal(next - now, (uint64_t)(p.debt_us - size) * 1000 / 25 +
+					     TIERD_PACE_MAX_CATCHUP_US);
+	/* The steady spacing is the steps' look, not the resumes' moves. */
+	now = next;
+	next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
+	assert_true(next - now >= 400000);
+	/* Steps that keep finding moves, each followed by 300 ms resumes
+	 * every 250 ms while allowed: the share holds. */
+	now = next;
+	t0 = now;
+	for (i = 0; i < 300; i++) {
+		next = tierd_pace_step(&p, now, now + 50000, 50000, 40000, 25);
+		cpu += 50000;
+		now += 50000;
+		while (tierd_pace_may_resume(&p, 25) && now + 250000 < next) {
+			uint64_t after;
+
+			now += 250000;
+			after = tierd_pace_resume(&p, now + 300000, 300000, 25);
+			now += 300000;
+			cpu += 300000;
+			resumes++;
+			if (after > next)
+				next = after;
+		}
+		now = next > now ? next : now;
+	}
+	assert_true(resumes > 0);
+	assert_within_share(cpu, now - t0, 50000 + 300000);
+	assert_true((double)cpu / (double)(now - t0) >= 0.02);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -499,6 +568,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 		cmocka_unit_test(test_pace_share),
+		cmocka_unit_test(test_pace_resume),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -570,6 +570,50 @@ static void test_sparse_ticks_spend_the_accrued_budget(void **state)
 	fx_release(&f);
 }
 
+/* A tick the budget cut short says so (held_back), and resumes - no new
+ * observations - go on with its decisions at the budget's rate, each
+ * spending what accrued since the last, until the hot set is up; then
+ * nothing is held back. DRAM is full of lukewarm pages, 128 hot ones wait
+ * in CXL: every promotion is an exchange, two moves. */
+static void test_resume_moves_what_the_budget_held_back(void **state)
+{
+	struct fx f;
+	uint64_t before, pages, second = BUD_RATE / PAGE_BYTES, last;
+	int k;
+
+	(void)state;
+	bud_init(&f, BUD_RATE);
+	assert_non_null(f.ops->resume);
+	assert_non_null(f.ops->held_back);
+	f.te.now_us += 5000000;
+	heat(&f, 0, BUD_FAST, 3);
+	heat(&f, BUD_FAST, 128, 60);
+	tick(&f);
+	assert_true(f.te.moves > 0 && f.te.moves <= second);
+	assert_true(f.ops->held_back(f.priv));
+	assert_true(count_on(&f, BUD_FAST, 128, 0) < 128);
+	last = f.te.now_us;
+	for (k = 0; k < 40 && f.ops->held_back(f.priv); k++) {
+		f.te.now_us += 250000;
+		before = f.te.moves;
+		assert_int_equal(f.ops->resume(f.priv, f.te.now_us), 0);
+		pages = f.te.moves - before;
+		/* What accrued in 250 ms, a page for the bytes over. */
+		if (pages > (BUD_RATE * (f.te.now_us - last) / 1000000) / PAGE_BYTES + 1)
+			fail_msg("resume %d: %llu pages moved in 250 ms at %llu pages/s", k,
+				 (unsigned long long)pages, (unsigned long long)second);
+		last = f.te.now_us;
+	}
+	assert_false(f.ops->held_back(f.priv));
+	assert_int_equal(count_on(&f, BUD_FAST, 128, 0), 128);
+	/* A resume with nothing held back moves nothing. */
+	before = f.te.moves;
+	f.te.now_us += 250000;
+	assert_int_equal(f.ops->resume(f.priv, f.te.now_us), 0);
+	assert_int_equal(f.te.moves, before);
+	fx_release(&f);
+}
+
 /* A world whose first tick follows a pause of its own (the daemon's
  * catalogue) starts with a full bucket: the first tick, one interval after
  * the start, may spend a second's budget, not one interval's; later ticks
@@ -1655,6 +1699,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_first_sight),
 		cmocka_unit_test(test_standing_estimate_at_once),
 		cmocka_unit_test(test_sparse_ticks_spend_the_accrued_budget),
+		cmocka_unit_test(test_resume_moves_what_the_budget_held_back),
 		cmocka_unit_test(test_first_tick_spends_a_full_bucket),
 		cmocka_unit_test(test_step_cost_does_not_grow_with_pages),
 		cmocka_unit_test(test_pages_moved_behind_its_back_are_seen),

@@ -394,6 +394,10 @@ static void order(struct tier__tierd *t, struct fill *f)
 	size_t want = left < f->nr_up ? (size_t)left : f->nr_up;
 	size_t want_down = want + (size_t)f->room_keep + 64;
 
+	/* Candidates beyond what the budget moves wait for a resume or the
+	 * next tick. */
+	if (want < f->nr_up)
+		t->held_back = true;
 	if (f->nr_first >= want) {
 		select_k(t->cand, f->nr_first, want, t->score, true);
 		f->nr_first = want;

@@ -98,6 +98,7 @@ struct tier__tierd {
 	uint64_t last_us;
 	uint64_t last_tick_us;		/* the last tick */
 	bool ticked;			/* there was a tick before */
+	bool held_back;			/* the last fill ran out of budget */
 	uint64_t gap_us;		/* the last decay's span: what this step's
 					 * observations speak for */
 	double long_tau_us;		/* the long time constant in force

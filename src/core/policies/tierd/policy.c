@@ -170,19 +170,12 @@ static void tierd_destroy(void *priv)
 	free_state(t);
 }
 
-static int tierd_tick(void *priv, uint64_t now_us)
+/* The moves of a tick (or a resume): the budget brought up to date, then
+ * each tier filled in turn. Records whether the budget held moves back. */
+static int fill_all(struct tier__tierd *t, uint64_t now_us)
 {
-	struct tier__tierd *t = priv;
 	int r, ret;
 
-	if (!t->decayed)
-		tier__tierd_decay(t, now_us);
-	t->decayed = false;
-	tier__tierd_pool_samples(t);
-	tier__tierd_compute_scores(t);
-	tier__tierd_balance_loaded(t);
-	tier__tierd_fit_thresholds(t);
-	tier__tierd_groups_update(t);
 	/* The budget may change (a reload): its burst with it. The burst is
 	 * two ticks' worth, or what accrued since the last tick (at most a
 	 * second's) when ticks came further apart than the interval (the
@@ -205,6 +198,7 @@ static int tierd_tick(void *priv, uint64_t now_us)
 		if (first)
 			t->budget.tokens = t->budget.burst_bytes;
 	}
+	t->held_back = false;
 	tier_mover_begin(&t->mover);
 	for (r = 0; r + 1 < (int)t->nr_tiers; r++) {
 		bool more = tier__tierd_fill_tier(t, r, now_us);
@@ -214,10 +208,45 @@ static int tierd_tick(void *priv, uint64_t now_us)
 		tier__tierd_recount_moved(t);
 		if (ret && ret != -EBUSY)
 			return ret;
-		if (!more)
+		if (!more) {
+			t->held_back = true;
 			break;
+		}
 	}
 	return 0;
+}
+
+static int tierd_tick(void *priv, uint64_t now_us)
+{
+	struct tier__tierd *t = priv;
+
+	if (!t->decayed)
+		tier__tierd_decay(t, now_us);
+	t->decayed = false;
+	tier__tierd_pool_samples(t);
+	tier__tierd_compute_scores(t);
+	tier__tierd_balance_loaded(t);
+	tier__tierd_fit_thresholds(t);
+	tier__tierd_groups_update(t);
+	return fill_all(t, now_us);
+}
+
+/* The last tick's scores and thresholds, filled again with the budget
+ * accrued since: the moves the budget held back, without a new look. */
+static int tierd_resume(void *priv, uint64_t now_us)
+{
+	struct tier__tierd *t = priv;
+
+	if (!t->ticked)
+		return 0;
+	return fill_all(t, now_us);
+}
+
+static bool tierd_held_back(void *priv)
+{
+	const struct tier__tierd *t = priv;
+
+	return t->held_back;
 }
 
 static int tierd_resize(void *priv)
@@ -285,6 +314,8 @@ const struct tier_policy_ops tier_policy_tierd = {
 	.destroy = tierd_destroy,
 	.observe = tier__tierd_observe,
 	.tick = tierd_tick,
+	.resume = tierd_resume,
+	.held_back = tierd_held_back,
 	.resize = tierd_resize,
 	.forget = tierd_forget,
 	.explain = tier__tierd_explain,
