@@ -26,6 +26,9 @@
 #   ab LAYOUT tierd-a|tierd-b (VERSION): time-to-90%-hot median=Xs [runs]
 #      cold-promoted median=N [runs] rate median=X M/s cpu median=X s
 # About 65 s a run: 12 runs and the boot with the defaults, 14 min.
+# BENCH_GUEST_LOG_LEVEL=debug runs both builds at that daemon.log_level and
+# keeps each run's tierd log after its RESULT line (a line per step and
+# resume with its CPU and moves).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}
@@ -100,7 +103,7 @@ else
 		--timeout $(((SECS + 90) * 2 * REPS * nlayouts + 200)) \
 		--topology "100:20G:768 250:8G:768 500:2G:768" \
 		--files "$B/gups $TMP/tierd-a $TMP/tierd-b $ROOT/bench/progs/guest-ab-guest.sh" \
-		-- guest-ab-guest.sh "$REPS" "$SECS" "$LAYOUTS" /usr/local/bin/tierd-a /usr/local/bin/tierd-b \
+		-- guest-ab-guest.sh "$REPS" "$SECS" "$LAYOUTS" "${BENCH_GUEST_LOG_LEVEL:--}" /usr/local/bin/tierd-a /usr/local/bin/tierd-b \
 		>>"$TMP/raw" || {
 		rc=$?
 		cat "$TMP/raw"

@@ -7,11 +7,19 @@
 #   RESULT rep=R layout=L bin=NAME reached90=S hot0=N rest0=N mupd=X
 #          tierd_cpu=X kd_cpu=X steps=N
 # (gups's end and last tick lines; reached90 -1: not within the run).
-#   guest-ab-guest.sh REPS SECONDS LAYOUTS BIN...
+# LOG_LEVEL: tierd's daemon.log_level ('-': the default); other than the
+# default, each run's tierd log follows its RESULT line ('# rep=R layout=L
+# bin=NAME log: ...'; debug logs each step's and resume's CPU and moves).
+#   guest-ab-guest.sh REPS SECONDS LAYOUTS LOG_LEVEL BIN...
 REPS=$1
 SECS=$2
 LAYOUTS=$3
-shift 3
+LOGLEVEL=$4
+shift 4
+if [ "$LOGLEVEL" != - ]; then
+	mkdir -p /etc/tierd
+	printf 'daemon:\n  log_level: %s\n' "$LOGLEVEL" >/etc/tierd/tierd.yaml
+fi
 GUPS=/usr/local/bin/gups
 DAMON_STAT=/sys/module/damon_stat/parameters/enabled
 
@@ -65,6 +73,8 @@ while [ "$rep" -le "$REPS" ]; do
 				"rest0=$(field rest0 "$end") mupd=$mupd" \
 				"tierd_cpu=$(field tierd_cpu "$last") kd_cpu=$(field kd_cpu "$last")" \
 				"steps=${steps:-0}"
+			[ "$LOGLEVEL" = - ] ||
+				sed "s/^/# rep=$rep layout=$layout bin=$(basename "$bin") log: /" /tmp/tierd.log
 		done
 	done
 	rep=$((rep + 1))
