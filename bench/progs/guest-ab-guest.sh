@@ -8,8 +8,9 @@
 #          tierd_cpu=X kd_cpu=X steps=N
 # (gups's end and last tick lines; reached90 -1: not within the run).
 # LOG_LEVEL: tierd's daemon.log_level ('-': the default); other than the
-# default, each run's tierd log follows its RESULT line ('# rep=R layout=L
-# bin=NAME log: ...'; debug logs each step's and resume's CPU and moves).
+# default, each run's tierd log and gups's tick lines follow its RESULT line
+# ('# rep=R layout=L bin=NAME log: ...', '... gups: tick ...'; debug logs
+# each step's and resume's CPU and moves, and when it came).
 #   guest-ab-guest.sh REPS SECONDS LAYOUTS LOG_LEVEL BIN...
 REPS=$1
 SECS=$2
@@ -73,8 +74,11 @@ while [ "$rep" -le "$REPS" ]; do
 				"rest0=$(field rest0 "$end") mupd=$mupd" \
 				"tierd_cpu=$(field tierd_cpu "$last") kd_cpu=$(field kd_cpu "$last")" \
 				"steps=${steps:-0}"
-			[ "$LOGLEVEL" = - ] ||
+			if [ "$LOGLEVEL" != - ]; then
 				sed "s/^/# rep=$rep layout=$layout bin=$(basename "$bin") log: /" /tmp/tierd.log
+				grep '^tick ' /tmp/gups.out |
+					sed "s/^/# rep=$rep layout=$layout bin=$(basename "$bin") gups: /"
+			fi
 		done
 	done
 	rep=$((rep + 1))

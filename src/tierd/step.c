@@ -76,10 +76,12 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 	uint64_t down = b->demoted_bytes - a->demoted_bytes;
 
 	tierd_log(&d->log, LOG_DEBUG,
-		  "step %llu: %.1f ms CPU in %.1f ms (tracker %.1f, maps %.1f, placement check %.1f, "
-		  "node query %.1f, moves %.1f); %llu pages moved (%llu up, %llu down); "
-		  "next in %.1f ms",
-		  (unsigned long long)d->steps, (double)cpu / 1e3, (double)wall / 1e3,
+		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (tracker %.1f, maps %.1f, "
+		  "placement check %.1f, node query %.1f, moves %.1f); %llu pages moved (%llu up, "
+		  "%llu down); next in %.1f ms",
+		  (unsigned long long)d->steps,
+		  (double)(tier_linux_now_us() - wall - d->start_us) / 1e6, (double)cpu / 1e3,
+		  (double)wall / 1e3,
 		  (b->tracker_cpu_seconds - a->tracker_cpu_seconds) * 1e3,
 		  (b->maps_cpu_seconds - a->maps_cpu_seconds) * 1e3,
 		  (b->verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
@@ -216,8 +218,10 @@ uint64_t tierd_resume(struct tierd *d)
 
 		d->be->stats(d->be, &after);
 		tierd_log(&d->log, LOG_DEBUG,
-			  "resume %llu: %.1f ms CPU in %.1f ms (moves %.1f); %llu pages moved (%llu up, %llu down); %s",
-			  (unsigned long long)d->resumes, (double)cpu0 / 1e3, (double)(t - now) / 1e3,
+			  "resume %llu at %.2f s: %.1f ms CPU in %.1f ms (moves %.1f); %llu pages moved "
+			  "(%llu up, %llu down); %s",
+			  (unsigned long long)d->resumes, (double)(now - d->start_us) / 1e6,
+			  (double)cpu0 / 1e3, (double)(t - now) / 1e3,
 			  (after.move_cpu_seconds - before.move_cpu_seconds) * 1e3,
 			  (unsigned long long)((after.promoted_bytes - before.promoted_bytes +
 						after.demoted_bytes - before.demoted_bytes) >>
