@@ -46,16 +46,14 @@ uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_u
 		return end_us;
 	if (move_us > cpu_us)
 		move_us = cpu_us;
-	if (!p->steps)
-		p->debt_us = -bucket_size(share_milli);	/* starts full */
 	charge(p, end_us, cpu_us, share_milli);
 	if (p->steps++ > 0) {
 		p->recent_us[p->next_recent] = cpu_us - move_us;
 		p->next_recent = (p->next_recent + 1) % TIERD_PACE_WINDOW;
 		if (p->nr_recent < TIERD_PACE_WINDOW)
 			p->nr_recent++;
-	} else if (p->debt_us > 0) {
-		p->debt_us = 0;		/* the first step's one-off excess */
+	} else {
+		p->debt_us = -bucket_size(share_milli);	/* full after the first */
 	}
 	/* While the bucket holds credit, steps come at their interval. */
 	if (p->debt_us < 0)
