@@ -37,6 +37,15 @@ static void deliver(void *ctx, const struct tier_obs *obs, size_t n)
 		l->watch(l->watch_ctx, obs, n);
 }
 
+/* A policy's tick or resume failed with ret: err says so, named. */
+static int policy_failed(const struct tier_loop *l, int ret, struct tier_err *err)
+{
+	if (!err || !err->msg[0])
+		tier_err_set(err, ret, "%s", strerror(-ret));
+	tier_err_prefix(err, "policy %s", l->policy->name);
+	return ret;
+}
+
 int tier_loop_step(struct tier_loop *l, struct tier_err *err)
 {
 	uint64_t now;
@@ -51,12 +60,8 @@ int tier_loop_step(struct tier_loop *l, struct tier_err *err)
 	}
 	now = l->env->clock->now_us(l->env->clock_priv);
 	ret = l->policy->tick(l->policy_priv, now);
-	if (ret) {
-		if (!err || !err->msg[0])
-			tier_err_set(err, ret, "%s", strerror(-ret));
-		tier_err_prefix(err, "policy %s", l->policy->name);
-		return ret;
-	}
+	if (ret)
+		return policy_failed(l, ret, err);
 	l->steps++;
 	l->last_step_us = now;
 	return 0;
@@ -75,12 +80,8 @@ int tier_loop_resume(struct tier_loop *l, struct tier_err *err)
 	if (!l->policy->resume)
 		return 0;
 	ret = l->policy->resume(l->policy_priv, l->env->clock->now_us(l->env->clock_priv));
-	if (ret) {
-		if (!err || !err->msg[0])
-			tier_err_set(err, ret, "%s", strerror(-ret));
-		tier_err_prefix(err, "policy %s", l->policy->name);
-		return ret;
-	}
+	if (ret)
+		return policy_failed(l, ret, err);
 	l->resumes++;
 	return 0;
 }
