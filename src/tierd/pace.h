@@ -11,7 +11,8 @@
  * While the bucket holds credit, steps come at their interval. Once it is
  * empty, what spaces them:
  * - a step's steady cost (the least of the last TIERD_PACE_WINDOW steps,
- *   the first left out, without the CPU its page moves took): the next step
+ *   the first left out, without the CPU its page moves took; none until
+ *   two steps after the first are known): the next step
  *   waits steady cost / share from the last one's start. Moves are left out
  *   because they are work the data asks for, bounded by the migration
  *   budget, not a cost of looking: a step that moved 50 MiB must not stretch

@@ -492,6 +492,27 @@ static void test_pace_share(void **state)
 	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
 
+/* The second step (the trackers' first whole picture, dearer than the
+ * steps after it) is no steady cost on its own: one that empties the
+ * bucket is followed by the debt's pause (at most 2 s), not by its cost
+ * over the share (12 s); from the third on, the steady spacing holds. */
+static void test_pace_one_step_no_steady_cost(void **state)
+{
+	struct tierd_pace p = { 0 };
+	uint64_t now = 1000000, next;
+
+	(void)state;
+	now = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	/* 1.05 s of CPU, 0.75 s of it moves: 50 ms past the bucket. */
+	next = tierd_pace_step(&p, now, now + 1050000, 1050000, 750000, 25);
+	assert_true(next - (now + 1050000) <= TIERD_PACE_MAX_CATCHUP_US);
+	now = next;
+	next = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	now = next;
+	next = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	assert_true(next - now >= 300000 * 1000 / 25);
+}
+
 /* Resumes between steps (tierd/pace.h): charged to the bucket like a
  * step's CPU, out of the steady spacing; allowed while the bucket is not
  * overdrawn past its size; the next step waits for their debt. Over a long
@@ -572,6 +593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 		cmocka_unit_test(test_pace_share),
 		cmocka_unit_test(test_pace_resume),
+		cmocka_unit_test(test_pace_one_step_no_steady_cost),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
