@@ -39,31 +39,20 @@ SECS=45
 OUT=
 RENDER=
 usage="(--kernel SUITE, --layout LAYOUTS, --reps N, --seconds S, --out FILE, --render RAW)"
-while [ $# -gt 0 ]; do
+. "$ROOT/bench/opts.sh"
+bench_opt() {
 	case $1 in
-	--kernel | --layout | --reps | --seconds | --out | --render)
-		[ $# -ge 2 ] || { echo "guest-ab: $1 needs a value" >&2; exit 2; }
-		opt=${1#--}; val=$2; shift 2 ;;
-	--kernel=* | --layout=* | --reps=* | --seconds=* | --out=* | --render=*)
-		opt=${1%%=*}; opt=${opt#--}; val=${1#*=}; shift ;;
-	--*) echo "guest-ab: unknown option $1 $usage" >&2; exit 2 ;;
-	*) break ;;
+	kernel) KERNEL=$2 ;;
+	layout) LAYOUTS=$2 ;;
+	reps) REPS=$2 ;;
+	seconds) SECS=$2 ;;
+	out) OUT=$2 ;;
+	render) RENDER=$2 ;;
 	esac
-	case $opt in
-	kernel) KERNEL=$val ;;
-	layout) LAYOUTS=$val ;;
-	reps) REPS=$val ;;
-	seconds) SECS=$val ;;
-	out) OUT=$val ;;
-	render) RENDER=$val ;;
-	esac
-done
-for l in ${LAYOUTS//,/ }; do
-	case $l in
-	contiguous | scattered) ;;
-	*) echo "guest-ab: --layout $l: contiguous, scattered, or both comma-separated" >&2; exit 2 ;;
-	esac
-done
+}
+bench_opts guest-ab "kernel layout reps seconds out render" "$usage" "$@"
+set -- "${BENCH_ARGS[@]}"
+bench_layouts guest-ab "$LAYOUTS"
 case $REPS$SECS in
 *[!0-9]* | '') echo "guest-ab: --reps and --seconds are whole numbers (got '$REPS' '$SECS')" >&2
 	exit 2 ;;

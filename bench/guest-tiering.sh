@@ -54,31 +54,19 @@ KERNEL=
 LAYOUTS=contiguous,scattered
 OUT=
 RENDER=
-while [ $# -gt 0 ]; do
+. "$ROOT/bench/opts.sh"
+bench_opt() {
 	case $1 in
-	--kernel | --layout | --out | --render)
-		[ $# -ge 2 ] || { echo "bench-guest: $1 needs a value" >&2; exit 2; }
-		opt=${1#--}; val=$2; shift 2 ;;
-	--kernel=* | --layout=* | --out=* | --render=*)
-		opt=${1%%=*}; opt=${opt#--}; val=${1#*=}; shift ;;
-	--*) echo "bench-guest: unknown option $1 (--kernel SUITE, --layout LAYOUTS, --out FILE, --render RAW)" >&2
-		exit 2 ;;
-	*) break ;;
+	kernel) KERNEL=$2 ;;
+	layout) LAYOUTS=$2 ;;
+	out) OUT=$2 ;;
+	render) RENDER=$2 ;;
 	esac
-	case $opt in
-	kernel) KERNEL=$val ;;
-	layout) LAYOUTS=$val ;;
-	out) OUT=$val ;;
-	render) RENDER=$val ;;
-	esac
-done
-for l in ${LAYOUTS//,/ }; do
-	case $l in
-	contiguous | scattered) ;;
-	*) echo "bench-guest: --layout $l: contiguous, scattered, or both comma-separated" >&2
-		exit 2 ;;
-	esac
-done
+}
+bench_opts bench-guest "kernel layout out render" \
+	"(--kernel SUITE, --layout LAYOUTS, --out FILE, --render RAW)" "$@"
+set -- "${BENCH_ARGS[@]}"
+bench_layouts bench-guest "$LAYOUTS"
 SECS=${1:-60}
 SETTLE=${2:-0}
 TRACKER=${3:-auto}
