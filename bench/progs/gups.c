@@ -4,6 +4,7 @@
  *   gups [--array-mib 640] [--hot-mib 96] [--hot-pct 90] [--array-node 1]
  *        [--cold-mib 600] [--cold-node 0] [--seconds 60] [--settle 0]
  *        [--layout contiguous|scattered] [--tierd TIERD_PID] [--go-file FILE]
+ *        [--hot-list FILE]
  *
  * --layout: where the hot set's --hot-mib MiB of pages lie in the array.
  * contiguous (the default): the first --hot-mib MiB. scattered: as many
@@ -24,6 +25,8 @@
  * and unbinds it. The cold memory is never touched again. Prints
  *   gups pid=P hot=0xA-0xB rest=0xB-0xC cold=0xD-0xE
  *   ready
+ * With --hot-list, the hot pages' addresses go to FILE first, one per line
+ * (hex), for probes that ask tierd about them (tierctl explain).
  * With --go-file, it then waits until FILE holds a number (tierd's pid,
  * or 0 without tierd: the tiering under test is switched on by then) and
  * prints "go tierd_pid=N".
@@ -226,6 +229,7 @@ static double json_num(const char *s, const char *key)
 
 static pid_t tierd_pid;
 static const char *go_file;
+static const char *hot_list;
 
 /* A process's or kernel thread's CPU seconds (user + system, every
  * thread) from /proc/PID/stat, -1 when it is gone: read even while tierd
@@ -595,6 +599,8 @@ int main(int argc, char **argv)
 			tierd_pid = atoi(v);
 		else if (!strcmp(o, "--go-file"))
 			go_file = v;
+		else if (!strcmp(o, "--hot-list"))
+			hot_list = v;
 		else if (!strcmp(o, "--settle"))
 			settle = atoi(v);
 		else if (!strcmp(o, "--layout") && (!strcmp(v, "contiguous") || !strcmp(v, "scattered")))
@@ -647,6 +653,20 @@ int main(int argc, char **argv)
 			cold[off] = 1;
 		if (bind_range(cold, cold_len, MPOL_DEFAULT, -1))
 			return 1;
+	}
+	if (hot_list) {
+		FILE *h = fopen(hot_list, "w");
+
+		if (!h) {
+			fprintf(stderr, "gups: --hot-list %s: %s\n", hot_list, strerror(errno));
+			return 1;
+		}
+		for (size_t i = 0; i < nhot_pg; i++)
+			fprintf(h, "%#lx\n", (unsigned long)(uintptr_t)(array + (size_t)hot_pg[i] * PAGE));
+		if (fclose(h)) {
+			fprintf(stderr, "gups: --hot-list %s: %s\n", hot_list, strerror(errno));
+			return 1;
+		}
 	}
 	printf("gups pid=%d layout=%s array=%#lx-%#lx hot_pages=%zu cold=%#lx-%#lx\nready\n",
 	       (int)getpid(), scattered ? "scattered" : "contiguous",
