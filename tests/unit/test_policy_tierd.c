@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -448,11 +449,14 @@ static void test_exchange_needs_margin(void **state)
  * pages start in CXL, DRAM is empty. Page 10 is accessed in 1 check of
  * 100 every fourth interval (about 2.5/s), page 20 in 10 of 100 every
  * interval: both are in DRAM's share of the histogram (every page but
- * them is idle), but only page 20 goes up. */
+ * them is idle), but only page 20 goes up, and explain says why page 10
+ * stays. */
 static void test_move_must_pay_off(void **state)
 {
 	/* Accesses/s from which a promotion from CXL to DRAM pays. */
 	double pays_from = params->move_cost_ns / ((250 - 90) * params->long_tau_us / 1e6);
+	struct tier_page_explain ex;
+	char want[64];
 	struct fx f;
 	int step;
 
@@ -472,6 +476,12 @@ static void test_move_must_pay_off(void **state)
 	assert_int_equal(node_of(&f, 20), 0);
 	assert_int_equal(node_of(&f, 10), 1);
 	assert_int_equal(f.te.used[0], 1);
+	/* explain names the gate that holds page 10, not room or budget. */
+	assert_int_equal(f.ops->explain(f.priv, 10, f.te.now_us, &ex), 0);
+	assert_int_equal(ex.target_rank, 0);
+	snprintf(want, sizeof(want), "a move pays from %.3g accesses/s", pays_from);
+	if (!strstr(ex.verdict, want))
+		fail_msg("page 10's verdict '%s' does not say '%s'", ex.verdict, want);
 	fx_release(&f);
 }
 

@@ -78,6 +78,13 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 		else if (t->gs->active && tier__tierd_at_cap(t, g, target))
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; its control group is at its cap there", target);
+		else if (!tier__tierd_under_share(t, g, target) &&
+			 score <= tier__tierd_pays_from(t, cur, target))
+			snprintf(out->verdict, sizeof(out->verdict),
+				     "wants tier %d; stays: a move pays from %.3g accesses/s (%.0f ns "
+				     "saved over %.1f s)",
+				     target, tier__tierd_pays_from(t, cur, target),
+				     t->prm->move_cost_ns, t->prm->long_tau_us / 1e6);
 		else
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d (above %.3g accesses/s); promoted when room, the budget and a %.3gx colder page to exchange allow",

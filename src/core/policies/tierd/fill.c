@@ -117,19 +117,25 @@ static int cmp_score_asc(const void *a, const void *b, void *ctx)
 
 /* Whether moving page from tier rank `from` to `to` pays for itself: the
  * latency a promotion saves over the long time constant exceeds
- * move_cost_ns. */
+ * move_cost_ns (tier__tierd_pays_from()). */
 static bool pays_off(const struct tier__tierd *t, uint64_t page, int from, int to)
 {
-	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
-	double s = ((double)t->score[page]);
-
 	/* Promotion: the page's accesses get faster; demotion of a cold page:
 	 * its few accesses get slower, which must stay below the cost of the
 	 * room it frees being unused - demotions make room, so only gate
 	 * promotions. */
 	if (to > from)
 		return true;
-	return s * gap * t->prm->long_tau_us / 1e6 > t->prm->move_cost_ns;
+	return (double)t->score[page] > tier__tierd_pays_from(t, from, to);
+}
+
+double tier__tierd_pays_from(const struct tier__tierd *t, int from, int to)
+{
+	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
+
+	if (gap <= 0)
+		return HUGE_VAL;	/* saves nothing */
+	return t->prm->move_cost_ns / (gap * t->prm->long_tau_us / 1e6);
 }
 
 /* Whether moving a page of predicted rate hot up and one of rate cold down

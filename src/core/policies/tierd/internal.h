@@ -224,6 +224,10 @@ void tier__tierd_bins_init(struct tier__tierd *t);
 int tier__tierd_score_bin(const struct tier__tierd *t, double score);
 /* Accesses/s at the lower edge of a score bin. */
 double tier__tierd_bin_rate(int bin);
+/* The rate (accesses/s) above which moving a page from tier rank from up
+ * to rank to pays for itself (fill.c): move_cost_ns over the latency gap
+ * times long_tau_us. */
+double tier__tierd_pays_from(const struct tier__tierd *t, int from, int to);
 /* Shrinks or refills each tier's share t->fill[] by its loaded latency. */
 void tier__tierd_balance_loaded(struct tier__tierd *t);
 /* Fits t->thr_bin[] to the tiers' capacities. */
