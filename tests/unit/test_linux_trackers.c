@@ -556,6 +556,65 @@ static void test_damon_keeps_cpu_share(void **state)
 	tmp_release(&t);
 }
 
+/* One second of the kdamond at share of a core, the upkeep, the figures. */
+static void share_second(struct tmp *t, void *priv, unsigned long long *ticks, double share,
+			 struct tier__damon_info *info)
+{
+	*ticks += (unsigned long long)(share * (double)sysconf(_SC_CLK_TCK));
+	fake_now += 1000000;
+	kdamond_ticks(t, *ticks);
+	tier__linux_tracker_damon.maintain(priv);
+	tier__damon_info(priv, info);
+}
+
+/* A new kdamond is measured every second until it is within its share,
+ * then over the steady 3 s: at 40% of a core (DAMON's 5 ms samples under
+ * TCG), 20 times the sample interval after the first second; still 6%
+ * there (its regions grew), fewer regions one second later, not three;
+ * within its share, the windows are 3 s long from then on. */
+static void test_damon_new_kdamond_converges(void **state)
+{
+	const pid_t pids[] = { 100 };
+	unsigned long long ticks = 1000;
+	struct tier__damon_hooks hooks = { .now_us = fake_clock };
+	struct tier__damon_info info;
+	struct tier_err err = { "" };
+	char dir[600];
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	t.ctx.kthread_cpu_percent = 2.5;
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/pid", "4242\n");
+	mkdir(t.proc, 0755);
+	snprintf(dir, sizeof(dir), "%s/4242", t.proc);
+	mkdir(dir, 0755);
+	kdamond_ticks(&t, ticks);
+	fake_now = 1000000;
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	share_second(&t, priv, &ticks, 0.40, &info);
+	assert_int_equal(info.sample_us, 100000);
+	assert_int_equal(info.max_regions, 2000);
+	share_second(&t, priv, &ticks, 0.06, &info);
+	assert_int_equal(info.sample_us, 100000);
+	assert_int_equal(info.max_regions, 666);	/* 6% over 0.8 of 2.5%: 3 times fewer */
+	share_second(&t, priv, &ticks, 0.02, &info);
+	assert_true(info.kdamond_cpu_percent > 1.9 && info.kdamond_cpu_percent < 2.1);
+	/* Within it: the next window is 3 s, whatever the second after. */
+	share_second(&t, priv, &ticks, 0.10, &info);
+	share_second(&t, priv, &ticks, 0.10, &info);
+	assert_int_equal(info.max_regions, 666);
+	assert_true(info.kdamond_cpu_percent > 1.9 && info.kdamond_cpu_percent < 2.1);
+	share_second(&t, priv, &ticks, 0.10, &info);
+	assert_int_equal(info.max_regions, 400);
+	tier__linux_tracker_damon.destroy(priv);
+	tmp_release(&t);
+}
+
 /* A new kdamond's first snapshot waits for its third aggregation (on the
  * tracker's clock), once: later collects, and a kdamond long started,
  * read at once. */
@@ -2886,6 +2945,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_damon_setup_and_collect),
 		cmocka_unit_test(test_damon_keeps_cpu_share),
+		cmocka_unit_test(test_damon_new_kdamond_converges),
 		cmocka_unit_test(test_damon_first_snapshot_waits),
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),

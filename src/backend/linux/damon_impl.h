@@ -39,7 +39,8 @@ struct tier__damon_tracker {
 	pid_t share_pid;
 	uint64_t share_since_us;
 	double share_cpu_s;		/* its CPU seconds at share_since_us */
-	bool share_first;		/* the window is the new kdamond's first */
+	bool share_short;		/* short windows: not yet measured within
+					 * its share since it started */
 	/* When the running kdamond was started (its clock: hooks.now_us),
 	 * until its first snapshot was read; 0 after. */
 	uint64_t started_us;

@@ -47,10 +47,13 @@
 #define DAMON_SAMPLE_MAX_US	100000u
 #define DAMON_MIN_SAMPLES	10u
 #define DAMON_SHARE_WINDOW_US	3000000u
-/* A new kdamond's first window is shorter: it starts at DAMON's 5 ms
- * samples, which under TCG took 40-50% of a core, and the first second
- * of that is already a second's worth of the share's minute. */
-#define DAMON_SHARE_FIRST_WINDOW_US	1000000u
+/* A new kdamond's windows are shorter until one finds it within its
+ * share: it starts at DAMON's 5 ms samples, which under TCG took 40-50%
+ * of a core, and the first correction (20 times the sample interval at
+ * most) can leave it far over still - in the hardware-like guest 20% of
+ * a core at 75 ms samples, for the 3 s of a steady window, while the
+ * workload it watches, on the same CPU, made its first hot pages known. */
+#define DAMON_SHARE_SHORT_WINDOW_US	1000000u
 /* What a correction aims at, as a share of the kdamond's part, and below
  * what share of it the kdamond may take more. The aim is below the part,
  * so that the kdamond's cost - noisy from window to window - averages
@@ -375,7 +378,7 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 		t->share_since_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) :
 							 tier_linux_now_us();
 		t->share_cpu_s = cpu;
-		t->share_first = true;
+		t->share_short = true;
 	}
 	return 0;
 }
@@ -432,14 +435,15 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		t->share_pid = t->kdamond_pid;
 		t->share_since_us = now;
 		t->share_cpu_s = cpu;
-		t->share_first = true;
+		t->share_short = true;
 		return;
 	}
 	if (now - t->share_since_us <
-	    (t->share_first ? DAMON_SHARE_FIRST_WINDOW_US : DAMON_SHARE_WINDOW_US))
+	    (t->share_short ? DAMON_SHARE_SHORT_WINDOW_US : DAMON_SHARE_WINDOW_US))
 		return;
-	t->share_first = false;
 	pct = (cpu - t->share_cpu_s) * 1e8 / (double)(now - t->share_since_us);
+	if (pct <= want)
+		t->share_short = false;
 	t->share_percent = pct;
 	t->share_since_us = now;
 	t->share_cpu_s = cpu;
