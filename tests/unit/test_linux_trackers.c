@@ -2019,7 +2019,8 @@ static void test_softdirty_starved_threads(void **state)
 
 /* A writer's own CPU per dirty page bounds what a fault cost it: the least
  * over a round's reads (of 256 pages or more) dates the next round's first
- * writes, up to 4 times the calibration's figure. */
+ * writes, up to 4 times the calibration's figure; in a target's first
+ * round, the least over that round's earlier reads. */
 static void test_softdirty_fault_seen(void **state)
 {
 	const pid_t pids[] = { 100 };
@@ -2076,6 +2077,28 @@ static void test_softdirty_fault_seen(void **state)
 		assert_int_equal(st.read_us[0] + 311 * dated_ns[round] / 1000, st.read_wall_us[0]);
 		assert_int_equal(st.fault_ns_seen, ran[round] / 311);
 	}
+	/* A new target's first round: its first read dates faults at the
+	 * calibration's figure, the next at the first's bound (1 ms of the
+	 * writer's CPU over 311 dirty pages), not at the calibration's. */
+	tier__linux_tracker_softdirty.destroy(priv);
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	for (i = 0; i < 2; i++) {
+		char line[64];
+
+		run += 1000000;
+		snprintf(line, sizeof(line), "%llu 0 %d\n", (unsigned long long)run, i + 10);
+		put(&t, "proc/100/task/100/schedstat", line);
+		usleep(20000);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	}
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 3);
+	assert_int_equal(st.read_us[0] + 311 * 1000 / 1000, st.read_wall_us[0]);
+	assert_int_equal(st.read_us[1] + 311 * (1000000 / 311) / 1000, st.read_wall_us[1]);
 	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
 }

@@ -549,7 +549,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		wall = at;
 		{
 			struct tier_linux_waits_delta d0, d1;	/* from the clear's ends */
-			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran, busy;
+			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran, busy, seen;
 
 			tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
 			tier_linux_waits_delta(&tg->wait_c1, &t->wait_r1, &d1);
@@ -557,12 +557,22 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
+			/* What a fault cost the writer: the least CPU a dirty
+			 * page over the last whole round's reads - or, before
+			 * the process has had one, over this round's earlier
+			 * reads (its first round is the one a new hot set is
+			 * first seen in; at the child's figure, a writer whose
+			 * faults cost it 3-4 times that had its first writes
+			 * dated late: hot pages read below the bar a move
+			 * must pay for) - up to SD_SEEN_MAX times the
+			 * child's. */
+			seen = tg->fault_ns_seen ? tg->fault_ns_seen : tg->cpu_page_ns;
+			if (seen > fault_ns)
+				fault_ns = seen < SD_SEEN_MAX * t->fault_ns ? seen :
+									SD_SEEN_MAX * t->fault_ns;
 			if (dirty >= SD_SEEN_PAGES && ran &&
 			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
 				tg->cpu_page_ns = ran / dirty;
-			if (tg->fault_ns_seen > fault_ns)
-				fault_ns = tg->fault_ns_seen < SD_SEEN_MAX * t->fault_ns ?
-					   tg->fault_ns_seen : SD_SEEN_MAX * t->fault_ns;
 			lost = dirty * fault_ns / 1000 +
 			       (tier_linux_waits_delta_mean(&d0) +
 				tier_linux_waits_delta_mean(&d1)) / 2000;
