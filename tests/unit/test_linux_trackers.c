@@ -400,16 +400,48 @@ static void skip_to_intervals(const struct journal *j, size_t *at)
 		(*at)++;
 }
 
-/* One 3 s window in which the kdamond used share of a core (its tick
- * count *ticks grows by that), the upkeep, and what the tracker says. */
-static void share_window(struct tmp *t, void *priv, unsigned long long *ticks, double share,
-			 struct tier__damon_info *info)
+/* secs seconds in which the kdamond used share of a core (its tick count
+ * *ticks grows by that), the upkeep, and what the tracker says. */
+static void share_over(struct tmp *t, void *priv, unsigned long long *ticks, double share,
+		       unsigned secs, struct tier__damon_info *info)
 {
-	*ticks += (unsigned long long)(share * 3 * (double)sysconf(_SC_CLK_TCK));
-	fake_now += 3000000;
+	*ticks += (unsigned long long)(share * secs * (double)sysconf(_SC_CLK_TCK));
+	fake_now += secs * 1000000ull;
 	kdamond_ticks(t, *ticks);
 	tier__linux_tracker_damon.maintain(priv);
 	tier__damon_info(priv, info);
+}
+
+/* One 3 s window of that. */
+static void share_window(struct tmp *t, void *priv, unsigned long long *ticks, double share,
+			 struct tier__damon_info *info)
+{
+	share_over(t, priv, ticks, share, 3, info);
+}
+
+/* A DAMON tracker of pid 100 whose kdamond (pid 4242, *ticks of CPU so
+ * far) may take 2.5% of a core, created at 1 s on the fake clock. */
+static void *share_fixture(struct tmp *t, struct tier__damon_hooks *hooks,
+			   unsigned long long ticks)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	char dir[600];
+	void *priv;
+
+	tmp_init(t, "damon-sysfs/v6.12");
+	t->ctx.kthread_cpu_percent = 2.5;
+	put(t, "sys/kernel/mm/damon/admin/kdamonds/1/pid", "4242\n");
+	mkdir(t->proc, 0755);
+	snprintf(dir, sizeof(dir), "%s/4242", t->proc);
+	mkdir(dir, 0755);
+	kdamond_ticks(t, ticks);
+	fake_now = 1000000;
+	if (tier__damon_create(&t->ctx, 1000000, hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	return priv;
 }
 
 static void test_damon_keeps_cpu_share(void **state)
@@ -430,34 +462,17 @@ static void test_damon_keeps_cpu_share(void **state)
 		"K/state=commit",
 		NULL,
 	};
-	const pid_t pids[] = { 100 };
 	unsigned long long ticks = 1000;
 	struct journal *j = calloc(1, sizeof(*j));
 	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock };
 	struct tier__damon_info info;
-	struct tier_err err = { "" };
 	unsigned changes;
 	struct tmp t;
 	size_t at;
 	void *priv;
 
 	(void)state;
-	tmp_init(&t, "damon-sysfs/v6.12");
-	t.ctx.kthread_cpu_percent = 2.5;
-	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/pid", "4242\n");
-	mkdir(t.proc, 0755);
-	{
-		char dir[600];
-
-		snprintf(dir, sizeof(dir), "%s/4242", t.proc);
-		mkdir(dir, 0755);
-	}
-	kdamond_ticks(&t, ticks);
-	fake_now = 1000000;
-	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
-		fail_msg("set_targets: %s", err.msg);
+	priv = share_fixture(&t, &hooks, ticks);
 	/* The window starts with the kdamond, not at the first upkeep:
 	 * the new kdamond's first window is 1 s: at 20% of a core (DAMON
 	 * under TCG) ten times the sample interval (to 0.8 of the share),
@@ -556,17 +571,6 @@ static void test_damon_keeps_cpu_share(void **state)
 	tmp_release(&t);
 }
 
-/* One second of the kdamond at share of a core, the upkeep, the figures. */
-static void share_second(struct tmp *t, void *priv, unsigned long long *ticks, double share,
-			 struct tier__damon_info *info)
-{
-	*ticks += (unsigned long long)(share * (double)sysconf(_SC_CLK_TCK));
-	fake_now += 1000000;
-	kdamond_ticks(t, *ticks);
-	tier__linux_tracker_damon.maintain(priv);
-	tier__damon_info(priv, info);
-}
-
 /* A new kdamond is measured every second until it is within its share,
  * then over the steady 3 s: at 40% of a core (DAMON's 5 ms samples under
  * TCG), 20 times the sample interval after the first second; still 6%
@@ -574,42 +578,28 @@ static void share_second(struct tmp *t, void *priv, unsigned long long *ticks, d
  * within its share, the windows are 3 s long from then on. */
 static void test_damon_new_kdamond_converges(void **state)
 {
-	const pid_t pids[] = { 100 };
 	unsigned long long ticks = 1000;
 	struct tier__damon_hooks hooks = { .now_us = fake_clock };
 	struct tier__damon_info info;
-	struct tier_err err = { "" };
-	char dir[600];
 	struct tmp t;
 	void *priv;
 
 	(void)state;
-	tmp_init(&t, "damon-sysfs/v6.12");
-	t.ctx.kthread_cpu_percent = 2.5;
-	put(&t, "sys/kernel/mm/damon/admin/kdamonds/1/pid", "4242\n");
-	mkdir(t.proc, 0755);
-	snprintf(dir, sizeof(dir), "%s/4242", t.proc);
-	mkdir(dir, 0755);
-	kdamond_ticks(&t, ticks);
-	fake_now = 1000000;
-	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	if (tier__linux_tracker_damon.set_targets(priv, pids, 1, &err))
-		fail_msg("set_targets: %s", err.msg);
-	share_second(&t, priv, &ticks, 0.40, &info);
+	priv = share_fixture(&t, &hooks, ticks);
+	share_over(&t, priv, &ticks, 0.40, 1, &info);
 	assert_int_equal(info.sample_us, 100000);
 	assert_int_equal(info.max_regions, 2000);
-	share_second(&t, priv, &ticks, 0.06, &info);
+	share_over(&t, priv, &ticks, 0.06, 1, &info);
 	assert_int_equal(info.sample_us, 100000);
 	assert_int_equal(info.max_regions, 666);	/* 6% over 0.8 of 2.5%: 3 times fewer */
-	share_second(&t, priv, &ticks, 0.02, &info);
+	share_over(&t, priv, &ticks, 0.02, 1, &info);
 	assert_true(info.kdamond_cpu_percent > 1.9 && info.kdamond_cpu_percent < 2.1);
 	/* Within it: the next window is 3 s, whatever the second after. */
-	share_second(&t, priv, &ticks, 0.10, &info);
-	share_second(&t, priv, &ticks, 0.10, &info);
+	share_over(&t, priv, &ticks, 0.10, 1, &info);
+	share_over(&t, priv, &ticks, 0.10, 1, &info);
 	assert_int_equal(info.max_regions, 666);
 	assert_true(info.kdamond_cpu_percent > 1.9 && info.kdamond_cpu_percent < 2.1);
-	share_second(&t, priv, &ticks, 0.10, &info);
+	share_over(&t, priv, &ticks, 0.10, 1, &info);
 	assert_int_equal(info.max_regions, 400);
 	tier__linux_tracker_damon.destroy(priv);
 	tmp_release(&t);
