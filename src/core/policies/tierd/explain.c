@@ -81,8 +81,8 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 		else if (!tier__tierd_under_share(t, g, target) &&
 			 score <= tier__tierd_pays_from(t, cur, target))
 			snprintf(out->verdict, sizeof(out->verdict),
-				     "wants tier %d; stays: a move pays from %.3g accesses/s (%.0f ns "
-				     "saved over %.1f s)",
+				     "wants tier %d; stays: a move pays from %.3g accesses/s (it costs "
+				     "%.0f ns, its gain is counted over %.1f s)",
 				     target, tier__tierd_pays_from(t, cur, target),
 				     t->prm->move_cost_ns, t->prm->long_tau_us / 1e6);
 		else
