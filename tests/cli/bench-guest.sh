@@ -1,7 +1,8 @@
 # bench-guest.sh - the guest tiering benchmark's pieces that run without a
 # guest: bench/guest-tiering.sh --render makes the per-run tables and the
 # closing lines from a raw guest output written here (figures worked out by
-# hand), and refuses bad options with one line; gups's scattered layout on
+# hand), and refuses bad options with one line; gups's scattered layout (and
+# its --hot-list) on
 # this host's node 0 (a few MiB, one second); bench/run's check of
 # BENCH_PARTS; bench/guest-ab.sh's medians and bad input.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -73,14 +74,30 @@ run "$BENCH" 1m
 is "$rc:$err" "2:bench-guest: SECONDS and SETTLE are whole seconds (got '1m' '0')" "SECONDS not a number: status 2, one line"
 
 if [ -x "$B/gups" ] && [ -d /sys/devices/system/node/node0 ]; then
-	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 2 --seconds 1 --layout scattered
+	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 2 --seconds 1 --layout scattered \
+		--hot-list "$TMP/hot"
 	is "$rc" 0 "gups --layout scattered runs on node 0"
+	# --hot-list: the 512 hot pages' addresses, page-aligned, distinct,
+	# ascending, within the array, and not its first 512 pages (scattered)
+	arr=$(printf '%s\n' "$out" | sed -n 's/.* array=\(0x[0-9a-f]*\)-\(0x[0-9a-f]*\) .*/\1 \2/p')
+	is "$(wc -l <"$TMP/hot" | tr -d ' ')" 512 "--hot-list: one line per hot page"
+	while read -r a; do printf '%d\n' "$a"; done <"$TMP/hot" >"$TMP/hot.dec"
+	set -- $arr
+	is "$(awk -v lo="$(printf '%d' "$1")" -v hi="$(printf '%d' "$2")" \
+		'{ v = $1 + 0; if (v % 4096 || v < lo || v >= hi || v <= last) bad++; last = v;
+		   if (v >= lo + 512 * 4096) beyond++ }
+		END { print bad + 0, (beyond > 0) }' "$TMP/hot.dec")" "0 1" \
+		"--hot-list: page-aligned, ascending, within the array, spread past its start"
 	like "$out" "layout=scattered" "and says its layout"
 	like "$out" "end t=1 hot0=512 hot=512 rest0=3584 rest=3584 cold0=512 cold=512" \
 		"512 hot pages and 3584 others, all on node 0"
 	like "$out" " kd_cpu=" "the tick line has the kdamonds' CPU"
 	run "$B/gups" --layout diagonal
 	is "$rc:$err" "2:gups: --layout diagonal: contiguous or scattered" "gups: a bad --layout, one line"
+	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 0 --seconds 1 \
+		--hot-list "$TMP/no/such/dir/hot"
+	is "$rc:$err" "1:gups: --hot-list $TMP/no/such/dir/hot: No such file or directory" \
+		"gups: a --hot-list it cannot write, one line, status 1"
 else
 	skip "gups --layout scattered" "no $B/gups or no NUMA node 0 in sysfs"
 fi
