@@ -1,10 +1,10 @@
 # bench-guest.sh - the guest tiering benchmark's pieces that run without a
 # guest: bench/guest-tiering.sh --render makes the per-run tables and the
 # closing lines from a raw guest output written here (figures worked out by
-# hand), and refuses bad options with one line; gups's scattered layout (and
-# its --hot-list) on
-# this host's node 0 (a few MiB, one second); bench/run's check of
-# BENCH_PARTS; bench/guest-ab.sh's medians and bad input.
+# hand), and refuses bad options with one line; gups's scattered layout
+# (and its --hot-list) on this host's node 0 (a few MiB, one second);
+# bench/run's check of BENCH_PARTS; bench/guest-ab.sh's medians and bad
+# input.
 . "$(dirname "$0")/../lib/tap.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${TIERD_BUILD:-$ROOT/build}

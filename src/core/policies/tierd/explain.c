@@ -28,7 +28,7 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 	int cur, target;
 	uint8_t hint;
 	size_t g;
-	double score;
+	double score, pays_from;
 
 	if (page >= t->nr_pages || page >= t->env->nr_pages)
 		return -ENOENT;
@@ -79,12 +79,12 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; its control group is at its cap there", target);
 		else if (!tier__tierd_under_share(t, g, target) &&
-			 score <= tier__tierd_pays_from(t, cur, target))
+			 score <= (pays_from = tier__tierd_pays_from(t, cur, target)))
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; stays: a move pays from %.3g accesses/s (it costs "
 				     "%.0f ns, its gain is counted over %.1f s)",
-				     target, tier__tierd_pays_from(t, cur, target),
-				     t->prm->move_cost_ns, t->prm->long_tau_us / 1e6);
+				     target, pays_from, t->prm->move_cost_ns,
+				     t->prm->long_tau_us / 1e6);
 		else
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d (above %.3g accesses/s); promoted when room, the budget and a %.3gx colder page to exchange allow",
