@@ -71,6 +71,9 @@ struct tier_world_stats {
 	uint64_t tracker_read_us[8], tracker_read_wall_us[8], tracker_read_pages[8];
 	uint64_t tracker_read_ran_us[8];	/* ... the writer's busiest thread's time on a CPU */
 	unsigned tracker_nr_reads;
+	/* ... and what the writer's time was read from ("schedstat",
+	 * "cpu-clock", "wall"; NULL: not reported) */
+	const char *tracker_writer_time;
 	/* A simulated machine knows what the application saw: */
 	bool has_sim_figures;
 	double amat_ns;			/* average memory access time so far */

@@ -143,6 +143,9 @@ static struct json_object *status_figures(struct tierd *d)
 			json_object_object_add(o, "tracker_read_pages", pages);
 			json_object_object_add(o, "tracker_read_ran_ms", ran);
 		}
+		if (st.tracker_writer_time)
+			json_object_object_add(o, "tracker_writer_time",
+					       json_object_new_string(st.tracker_writer_time));
 	}
 	json_object_object_add(o, "metadata_bytes",
 			       json_object_new_uint64(meta + st.metadata_bytes));

@@ -25,6 +25,7 @@
 #include "backend/linux/kernel_guard.h"
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/maps.h"
+#include "backend/linux/clock.h"
 #include "backend/linux/schedstat.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -1822,6 +1823,73 @@ static void test_waits(void **state)
 	assert_int_equal(tier_linux_waits_read("/proc", getpid(), &a), 0);
 	assert_true(a.n >= 1);
 	assert_true(a.v[0].run_ns > 0);
+	assert_false(a.cpu_clock);
+}
+
+/* A kernel without CONFIG_SCHED_INFO: threads listed, none with a
+ * schedstat file - the process's CPU clock stands in, all its threads'
+ * time on a CPU, its waits unknown; a process gone leaves nothing. */
+static void test_waits_cpu_clock(void **state)
+{
+	struct tier_linux_waits a, b;
+	struct tmp t;
+	char rel[96], line[160];
+	pid_t me = getpid(), gone;
+	long hz = sysconf(_SC_CLK_TCK);
+	volatile uint64_t x = 0;
+	uint64_t i, t0;
+	double share, age;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	snprintf(rel, sizeof(rel), "proc/%d", (int)me);
+	mkdir_in(&t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task", (int)me);
+	mkdir_in(&t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)me, (int)me);
+	mkdir_in(&t, rel);
+	assert_int_equal(tier_linux_waits_read(t.proc, me, &a), 0);
+	assert_true(a.cpu_clock);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].tid, me);
+	assert_true(a.v[0].run_ns > 0);
+	assert_int_equal(a.v[0].wait_ns, 0);
+	/* 20 ms of computing shows in it, to the ns, as a run */
+	t0 = tier_linux_now_us();
+	while (tier_linux_now_us() - t0 < 20000)
+		for (i = 0; i < 100000; i++)
+			x += i;
+	assert_int_equal(tier_linux_waits_read(t.proc, me, &b), 0);
+	assert_true(b.cpu_clock);
+	assert_true(tier_linux_waits_ran(&a, &b) >= 10000000);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	/* its runnable share: its CPU time over its age, at most 1 */
+	put(&t, "proc/uptime", "50.00 10.00\n");
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", (int)me, (int)me);
+	snprintf(line, sizeof(line), "%d (t) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0\n",
+		 (int)me, (unsigned long long)(40 * hz));
+	put(&t, rel, line);
+	share = tier_linux_runnable_share(t.proc, me, &b);
+	age = 10.0;
+	assert_true(share > 0 && share <= 1);
+	assert_true(b.v[0].run_ns / 1e9 / age > 1 ? share == 1 :
+						       fabs(share - b.v[0].run_ns / 1e9 / age) < 1e-6);
+	/* a process gone (reaped): no clock either */
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	snprintf(rel, sizeof(rel), "proc/%d", (int)gone);
+	mkdir_in(&t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task", (int)gone);
+	mkdir_in(&t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)gone, (int)gone);
+	mkdir_in(&t, rel);
+	assert_int_equal(tier_linux_waits_read(t.proc, gone, &a), 0);
+	assert_int_equal(a.n, 0);
+	assert_false(a.cpu_clock);
+	tmp_release(&t);
 }
 
 /* A soft-dirty tracker by hand over process 100 of the pagemap fixture,
@@ -1981,6 +2049,39 @@ static void test_softdirty_slow_left_out(void **state)
 	expect_written(&g.v[2], 0x800000, 0x808000, 2);
 	for (i = 0; i < g.n; i++)
 		assert_false(g.v[i].start <= 0x808000 && 0x808000 < g.v[i].end);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* What the tracker says its reads were dated by: schedstat where the
+ * writer's threads have it; the wall clock where its task directory
+ * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
+ * a real process); nothing before a clear. */
+static void test_softdirty_writer_time(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+
+	(void)state;
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_UNKNOWN);
+	assert_null(tier_linux_writer_time_name(st.writer_time));
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_SCHEDSTAT);
+	assert_string_equal(tier_linux_writer_time_name(st.writer_time), "schedstat");
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+
+	priv = sd_fixture(&t, 1000000, 0);
+	mkdir_in(&t, "proc/100/task");
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_WALL);
+	assert_string_equal(tier_linux_writer_time_name(st.writer_time), "wall");
+	assert_string_equal(tier_linux_writer_time_name(TIER_LINUX_WT_CPU_CLOCK), "cpu-clock");
 	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
 }
@@ -2976,6 +3077,8 @@ int main(void)
 		cmocka_unit_test(test_idle_no_pfns),
 		cmocka_unit_test(test_softdirty),
 		cmocka_unit_test(test_waits),
+		cmocka_unit_test(test_waits_cpu_clock),
+		cmocka_unit_test(test_softdirty_writer_time),
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/linux/schedstat.h"
@@ -18,6 +19,21 @@ static int cmp_tid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The process's CPU clock as w's one entry (tier_linux_waits.cpu_clock). */
+static void read_cpu_clock(pid_t pid, struct tier_linux_waits *w)
+{
+	struct timespec ts;
+	clockid_t c;
+
+	if (clock_getcpuclockid(pid, &c) || clock_gettime(c, &ts))
+		return;
+	w->v[0].tid = pid;
+	w->v[0].run_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	w->v[0].wait_ns = 0;
+	w->n = 1;
+	w->cpu_clock = true;
+}
+
 int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w)
 {
 	pid_t tids[TIER_LINUX_WAITS_MAX];
@@ -27,6 +43,7 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 	DIR *d;
 
 	w->n = 0;
+	w->cpu_clock = false;
 	if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task", (int)pid))
 		return -ENAMETOOLONG;
 	d = opendir(path);
@@ -62,6 +79,8 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 		}
 		fclose(f);
 	}
+	if (n && !w->n)
+		read_cpu_clock(pid, w);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #ifndef TIER_LINUX_SCHEDSTAT_H
 #define TIER_LINUX_SCHEDSTAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,6 +19,12 @@
 
 struct tier_linux_waits {
 	size_t n;
+	/* The kernel has no schedstat files (no CONFIG_SCHED_INFO): v[0] is
+	 * the whole process (tid = pid), its time on a CPU read from its CPU
+	 * clock (clock_getcpuclockid(3): the scheduler's runtime in ns, which
+	 * every kernel keeps), all its threads' together, its waits unknown
+	 * (0). */
+	bool cpu_clock;
 	struct {
 		pid_t tid;
 		uint64_t run_ns, wait_ns;
@@ -25,9 +32,11 @@ struct tier_linux_waits {
 };
 
 /* Reads the times of pid's threads (at most TIER_LINUX_WAITS_MAX).
- * Returns 0, or -errno (-ESRCH: no such process) with w->n 0; threads
- * without a schedstat file (a kernel without CONFIG_SCHED_INFO) are left
- * out, so that w->n may be 0 either way. */
+ * Returns 0, or -errno (-ESRCH: no such process) with w->n 0. Threads
+ * without a schedstat file (gone since the directory was read) are left
+ * out; where none of them has one (a kernel without CONFIG_SCHED_INFO),
+ * w holds the process's CPU clock instead (w->cpu_clock), or nothing
+ * when that cannot be read either. */
 int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_waits *w);
 
 /* What the threads in both readings a and then b did in between, all
@@ -46,7 +55,9 @@ void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_
  * started, <procfs>/PID/task/TID/stat's starttime against
  * <procfs>/uptime), the largest of them: how much of the wall clock a
  * process's busiest thread wants a CPU (1 for a thread that computes
- * without a pause, a tenth for one asleep nine tenths of its life).
+ * without a pause, a tenth for one asleep nine tenths of its life). From
+ * a CPU clock reading (w->cpu_clock), the process's CPU time over its
+ * age, at most 1: less than the truth by what it waited.
  * Returns it, or 0 when w holds no thread or none can be read. */
 double tier_linux_runnable_share(const char *procfs_root, pid_t pid,
 				 const struct tier_linux_waits *w);

@@ -26,6 +26,20 @@ const struct tier_linux_tracker_ops *tier_linux_tracker_find(const char *name)
 	return NULL;
 }
 
+const char *tier_linux_writer_time_name(enum tier_linux_writer_time wt)
+{
+	switch (wt) {
+	case TIER_LINUX_WT_SCHEDSTAT:
+		return "schedstat";
+	case TIER_LINUX_WT_CPU_CLOCK:
+		return "cpu-clock";
+	case TIER_LINUX_WT_WALL:
+		return "wall";
+	default:
+		return NULL;
+	}
+}
+
 double tier_linux_tracker_budget(const struct tier_linux_tracker_ops *t, double max_cpu_percent,
 				 double *kthread_percent, double *thread_percent)
 {

@@ -53,6 +53,20 @@ typedef void (*tier_linux_obs_sink)(void *ctx, const struct tier_linux_addr_obs 
 				    size_t n);
 
 /* A tracker's running figures (zero where it has none). */
+/* What the soft-dirty tracker dates a page's first write by: its writer's
+ * time since the clear (tracker_softdirty.c), read as well as the kernel
+ * lets it. */
+enum tier_linux_writer_time {
+	TIER_LINUX_WT_UNKNOWN = 0,	/* no target read yet (or no soft-dirty) */
+	TIER_LINUX_WT_SCHEDSTAT,	/* per thread, its runs and waits (schedstat.h) */
+	TIER_LINUX_WT_CPU_CLOCK,	/* the process's CPU clock: its waits unknown */
+	TIER_LINUX_WT_WALL,		/* neither: the wall clock less its faults */
+};
+
+/* Its name in status and the log: "schedstat", "cpu-clock", "wall"; NULL
+ * for TIER_LINUX_WT_UNKNOWN. */
+const char *tier_linux_writer_time_name(enum tier_linux_writer_time wt);
+
 struct tier_linux_tracker_stats {
 	uint64_t workload_faults;	/* faults it made the watched processes take
 					 * (soft-dirty: one write-protect fault per
@@ -75,6 +89,7 @@ struct tier_linux_tracker_stats {
 	uint64_t read_ran_us[8];	/* ... its busiest thread's time on a CPU (0: unknown) */
 	uint64_t read_pages[8];		/* ... the pages first seen written at each */
 	unsigned nr_reads;
+	enum tier_linux_writer_time writer_time;	/* ... what they were dated by */
 	/* damon+softdirty: the CPU its last collect took in DAMON's part
 	 * (reading the snapshot) and in soft-dirty's (handing over the
 	 * picture), each with what the sink did with it. */

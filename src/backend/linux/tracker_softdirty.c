@@ -37,7 +37,10 @@
  * lock behind tierd's page walks - a writer neither runs nor waits, and
  * writes nothing (in the sid guest a new process's writer had run 85 ms
  * and waited 336 ms at the read 842 ms after its first clear, blocked
- * most of the rest by the first step's moves).
+ * most of the rest by the first step's moves). On a kernel without
+ * schedstat, the writer's process CPU clock stands in for its threads'
+ * runs, its waits unknown (schedstat.h); status and the log say which
+ * (stats.writer_time).
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
@@ -309,6 +312,14 @@ static int sync_targets(struct sd_tracker *t)
 	return 0;
 }
 
+/* What the first target's reads are dated by (the status's). */
+static void writer_time(struct sd_tracker *t, enum tier_linux_writer_time wt)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stats.writer_time = wt;
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Clears the bits of every target; a process that exited drops out. */
 static int round_clear(struct sd_tracker *t, struct tier_err *err)
 {
@@ -317,18 +328,22 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
-
 		uint64_t c0 = tier_linux_now_us();
+		int read;
 
 		tg->seen.n = 0;
 		tg->nbrk = 0;
 		tg->cleared = false;
 		tg->cpu_page_ns = 0;
 		/* a reading that failed holds no threads: no wait taken off */
-		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
+		read = tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
 		tg->duty = tier_linux_runnable_share(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
 		if (tg->duty > 0 && tg->duty < 1.0 / 16)
 			tg->duty = 1.0 / 16;
+		if (!i && !read)
+			writer_time(t, !tg->wait_c0.n	       ? TIER_LINUX_WT_WALL :
+				       tg->wait_c0.cpu_clock ? TIER_LINUX_WT_CPU_CLOCK :
+							       TIER_LINUX_WT_SCHEDSTAT);
 		ret = clear_refs(t, tg->pid, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);

@@ -307,6 +307,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		memcpy(st->tracker_read_pages, ts.read_pages, sizeof(st->tracker_read_pages));
 		memcpy(st->tracker_read_ran_us, ts.read_ran_us, sizeof(st->tracker_read_ran_us));
 		st->tracker_nr_reads = ts.nr_reads;
+		st->tracker_writer_time = tier_linux_writer_time_name(ts.writer_time);
 	}
 	if (lb->env.page_huge) {
 		uint64_t k, blocks = lb->env.nr_pages >> lb->env.huge_shift;

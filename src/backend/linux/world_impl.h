@@ -98,6 +98,8 @@ struct linux_backend {
 	double step_share_own, max_cpu_percent;
 	struct tier_linux_others others;
 	bool huge_warned, split_warned;
+	/* what soft-dirty's writer time was last said to be read from */
+	enum tier_linux_writer_time writer_time_said;
 	struct tier_linux_guard guard;	/* kernel settings changed, state file */
 	bool guard_open;
 	unsigned select_warnings;

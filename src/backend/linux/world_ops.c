@@ -44,6 +44,36 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
+/* Once, and again when it changes: soft-dirty dating writes by less than
+ * the writer's runs and waits per thread (docs/linux-trackers.md). */
+static void say_writer_time(struct linux_backend *lb)
+{
+	struct tier_linux_tracker_stats ts;
+
+	if (!lb->trk->stats)
+		return;
+	memset(&ts, 0, sizeof(ts));
+	lb->trk->stats(lb->trk_priv, &ts);
+	if (ts.writer_time == TIER_LINUX_WT_UNKNOWN || ts.writer_time == lb->writer_time_said)
+		return;
+	if (ts.writer_time == TIER_LINUX_WT_CPU_CLOCK)
+		tier__lw_say(lb, LOG_INFO,
+			     "tracker %s: no per-thread scheduler statistics "
+			     "(/proc/PID/task/TID/schedstat; kernel without CONFIG_SCHED_INFO): "
+			     "writes dated by the writer's CPU clock, its waits for a CPU unknown",
+			     lb->trk->name);
+	else if (ts.writer_time == TIER_LINUX_WT_WALL)
+		tier__lw_say(lb, LOG_WARNING,
+			     "tracker %s: neither per-thread scheduler statistics nor the "
+			     "writer's CPU clock readable: writes dated by the wall clock less the "
+			     "writer's faults, the time it waited or was blocked counted as writing",
+			     lb->trk->name);
+	else if (lb->writer_time_said != TIER_LINUX_WT_UNKNOWN)
+		tier__lw_say(lb, LOG_INFO, "tracker %s: writes dated by schedstat again",
+			     lb->trk->name);
+	lb->writer_time_said = ts.writer_time;
+}
+
 int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
 			   void *ctx, struct tier_err *err)
 {
@@ -54,6 +84,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 
 	lb->tracker_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 	tier__lw_upkeep(lb, false);
+	say_writer_time(lb);
 
 	if (lb->log_level >= LOG_DEBUG) {
 		struct tier_linux_tracker_stats ts;
