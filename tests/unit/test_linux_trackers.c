@@ -27,6 +27,7 @@
 #include "backend/linux/maps.h"
 #include "backend/linux/clock.h"
 #include "backend/linux/schedstat.h"
+#include "backend/linux/softdirty_rate.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
@@ -2053,6 +2054,77 @@ static void test_softdirty_slow_left_out(void **state)
 	tmp_release(&t);
 }
 
+/* Pages per pair of brackets a population gives (expected counts): n[i]
+ * pages at rate r[i], first writes in (brk[k - 1], brk[k]] after each of
+ * two clears read at brk[0..3]. */
+static void pop_counts(const uint64_t *brk, const double *r, const double *n, size_t nr,
+		       uint64_t count[][TIER__SD_MAX_BRK + 1])
+{
+	unsigned kp, kc;
+	size_t i;
+
+	memset(count, 0, sizeof(uint64_t) * (TIER__SD_MAX_BRK + 1) * (TIER__SD_MAX_BRK + 1));
+	for (kp = 1; kp <= 4; kp++)
+		for (kc = 1; kc <= 4; kc++) {
+			double c = 0;
+
+			for (i = 0; i < nr; i++) {
+				double a = kp > 1 ? brk[kp - 2] / 1e6 : 0, b = brk[kp - 1] / 1e6;
+				double x = kc > 1 ? brk[kc - 2] / 1e6 : 0, y = brk[kc - 1] / 1e6;
+
+				c += n[i] * (exp(-r[i] * a) - exp(-r[i] * b)) *
+				     (exp(-r[i] * x) - exp(-r[i] * y));
+			}
+			count[kp][kc] = (uint64_t)(c + 0.5);
+		}
+}
+
+/* The pages written in both rounds are draws of one population: where
+ * most are cold (the guest bench: 139,000 pages at 5/s, 24,500 at 245/s,
+ * reads 20, 60 and 200 ms after the clear, rounds of 33 s), a page first
+ * written 20-60 ms after both clears is one of them (27.5/s alone, under
+ * the 10/s a move must pay for with its population) while the hot ones,
+ * within 20 ms in both, keep the first read's bound; a population all
+ * warm (30/s) keeps its rates; too few pages, the table alone. */
+static void test_softdirty_rate_population(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
+	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double mle[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double cold_hot[] = { 5, 245 }, cold_hot_n[] = { 139000, 24500 };
+	const double warm[] = { 30 }, warm_n[] = { 50000 }, few_n[] = { 200 };
+	unsigned kp, kc;
+
+	(void)state;
+	tier__sd_rate_table(brk, 4, brk, 4, mle);
+	assert_true(fabs(mle[2][2] - log(3) / 0.04) < 0.1);	/* 27.5/s */
+	pop_counts(brk, cold_hot, cold_hot_n, 2, count);
+	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(rate[2][2] < 10 && rate[2][2] > 3);
+	assert_true(rate[2][3] < 10 && rate[3][2] < 10 && rate[1][3] < 10);
+	assert_true(fabs(rate[1][1] - mle[1][1]) < 1e-9);
+	for (kp = 0; kp <= 4; kp++)
+		for (kc = 0; kc <= 4; kc++) {
+			assert_true(rate[kp][kc] <= mle[kp][kc] + 1e-9);	/* never higher */
+			if (!kp || !kc)		/* one round alone: the table's */
+				assert_true(rate[kp][kc] == mle[kp][kc]);
+		}
+	pop_counts(brk, warm, warm_n, 1, count);
+	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(fabs(rate[2][2] - mle[2][2]) < 0.5);
+	assert_true(rate[1][3] > 10);
+	pop_counts(brk, warm, few_n, 1, count);
+	assert_false(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(rate[2][2] == mle[2][2]);
+	/* no last round: the table */
+	assert_false(tier__sd_rate_table_pop(brk, 0, brk, 4,
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+}
+
 /* What the tracker says its reads were dated by: schedstat where the
  * writer's threads have it; the wall clock where its task directory
  * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
@@ -3079,6 +3151,7 @@ int main(void)
 		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_waits_cpu_clock),
 		cmocka_unit_test(test_softdirty_writer_time),
+		cmocka_unit_test(test_softdirty_rate_population),
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),

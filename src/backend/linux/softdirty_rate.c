@@ -83,3 +83,88 @@ void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint
 		}
 }
 
+
+/* P(first write in bracket k of brk[0, n) | r), and P(by the last read). */
+static double bracket_p(const uint64_t *brk, unsigned k, double r)
+{
+	struct sd_first f = bracket(brk, k);
+
+	return exp(-r * f.a) - exp(-r * f.b);
+}
+
+bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
+			     unsigned nbrk, const uint64_t count[][TIER__SD_MAX_BRK + 1],
+			     double rate[][TIER__SD_MAX_BRK + 1])
+{
+	double grid[TIER__SD_POP_GRID], w[TIER__SD_POP_GRID], acc[TIER__SD_POP_GRID];
+	double lik[TIER__SD_MAX_BRK][TIER__SD_MAX_BRK][TIER__SD_POP_GRID];
+	double total = 0;
+	unsigned kp, kc, g, it;
+
+	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, rate);
+	if (!nprev || !nbrk)
+		return false;
+	for (kp = 1; kp <= nprev; kp++)
+		for (kc = 1; kc <= nbrk; kc++)
+			total += (double)count[kp][kc];
+	if (total < TIER__SD_POP_MIN)
+		return false;
+	/* Each pair's likelihood at each rate, given written in both rounds
+	 * (by the last round's end and by this one's latest read). */
+	for (g = 0; g < TIER__SD_POP_GRID; g++) {
+		double r = 0.1 * pow(1e4, (double)g / (TIER__SD_POP_GRID - 1));
+		double both = -expm1(-r * prev_brk_us[nprev - 1] / 1e6) *
+			      -expm1(-r * brk_us[nbrk - 1] / 1e6);
+
+		grid[g] = r;
+		w[g] = 1.0 / TIER__SD_POP_GRID;
+		for (kp = 1; kp <= nprev; kp++)
+			for (kc = 1; kc <= nbrk; kc++)
+				lik[kp - 1][kc - 1][g] = both > 0 ? bracket_p(prev_brk_us, kp - 1, r) *
+									    bracket_p(brk_us, kc - 1, r) / both
+								  : 0;
+	}
+	/* EM for the mixture's weights. */
+	for (it = 0; it < 500; it++) {
+		double change = 0;
+
+		for (g = 0; g < TIER__SD_POP_GRID; g++)
+			acc[g] = 0;
+		for (kp = 1; kp <= nprev; kp++)
+			for (kc = 1; kc <= nbrk; kc++) {
+				const double *l = lik[kp - 1][kc - 1];
+				double z = 0;
+
+				if (!count[kp][kc])
+					continue;
+				for (g = 0; g < TIER__SD_POP_GRID; g++)
+					z += w[g] * l[g];
+				if (z <= 0)
+					continue;
+				for (g = 0; g < TIER__SD_POP_GRID; g++)
+					acc[g] += (double)count[kp][kc] * w[g] * l[g] / z;
+			}
+		for (g = 0; g < TIER__SD_POP_GRID; g++) {
+			double nw = acc[g] / total;
+
+			change += fabs(nw - w[g]);
+			w[g] = nw;
+		}
+		if (change < 1e-7)
+			break;
+	}
+	/* Each pair's posterior mean rate. */
+	for (kp = 1; kp <= nprev; kp++)
+		for (kc = 1; kc <= nbrk; kc++) {
+			const double *l = lik[kp - 1][kc - 1];
+			double z = 0, m = 0;
+
+			for (g = 0; g < TIER__SD_POP_GRID; g++) {
+				z += w[g] * l[g];
+				m += w[g] * l[g] * grid[g];
+			}
+			if (z > 0 && m / z < rate[kp][kc])
+				rate[kp][kc] = m / z;
+		}
+	return true;
+}

@@ -465,18 +465,18 @@ static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t en
 	o->interval_us = iv;
 }
 
-/* Adds tg's picture to the one being built, address order: the pages
- * written in the last round or in this one, each at the rate of its two
- * brackets (tier__sd_rate_table()); at the round's end (last), the pages this round
- * saw written alone. */
-static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
+/* The pages of tg written in the last round or in this one, address
+ * order, in pieces over which neither round's bracket changes: f(ctx,
+ * start, end, kp, kc), kp and kc the brackets + 1 (0: not written in that
+ * round). */
+typedef void pair_fn(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc);
+
+static void walk_pairs(const struct sd_target *tg, pair_fn *f, void *ctx)
 {
-	double (*rate)[SD_MAX_BRK + 1] = t->rate;
 	const struct sd_runs *sn = &tg->seen, *pv = &tg->prev;
 	size_t i = 0, j = 0, np = pv->n;
 	uint64_t pos = 0;
 
-	tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk, rate);
 	while (i < sn->n || j < np) {
 		uint64_t ss = i < sn->n ? sn->v[i].start : UINT64_MAX;
 		uint64_t ps = j < np ? pv->v[j].start : UINT64_MAX;
@@ -494,25 +494,62 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 
 			e = pe < e ? pe : e;
 		}
-		/* A page written in both rounds stands on two draws: the
-		 * policy's rate at once (TIER_OBS_STANDING); one round alone is a
-		 * single draw (a page written 5.7 times a second is first
-		 * written within 20 ms in one round in nine: in the guest's
-		 * scattered bench, 27,000 pages of the 5.7/s rest moved up
-		 * after the first round when every rate stood), and a page
-		 * not seen yet this round may have changed. */
-		if (in_s || (in_p && !last)) {
-			double r = rate[in_p ? pv->v[j].k + 1 : 0][in_s ? sn->v[i].k + 1 : 0];
-
-			if (r >= SD_PIC_MIN_RATE)
-				pic_add(t, tg->pid, x, e, r, in_p && in_s);
-		}
+		if (in_s || in_p)
+			f(ctx, x, e, in_p ? pv->v[j].k + 1 : 0, in_s ? sn->v[i].k + 1 : 0);
 		pos = e;
 		if (i < sn->n && sn->v[i].end <= pos)
 			i++;
 		if (j < np && pv->v[j].end <= pos)
 			j++;
 	}
+}
+
+/* Pages per pair of brackets, of those written in both rounds. */
+static void count_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
+{
+	uint64_t (*count)[SD_MAX_BRK + 1] = ctx;
+
+	if (kp && kc)
+		count[kp][kc] += (end - start) >> 12;
+}
+
+struct pic_ctx {
+	struct sd_tracker *t;
+	const struct sd_target *tg;
+	bool last;
+};
+
+/* A piece of the picture. A page written in both rounds stands on two
+ * draws: the policy's rate at once (TIER_OBS_STANDING); one round alone
+ * is a single draw (a page written 5.7 times a second is first written
+ * within 20 ms in one round in nine: in the guest's scattered bench,
+ * 27,000 pages of the 5.7/s rest moved up after the first round when
+ * every rate stood), and a page not seen yet this round may have
+ * changed. */
+static void pic_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
+{
+	struct pic_ctx *pc = ctx;
+	double r = pc->t->rate[kp][kc];
+
+	if ((kc || !pc->last) && r >= SD_PIC_MIN_RATE)
+		pic_add(pc->t, pc->tg->pid, start, end, r, kp && kc);
+}
+
+/* Adds tg's picture to the one being built, address order: the pages
+ * written in the last round or in this one, each at the rate of its two
+ * brackets (tier__sd_rate_table_pop(): the pages written in both rounds
+ * as draws of one population); at the round's end (last), the pages this
+ * round saw written alone. */
+static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
+{
+	uint64_t count[SD_MAX_BRK + 1][SD_MAX_BRK + 1];
+	struct pic_ctx pc = { t, tg, last };
+
+	memset(count, 0, sizeof(count));
+	walk_pairs(tg, count_pair, count);
+	tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+				(const uint64_t(*)[SD_MAX_BRK + 1])count, t->rate);
+	walk_pairs(tg, pic_pair, &pc);
 }
 
 
