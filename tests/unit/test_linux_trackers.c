@@ -27,6 +27,7 @@
 #include "backend/linux/maps.h"
 #include "backend/linux/clock.h"
 #include "backend/linux/schedstat.h"
+#include "backend/linux/softdirty_picture.h"
 #include "backend/linux/softdirty_rate.h"
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
@@ -2125,6 +2126,73 @@ static void test_softdirty_rate_population(void **state)
 					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
 }
 
+/* The picture of a target whose pages fell in each pair of brackets as
+ * the bench's population gives them (one run per pair): the pages written
+ * 20-60 ms after both clears read 27.5/s while the last round was the
+ * process's first, and as the population's cold pages once its rounds
+ * are alike (steady); the hot pages' pair keeps the first read's bound. */
+static void test_softdirty_picture_population(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
+	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double r[] = { 5, 245 }, n[] = { 139000, 24500 };
+	struct tier__sd_runs seen = { 0 }, prev = { 0 };
+	struct tier__sd_pic pic = { 0 };
+	struct tier__sd_rounds rounds = {
+		.pid = 100, .seen = &seen, .prev = &prev,
+		.brk_us = brk, .prev_brk_us = brk, .nbrk = 4, .nprev_brk = 4,
+	};
+	uint64_t at = 0x10000000, cell22 = 0, cell11 = 0;
+	unsigned kp, kc, steady;
+	size_t i;
+
+	(void)state;
+	pop_counts(brk, r, n, 2, count);
+	seen.cap = prev.cap = 16;
+	seen.v = calloc(16, sizeof(*seen.v));
+	prev.v = calloc(16, sizeof(*prev.v));
+	assert_non_null(seen.v);
+	assert_non_null(prev.v);
+	for (kp = 1; kp <= 4; kp++)
+		for (kc = 1; kc <= 4; kc++) {
+			uint64_t end = at + (count[kp][kc] << 12);
+
+			prev.v[prev.n++] = (struct tier__sd_run){ at, end, kp - 1 };
+			seen.v[seen.n++] = (struct tier__sd_run){ at, end, kc - 1 };
+			if (kp == 2 && kc == 2)
+				cell22 = at;
+			if (kp == 1 && kc == 1)
+				cell11 = at;
+			at = end;
+		}
+	for (steady = 0; steady < 2; steady++) {
+		double r22 = 0, r11 = 0;
+
+		rounds.steady = steady;
+		pic.n = 0;
+		tier__sd_picture(&pic, &rounds, false, rate);
+		for (i = 0; i < pic.n; i++) {
+			/* a run's rate: 1 write in 2 checks over interval_us */
+			double ri = 2 * log(2) / (pic.v[i].interval_us / 1e6);
+
+			assert_true(pic.v[i].write == TIER_OBS_STANDING);
+			if (pic.v[i].start <= cell22 && cell22 < pic.v[i].end)
+				r22 = ri;
+			if (pic.v[i].start <= cell11 && cell11 < pic.v[i].end)
+				r11 = ri;
+		}
+		assert_true(r11 > 30);
+		if (steady)
+			assert_true(r22 > 3 && r22 < 10);
+		else
+			assert_true(fabs(r22 - log(3) / 0.04) < 0.5);
+	}
+	free(seen.v);
+	free(prev.v);
+	free(pic.v);
+}
+
 /* What the tracker says its reads were dated by: schedstat where the
  * writer's threads have it; the wall clock where its task directory
  * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
@@ -3152,6 +3220,7 @@ int main(void)
 		cmocka_unit_test(test_waits_cpu_clock),
 		cmocka_unit_test(test_softdirty_writer_time),
 		cmocka_unit_test(test_softdirty_rate_population),
+		cmocka_unit_test(test_softdirty_picture_population),
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),

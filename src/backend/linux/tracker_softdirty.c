@@ -44,7 +44,8 @@
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
- * is over, the pages it saw written. Pages at under SD_PIC_MIN_RATE are
+ * is over, the pages it saw written (softdirty_picture.c). Pages at under
+ * TIER__SD_PIC_MIN_RATE are
  * left out: far below what a move must pay for, their standing estimate
  * would add nothing to a DAMON region's rate, and, first written at
  * scattered times, they would part the picture into runs of a page or two,
@@ -56,7 +57,7 @@
  * seconds (with one report a round, a page written 100 times a second read
  * 35/s in the step after its round's first read and under 4/s two steps
  * later). Each run's rate r goes as one write in two checks over
- * 2 ln 2 / r (SD_CHECKS): what a Poisson process at r leaves, which the
+ * 2 ln 2 / r (TIER__SD_CHECKS): what a Poisson process at r leaves, which the
  * policy's reading (-ln(1 - count/max) * max over interval_us, core/ops.h)
  * turns back into r.
  *
@@ -100,6 +101,7 @@
 #include <unistd.h>
 
 #include "backend/linux/schedstat.h"
+#include "backend/linux/softdirty_picture.h"
 #include "backend/linux/softdirty_rate.h"
 #include "backend/linux/softdirty_scan.h"
 #include "backend/linux/sysfs.h"
@@ -121,27 +123,6 @@
 #define SD_SEEN_MAX	4u		/* ... at most this many times the calibration's */
 #define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
 #define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
-#define SD_PICTURE_MAX	(1u << 20)	/* runs in the picture */
-#define SD_PIC_MIN_RATE	2.0		/* ... at this rate (/s) or more */
-#define SD_CHECKS	2u		/* a run's rate: 1 write in SD_CHECKS checks */
-
-/* A run of pages first seen written at the same read of a round: in its
- * bracket k, between that read and the one before. */
-struct sd_run {
-	uint64_t start, end;
-	unsigned k;
-};
-
-struct sd_runs {
-	struct sd_run *v;
-	size_t n, cap;
-};
-
-/* Observations: the picture, and the one being built. */
-struct sd_pic {
-	struct tier_linux_addr_obs *v;
-	size_t n, cap;
-};
 
 struct sd_target {
 	pid_t pid;
@@ -160,12 +141,13 @@ struct sd_target {
 	/* the share of the wall clock its busiest thread wants a CPU, at
 	 * its last clear (tier_linux_runnable_share(); 0: not known) */
 	double duty;
-	struct sd_runs seen;		/* written this round, address order */
-	struct sd_runs prev;		/* written in the last whole round */
+	struct tier__sd_runs seen;		/* written this round, address order */
+	struct tier__sd_runs prev;		/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
 	uint64_t prev_wall_us[SD_MAX_BRK];
 	uint64_t prev_ran_us[SD_MAX_BRK];
 	unsigned nprev_brk;
+	unsigned whole_rounds;		/* rounds ended since it became a target */
 	bool cleared;
 };
 
@@ -183,7 +165,7 @@ struct sd_tracker {
 	/* under lock: what set_targets() asked for, what the thread saw */
 	pid_t *want;
 	size_t nr_want;
-	struct sd_pic pic;		/* the latest picture (empty while collect() reads it) */
+	struct tier__sd_pic pic;		/* the latest picture (empty while collect() reads it) */
 	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
 	size_t nr_read, cap_read;
 	uint64_t pic_gen;		/* pictures made */
@@ -199,10 +181,10 @@ struct sd_tracker {
 	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
 	/* a read in progress */
 	struct tier__sd_scan scan;	/* a target's dirty runs (softdirty_scan.h) */
-	struct sd_runs next;		/* a target's seen runs, rebuilt */
+	struct tier__sd_runs next;		/* a target's seen runs, rebuilt */
 	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
 	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
-	struct sd_pic build;		/* the next picture */
+	struct tier__sd_pic build;		/* the next picture */
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -363,201 +345,28 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 	return 0;
 }
 
-static bool runs_add(struct sd_runs *r, uint64_t start, uint64_t end, unsigned k)
-{
-	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].k == k) {
-		r->v[r->n - 1].end = end;
-		return true;
-	}
-	if (r->n == r->cap) {
-		size_t nc = r->cap ? 2 * r->cap : 64;
-		struct sd_run *nv = realloc(r->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return false;
-		r->v = nv;
-		r->cap = nc;
-	}
-	r->v[r->n++] = (struct sd_run){ start, end, k };
-	return true;
-}
-
-/* tg's seen runs from a read's dirty extents (scan[], address order): the
- * pages seen before keep their bracket, the others are new in bracket k. The
- * bits only get set within a round, so the scan holds every page seen
- * before (but for one unmapped since: gone). */
-static int seen_update(struct sd_tracker *t, struct sd_target *tg, unsigned k_new)
-{
-	const struct sd_runs *old = &tg->seen;
-	struct sd_runs swap;
-	size_t i, k = 0;
-
-	t->next.n = 0;
-	for (i = 0; i < t->scan.n; i++) {
-		uint64_t a = t->scan.v[i].start, e = t->scan.v[i].end;
-
-		while (a < e) {
-			uint64_t b;
-
-			while (k < old->n && old->v[k].end <= a)
-				k++;
-			if (k == old->n || old->v[k].start >= e) {
-				if (!runs_add(&t->next, a, e, k_new))
-					return -ENOMEM;
-				break;
-			}
-			if (old->v[k].start > a) {
-				if (!runs_add(&t->next, a, old->v[k].start, k_new))
-					return -ENOMEM;
-				a = old->v[k].start;
-			}
-			b = old->v[k].end < e ? old->v[k].end : e;
-			if (!runs_add(&t->next, a, b, old->v[k].k))
-				return -ENOMEM;
-			a = b;
-		}
-	}
-	swap = tg->seen;
-	tg->seen = t->next;
-	t->next = swap;
-	return 0;
-}
-
-/* A run of the picture at rate; standing: the rate stands on both rounds
- * (TIER_OBS_STANDING, core/ops.h). */
-static void pic_add(struct sd_tracker *t, pid_t pid, uint64_t start, uint64_t end, double rate,
-		    bool standing)
-{
-	struct tier_linux_addr_obs *o;
-	double win = -log(1.0 - 1.0 / SD_CHECKS) * SD_CHECKS / rate * 1e6;
-	uint32_t iv = win >= UINT32_MAX ? UINT32_MAX : win < 1 ? 1 : (uint32_t)win;
-
-	if (t->build.n) {
-		o = &t->build.v[t->build.n - 1];
-		if (o->pid == pid && o->end == start && o->interval_us == iv &&
-		    o->write == (standing ? TIER_OBS_STANDING : 0)) {
-			o->end = end;
-			return;
-		}
-	}
-	if (t->build.n == t->build.cap) {
-		size_t nc = t->build.cap ? 2 * t->build.cap : 256;
-		struct tier_linux_addr_obs *nv;
-
-		if (nc > SD_PICTURE_MAX || !(nv = realloc(t->build.v, nc * sizeof(*nv)))) {
-			pthread_mutex_lock(&t->lock);
-			t->stats.dropped++;
-			pthread_mutex_unlock(&t->lock);
-			return;
-		}
-		t->build.v = nv;
-		t->build.cap = nc;
-	}
-	o = &t->build.v[t->build.n++];
-	memset(o, 0, sizeof(*o));
-	o->pid = pid;
-	o->start = start;
-	o->end = end;
-	o->kind = TIER_OBS_WRITTEN;
-	o->write = standing ? TIER_OBS_STANDING : 0;
-	o->count = 1;
-	o->max = SD_CHECKS;
-	o->interval_us = iv;
-}
-
-/* The pages of tg written in the last round or in this one, address
- * order, in pieces over which neither round's bracket changes: f(ctx,
- * start, end, kp, kc), kp and kc the brackets + 1 (0: not written in that
- * round). */
-typedef void pair_fn(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc);
-
-static void walk_pairs(const struct sd_target *tg, pair_fn *f, void *ctx)
-{
-	const struct sd_runs *sn = &tg->seen, *pv = &tg->prev;
-	size_t i = 0, j = 0, np = pv->n;
-	uint64_t pos = 0;
-
-	while (i < sn->n || j < np) {
-		uint64_t ss = i < sn->n ? sn->v[i].start : UINT64_MAX;
-		uint64_t ps = j < np ? pv->v[j].start : UINT64_MAX;
-		uint64_t x = ss < ps ? ss : ps, e = UINT64_MAX;
-		bool in_s, in_p;
-
-		if (x < pos)
-			x = pos;
-		in_s = i < sn->n && sn->v[i].start <= x;
-		in_p = j < np && pv->v[j].start <= x;
-		if (in_s || i < sn->n)
-			e = in_s ? sn->v[i].end : sn->v[i].start;
-		if (j < np) {
-			uint64_t pe = in_p ? pv->v[j].end : pv->v[j].start;
-
-			e = pe < e ? pe : e;
-		}
-		if (in_s || in_p)
-			f(ctx, x, e, in_p ? pv->v[j].k + 1 : 0, in_s ? sn->v[i].k + 1 : 0);
-		pos = e;
-		if (i < sn->n && sn->v[i].end <= pos)
-			i++;
-		if (j < np && pv->v[j].end <= pos)
-			j++;
-	}
-}
-
-/* Pages per pair of brackets, of those written in both rounds. */
-static void count_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
-{
-	uint64_t (*count)[SD_MAX_BRK + 1] = ctx;
-
-	if (kp && kc)
-		count[kp][kc] += (end - start) >> 12;
-}
-
-struct pic_ctx {
-	struct sd_tracker *t;
-	const struct sd_target *tg;
-	bool last;
-};
-
-/* A piece of the picture. A page written in both rounds stands on two
- * draws: the policy's rate at once (TIER_OBS_STANDING); one round alone
- * is a single draw (a page written 5.7 times a second is first written
- * within 20 ms in one round in nine: in the guest's scattered bench,
- * 27,000 pages of the 5.7/s rest moved up after the first round when
- * every rate stood), and a page not seen yet this round may have
- * changed. */
-static void pic_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
-{
-	struct pic_ctx *pc = ctx;
-	double r = pc->t->rate[kp][kc];
-
-	if ((kc || !pc->last) && r >= SD_PIC_MIN_RATE)
-		pic_add(pc->t, pc->tg->pid, start, end, r, kp && kc);
-}
-
-/* Adds tg's picture to the one being built, address order: the pages
- * written in the last round or in this one, each at the rate of its two
- * brackets (tier__sd_rate_table_pop(): the pages written in both rounds
- * as draws of one population); at the round's end (last), the pages this
- * round saw written alone. */
+/* tg's picture, added to the one being built (softdirty_picture.h). */
 static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
-	uint64_t count[SD_MAX_BRK + 1][SD_MAX_BRK + 1];
-	struct pic_ctx pc = { t, tg, last };
+	const struct tier__sd_rounds r = {
+		.pid = tg->pid,
+		.seen = &tg->seen,
+		.prev = &tg->prev,
+		.brk_us = tg->brk_us,
+		.prev_brk_us = tg->prev_brk_us,
+		.nbrk = tg->nbrk,
+		.nprev_brk = tg->nprev_brk,
+		.steady = tg->whole_rounds >= 2,
+	};
 
-	memset(count, 0, sizeof(count));
-	walk_pairs(tg, count_pair, count);
-	tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-				(const uint64_t(*)[SD_MAX_BRK + 1])count, t->rate);
-	walk_pairs(tg, pic_pair, &pc);
+	tier__sd_picture(&t->build, &r, last, t->rate);
 }
-
 
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
 	uint64_t dirty_pages = 0;
-	struct sd_pic swap;
+	struct tier__sd_pic swap;
 	size_t i, k;
 	int ret;
 
@@ -654,7 +463,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		tg->brk_us[tg->nbrk - 1] = at;
 		tg->wall_us[tg->nbrk - 1] = wall;
 		tg->ran_us[tg->nbrk - 1] = ran_us;
-		if (seen_update(t, tg, tg->nbrk - 1))
+		if (tier__sd_seen_update(&tg->seen, &t->next, &t->scan, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
 		picture_target(t, tg, last);
 		if (!last)
@@ -666,7 +475,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		if (tg->cpu_page_ns)
 			tg->fault_ns_seen = tg->cpu_page_ns;
 		{
-			struct sd_runs r = tg->prev;
+			struct tier__sd_runs r = tg->prev;
 
 			tg->prev = tg->seen;
 			tg->seen = r;
@@ -675,6 +484,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			memcpy(tg->prev_wall_us, tg->wall_us, sizeof(tg->wall_us));
 			memcpy(tg->prev_ran_us, tg->ran_us, sizeof(tg->ran_us));
 			tg->nprev_brk = tg->nbrk;
+			tg->whole_rounds++;
 		}
 	}
 	pthread_mutex_lock(&t->lock);
@@ -690,6 +500,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	for (k = 0; k < t->nr_tg && k < t->cap_read; k++)
 		if (t->tg[k].nbrk || t->tg[k].nprev_brk)
 			t->read[t->nr_read++] = t->tg[k].pid;
+	t->stats.dropped += t->build.dropped;
+	t->build.dropped = 0;
 	swap = t->pic;
 	t->pic = t->build;
 	t->build = swap;
@@ -950,7 +762,7 @@ static int sd_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_e
 static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
-	struct sd_pic p;
+	struct tier__sd_pic p;
 	uint64_t gen;
 	int ret;
 
