@@ -12,8 +12,11 @@
  * empty, what spaces them:
  * - a step's steady cost (the least of the last TIERD_PACE_WINDOW steps,
  *   the first left out, without the CPU its page moves took; none until
- *   two steps after the first are known): the next step
- *   waits steady cost / share from the last one's start. Moves are left out
+ *   two steps after the first are known): after a step that moved no
+ *   page, the next step waits steady cost / share from its start (after
+ *   one that moved pages, the debt alone spaces the next: its moves
+ *   change what the trackers see, and the rest of a hot set being placed
+ *   shows in the next picture). Moves are left out
  *   because they are work the data asks for, bounded by the migration
  *   budget, not a cost of looking: a step that moved 50 MiB must not stretch
  *   the spacing of the steps after it, which may move nothing;
