@@ -2081,8 +2081,9 @@ static void pop_counts(const uint64_t *brk, const double *r, const double *n, si
 }
 
 /* The pages written in both rounds are draws of one population: where
- * most are cold (the guest bench: 139,000 pages at 5/s, 24,500 at 245/s,
- * reads 20, 60 and 200 ms after the clear, rounds of 33 s), a page first
+ * most are cold (a GUPS array: 139,000 pages at 5/s, 24,500 at 245/s;
+ * reads 20, 60 and 200 ms of the writer's time after the clear, as with
+ * faults of about 1 us; rounds of 33 s), a page first
  * written 20-60 ms after both clears is one of them (27.5/s alone, under
  * the 10/s a move must pay for with its population) while the hot ones,
  * within 20 ms in both, keep the first read's bound; a population all
@@ -2127,7 +2128,7 @@ static void test_softdirty_rate_population(void **state)
 }
 
 /* The picture of a target whose pages fell in each pair of brackets as
- * the bench's population gives them (one run per pair): the pages written
+ * that population gives them (one run per pair): the pages written
  * 20-60 ms after both clears read 27.5/s while the last round was the
  * process's first, and as the population's cold pages once its rounds
  * are alike (steady); the hot pages' pair keeps the first read's bound. */

@@ -24,10 +24,12 @@ void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint
 /* The pages written in both rounds (TIER_OBS_STANDING: the policy acts on
  * them at once) are many draws of one population: most of a large
  * process's written pages are seldom written, and at 5 writes a second a
- * page is first written within 60 ms of both clears in one round in 15 -
- * 9,400 of the guest bench's 139,000 cold pages each round, at 27.5/s by
- * the table above, above the 10/s a move must pay for, a new set every
- * round. So where at least TIER__SD_POP_MIN pages were written in both
+ * page is first written within 60 ms of the writer's time after both
+ * clears in one round in 15 - 9,400 of a GUPS array's 139,000 pages at
+ * 5/s each round, up to 27.5/s by the table above, above the 10/s a move
+ * must pay for, a new set every round (reads at 20, 60 and 200 ms; under
+ * QEMU's TCG, whose faults the writer's time leaves out, they come at
+ * 2-10 ms, and few cold pages share a pair with no hot pages). So where at least TIER__SD_POP_MIN pages were written in both
  * rounds, their rates are the mean a page of each pair of brackets has
  * under the rates' distribution over those pages, fitted to how many
  * fell in each pair (count[kp][kc], pages; empirical Bayes: a mixture
@@ -35,7 +37,7 @@ void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint
  * pair's likelihood given the page was written in both rounds) where
  * that is lower than the table's. A page of a population that is mostly
  * cold reads cold where its brackets are what cold pages often give
- * (27.5/s -> 5.5/s for the bench's pages first written 20-60 ms after
+ * (27.5/s -> 5.5/s for that array's pages first written 20-60 ms after
  * both clears), and hot where only hot pages give them (within 20 ms in
  * both); a population that is all warm keeps its warm rates. Never
  * higher than the table's: a page the table leaves out of the picture
