@@ -1828,6 +1828,19 @@ static void test_waits(void **state)
 	assert_false(a.cpu_clock);
 }
 
+/* proc/PID/task/PID under t: a process of one thread, no files. */
+static void mkdir_task(const struct tmp *t, pid_t pid)
+{
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
+	mkdir_in(t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task", (int)pid);
+	mkdir_in(t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid);
+	mkdir_in(t, rel);
+}
+
 /* A kernel without CONFIG_SCHED_INFO: threads listed, none with a
  * schedstat file - the process's CPU clock stands in, all its threads'
  * time on a CPU, its waits unknown; a process gone leaves nothing. */
@@ -1844,12 +1857,7 @@ static void test_waits_cpu_clock(void **state)
 
 	(void)state;
 	tmp_init(&t, "pagemap");
-	snprintf(rel, sizeof(rel), "proc/%d", (int)me);
-	mkdir_in(&t, rel);
-	snprintf(rel, sizeof(rel), "proc/%d/task", (int)me);
-	mkdir_in(&t, rel);
-	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)me, (int)me);
-	mkdir_in(&t, rel);
+	mkdir_task(&t, me);
 	assert_int_equal(tier_linux_waits_read(t.proc, me, &a), 0);
 	assert_true(a.cpu_clock);
 	assert_int_equal(a.n, 1);
@@ -1882,12 +1890,7 @@ static void test_waits_cpu_clock(void **state)
 	if (!gone)
 		_exit(0);
 	assert_int_equal(waitpid(gone, NULL, 0), gone);
-	snprintf(rel, sizeof(rel), "proc/%d", (int)gone);
-	mkdir_in(&t, rel);
-	snprintf(rel, sizeof(rel), "proc/%d/task", (int)gone);
-	mkdir_in(&t, rel);
-	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)gone, (int)gone);
-	mkdir_in(&t, rel);
+	mkdir_task(&t, gone);
 	assert_int_equal(tier_linux_waits_read(t.proc, gone, &a), 0);
 	assert_int_equal(a.n, 0);
 	assert_false(a.cpu_clock);
