@@ -45,9 +45,9 @@
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
  * is over, the pages it saw written (softdirty_picture.c). Pages at under
- * TIER__SD_PIC_MIN_RATE are
- * left out: far below what a move must pay for, their standing estimate
- * would add nothing to a DAMON region's rate, and, first written at
+ * TIER__SD_PIC_MIN_RATE are left out: far below what a move must pay
+ * for, their standing estimate would add nothing to a DAMON region's
+ * rate, and, first written at
  * scattered times, they would part the picture into runs of a page or two,
  * and a step's CPU grows with the picture's runs (in the sid guest, at
  * 85,000-130,000 runs, 400-550 ms a step, and the steps 11-40 s apart).
@@ -141,8 +141,8 @@ struct sd_target {
 	/* the share of the wall clock its busiest thread wants a CPU, at
 	 * its last clear (tier_linux_runnable_share(); 0: not known) */
 	double duty;
-	struct tier__sd_runs seen;		/* written this round, address order */
-	struct tier__sd_runs prev;		/* written in the last whole round */
+	struct tier__sd_runs seen;	/* written this round, address order */
+	struct tier__sd_runs prev;	/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
 	uint64_t prev_wall_us[SD_MAX_BRK];
 	uint64_t prev_ran_us[SD_MAX_BRK];
@@ -165,7 +165,7 @@ struct sd_tracker {
 	/* under lock: what set_targets() asked for, what the thread saw */
 	pid_t *want;
 	size_t nr_want;
-	struct tier__sd_pic pic;		/* the latest picture (empty while collect() reads it) */
+	struct tier__sd_pic pic;	/* the latest picture (empty while collect() reads it) */
 	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
 	size_t nr_read, cap_read;
 	uint64_t pic_gen;		/* pictures made */
@@ -181,10 +181,10 @@ struct sd_tracker {
 	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
 	/* a read in progress */
 	struct tier__sd_scan scan;	/* a target's dirty runs (softdirty_scan.h) */
-	struct tier__sd_runs next;		/* a target's seen runs, rebuilt */
+	struct tier__sd_runs next;	/* a target's seen runs, rebuilt */
 	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
 	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
-	struct tier__sd_pic build;		/* the next picture */
+	struct tier__sd_pic build;	/* the next picture */
 };
 
 static bool smaps_has_soft_dirty(const char *path)
