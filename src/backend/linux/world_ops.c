@@ -46,23 +46,17 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 
 /* Once, and again when it changes: soft-dirty dating writes by less than
  * the writer's runs and waits per thread (docs/linux-trackers.md). */
-static void say_writer_time(struct linux_backend *lb)
+static void say_writer_time(struct linux_backend *lb, const struct tier_linux_tracker_stats *ts)
 {
-	struct tier_linux_tracker_stats ts;
-
-	if (!lb->trk->stats)
+	if (ts->writer_time == TIER_LINUX_WT_UNKNOWN || ts->writer_time == lb->writer_time_said)
 		return;
-	memset(&ts, 0, sizeof(ts));
-	lb->trk->stats(lb->trk_priv, &ts);
-	if (ts.writer_time == TIER_LINUX_WT_UNKNOWN || ts.writer_time == lb->writer_time_said)
-		return;
-	if (ts.writer_time == TIER_LINUX_WT_CPU_CLOCK)
+	if (ts->writer_time == TIER_LINUX_WT_CPU_CLOCK)
 		tier__lw_say(lb, LOG_INFO,
 			     "tracker %s: no per-thread scheduler statistics "
 			     "(/proc/PID/task/TID/schedstat; kernel without CONFIG_SCHED_INFO): "
 			     "writes dated by the writer's CPU clock, its waits for a CPU unknown",
 			     lb->trk->name);
-	else if (ts.writer_time == TIER_LINUX_WT_WALL)
+	else if (ts->writer_time == TIER_LINUX_WT_WALL)
 		tier__lw_say(lb, LOG_WARNING,
 			     "tracker %s: neither per-thread scheduler statistics nor the "
 			     "writer's CPU clock readable: writes dated by the wall clock less the "
@@ -71,7 +65,7 @@ static void say_writer_time(struct linux_backend *lb)
 	else if (lb->writer_time_said != TIER_LINUX_WT_UNKNOWN)
 		tier__lw_say(lb, LOG_INFO, "tracker %s: writes dated by schedstat again",
 			     lb->trk->name);
-	lb->writer_time_said = ts.writer_time;
+	lb->writer_time_said = ts->writer_time;
 }
 
 int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, size_t),
@@ -79,15 +73,19 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 {
 	struct linux_backend *lb = priv;
 	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
+	struct tier_linux_tracker_stats ts;
 	uint64_t cpu0 = tier_linux_thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
 
 	lb->tracker_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 	tier__lw_upkeep(lb, false);
-	say_writer_time(lb);
+	/* The tracker's figures, read once for what is said below. */
+	memset(&ts, 0, sizeof(ts));
+	if (lb->trk->stats)
+		lb->trk->stats(lb->trk_priv, &ts);
+	say_writer_time(lb, &ts);
 
 	if (lb->log_level >= LOG_DEBUG) {
-		struct tier_linux_tracker_stats ts;
 		char line[512] = "";
 		size_t k, off = 0;
 
@@ -96,9 +94,6 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 						" pid %d: %llu ranges, %llu KiB accessed;", (int)cc.pid[k],
 						(unsigned long long)cc.obs[k],
 						(unsigned long long)cc.accessed_kib[k]);
-		memset(&ts, 0, sizeof(ts));
-		if (lb->trk->stats)
-			lb->trk->stats(lb->trk_priv, &ts);
 		if ((ts.collect_damon_ns || ts.collect_sd_ns) && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
 				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms",
