@@ -44,7 +44,7 @@
 #include "tierd/cgroups.h"
 #include "tierd/daemon.h"
 #include "tierd/heatmap.h"
-#include "tierd/pace.h"
+#include "core/pace.h"
 #include "tierd/history.h"
 #include "tierd/log.h"
 #include "tierd/metrics.h"
@@ -153,7 +153,7 @@ struct tierd {
 	uint64_t step_cpu_us;		/* the step thread's CPU in steps, all told */
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
-	struct tierd_pace pace;		/* the steps' CPU share (pace.h) */
+	struct tier_pace pace;		/* the steps' CPU share (pace.h) */
 	uint64_t next_resume_us;	/* a resume is due then; 0: none */
 	uint64_t resumes;		/* resumes that ran */
 	/* control groups: set at run time (tierctl cgroup set), and in force */

@@ -109,7 +109,7 @@ static void schedule_resume(struct tierd *d, uint64_t next_step)
 	d->next_resume_us = 0;
 	/* A simulated machine's steps come at every interval already. */
 	if (d->args->machine || !tier_loop_held_back(&d->loop) ||
-	    !tierd_pace_may_resume(&d->pace, share ? share : 1))
+	    !tier_pace_may_resume(&d->pace, share ? share : 1))
 		return;
 	if (gap < RESUME_GAP_US)
 		gap = RESUME_GAP_US;
@@ -149,7 +149,7 @@ uint64_t tierd_step(struct tierd *d)
 	tierd_metrics_step(d, tier_linux_now_us() - now);
 	atomic_store(&d->step_started_us, 0);
 	next = now + d->cfg.interval_ms * 1000;
-	/* The CPU share (tierd/pace.h): steps are spaced by what they cost
+	/* The CPU share (core/pace.h): steps are spaced by what they cost
 	 * without their moves, a bucket of 40 s of the share absorbs bursts
 	 * (the moves a new hot set asks for, a step at start), and a debt is
 	 * paid off in pauses of at most 2 s while within the bucket's size, so
@@ -168,7 +168,7 @@ uint64_t tierd_step(struct tierd *d)
 		unsigned share = tierd_step_share_milli(d);
 		double moves = after.move_cpu_seconds - before.move_cpu_seconds;
 
-		d->next_step_us = tierd_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
+		d->next_step_us = tier_pace_step(&d->pace, now, tier_linux_now_us(), cpu0,
 						  moves > 0 ? (uint64_t)(moves * 1e6) : 0,
 						  share ? share : 1);
 	}
@@ -208,7 +208,7 @@ uint64_t tierd_resume(struct tierd *d)
 	if (!d->args->machine) {
 		unsigned share = tierd_step_share_milli(d);
 
-		next = tierd_pace_resume(&d->pace, tier_linux_now_us(), cpu0, share ? share : 1);
+		next = tier_pace_resume(&d->pace, tier_linux_now_us(), cpu0, share ? share : 1);
 		if (next > d->next_step_us)
 			d->next_step_us = next;
 	}

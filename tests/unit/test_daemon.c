@@ -392,14 +392,14 @@ static void test_socket_answers_during_step(void **state)
 
 /* Steps of the same cost, n of them, each begun when the last one said:
  * their CPU in all; *quick counts those followed by less than 1 s of pause. */
-static uint64_t pace_run(struct tierd_pace *p, uint64_t *now, int n, uint64_t wall,
+static uint64_t pace_run(struct tier_pace *p, uint64_t *now, int n, uint64_t wall,
 			 uint64_t cpu, uint64_t moves, int *quick)
 {
 	uint64_t next;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		next = tierd_pace_step(p, *now, *now + wall, cpu, moves, 25);
+		next = tier_pace_step(p, *now, *now + wall, cpu, moves, 25);
 		if (quick && next - (*now + wall) < 1000000)
 			(*quick)++;
 		*now = next;
@@ -409,15 +409,15 @@ static uint64_t pace_run(struct tierd_pace *p, uint64_t *now, int n, uint64_t wa
 
 /* 10 ms steps until they are 400 ms apart (10 ms / 2.5%), none more than
  * the catch-up pause apart meanwhile: how many it took. */
-static int pace_until_steady(struct tierd_pace *p, uint64_t *now)
+static int pace_until_steady(struct tier_pace *p, uint64_t *now)
 {
 	uint64_t next, gap = 0;
 	int i;
 
 	for (i = 0; i < 200 && gap != 400000; i++) {
-		next = tierd_pace_step(p, *now, *now + 10000, 10000, 0, 25);
+		next = tier_pace_step(p, *now, *now + 10000, 10000, 0, 25);
 		gap = next - *now;
-		assert_true(gap <= 10000 + TIERD_PACE_MAX_CATCHUP_US);
+		assert_true(gap <= 10000 + TIER_PACE_MAX_CATCHUP_US);
 		*now = next;
 	}
 	assert_int_equal(gap, 400000);
@@ -430,14 +430,14 @@ static void assert_within_share(uint64_t cpu, uint64_t window, uint64_t step)
 	assert_true((double)cpu <= 0.025 * (double)(window + 2 * 40000000ull) + (double)step);
 }
 
-/* The steps' CPU share (tierd/pace.h): a one-off expensive first step
+/* The steps' CPU share (core/pace.h): a one-off expensive first step
  * (the catalogue) pauses the policy at most 2 s at a time; moves do not
  * stretch the steady spacing; a quiet spell buys a burst of at most the
  * bucket's size (40 s of the share); and the share holds over a long run,
  * for cheap steps, for expensive ones and for steps that keep moving. */
 static void test_pace_share(void **state)
 {
-	struct tierd_pace p = { 0 };
+	struct tier_pace p = { 0 };
 	uint64_t now = 1000000, next, cpu, t0;
 	const uint64_t size = 1000000;	/* 40 s of 2.5% */
 	int quick = 0, i;
@@ -445,7 +445,7 @@ static void test_pace_share(void **state)
 	(void)state;
 	/* A 3 s first step at 2.5%: a one-off, not charged: the next at
 	 * once, not 80 s (nor 2 s) later. */
-	next = tierd_pace_step(&p, now, now + 3000000, 3000000, 0, 25);
+	next = tier_pace_step(&p, now, now + 3000000, 3000000, 0, 25);
 	assert_int_equal(next, now + 3000000);
 	now = next;
 	/* Then 10 ms steps from a full bucket: back to back until about
@@ -455,15 +455,15 @@ static void test_pace_share(void **state)
 	assert_true(i >= (int)(size / 10000) && i <= (int)(size / 9750) + 3);
 	/* A 1 s step that moved pages right after: within the bucket's
 	 * size, paid in 2 s pauses, not at once (40 s). */
-	next = tierd_pace_step(&p, now, now + 1000000, 1000000, 990000, 25);
-	assert_int_equal(next - now, 1000000 + TIERD_PACE_MAX_CATCHUP_US);
+	next = tier_pace_step(&p, now, now + 1000000, 1000000, 990000, 25);
+	assert_int_equal(next - now, 1000000 + TIER_PACE_MAX_CATCHUP_US);
 	now = next;
 	assert_true(pace_until_steady(&p, &now) <= 30);
 	/* A step that moved pages (500 ms, 490 ms of it moves) does not
 	 * stretch the spacing: 2 s to the next (the debt's pause), not 20 s;
 	 * the steady 10 ms steps after it are 2 s apart until it is paid. */
-	next = tierd_pace_step(&p, now, now + 500000, 500000, 490000, 25);
-	assert_int_equal(next - now, 500000 + TIERD_PACE_MAX_CATCHUP_US);
+	next = tier_pace_step(&p, now, now + 500000, 500000, 490000, 25);
+	assert_int_equal(next - now, 500000 + TIER_PACE_MAX_CATCHUP_US);
 	now = next;
 	pace_until_steady(&p, &now);
 	/* Steps that keep moving (500 ms each, 490 ms of it moves): past the
@@ -489,7 +489,7 @@ static void test_pace_share(void **state)
 	assert_true(quick >= (int)(size / 200000) - 1 && quick <= (int)(size / 200000) + 1);
 	assert_within_share(cpu, now - t0, 200000);
 	/* No share to keep: no pause. */
-	assert_int_equal(tierd_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
+	assert_int_equal(tier_pace_step(&p, now, now + 5, 5, 0, 0), now + 5);
 }
 
 /* The second step (the trackers' first whole picture, dearer than the
@@ -498,18 +498,18 @@ static void test_pace_share(void **state)
  * over the share (12 s); from the third on, the steady spacing holds. */
 static void test_pace_one_step_no_steady_cost(void **state)
 {
-	struct tierd_pace p = { 0 };
+	struct tier_pace p = { 0 };
 	uint64_t now = 1000000, next;
 
 	(void)state;
-	now = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	now = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);
 	/* 1.05 s of CPU, 0.75 s of it moves: 50 ms past the bucket. */
-	next = tierd_pace_step(&p, now, now + 1050000, 1050000, 750000, 25);
-	assert_true(next - (now + 1050000) <= TIERD_PACE_MAX_CATCHUP_US);
+	next = tier_pace_step(&p, now, now + 1050000, 1050000, 750000, 25);
+	assert_true(next - (now + 1050000) <= TIER_PACE_MAX_CATCHUP_US);
 	now = next;
-	next = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	next = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);
 	now = next;
-	next = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);
+	next = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);
 	assert_true(next - now >= 300000 * 1000 / 25);
 }
 
@@ -520,87 +520,87 @@ static void test_pace_one_step_no_steady_cost(void **state)
  * that moved nothing keeps the steady spacing. */
 static void test_pace_look_after_moves(void **state)
 {
-	struct tierd_pace p = { 0 };
+	struct tier_pace p = { 0 };
 	uint64_t now = 1000000, next;
 	int i;
 
 	(void)state;
 
-	now = tierd_pace_step(&p, now, now + 300000, 300000, 0, 25);	/* the catalogue */
+	now = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);	/* the catalogue */
 	/* looks of 150 ms until the bucket is spent: then steady, 150 ms
 	 * over 2.5% = 6 s from a step's start */
 	for (i = 0, next = now; i < 100 && next - now < 150000 * 1000 / 25; i++) {
 		now = next;
-		next = tierd_pace_step(&p, now, now + 150000, 150000, 0, 25);
+		next = tier_pace_step(&p, now, now + 150000, 150000, 0, 25);
 	}
 	assert_true(i < 100);
 	now = next;
 	/* the placement: within the bucket, the debt's pause at most */
-	next = tierd_pace_step(&p, now, now + 670000, 670000, 460000, 25);
-	assert_true(next - (now + 670000) <= TIERD_PACE_MAX_CATCHUP_US);
+	next = tier_pace_step(&p, now, now + 670000, 670000, 460000, 25);
+	assert_true(next - (now + 670000) <= TIER_PACE_MAX_CATCHUP_US);
 	assert_true(next - now < 150000 * 1000 / 25);
 	now = next;
 	/* the look after it moves nothing: the steady spacing again */
-	next = tierd_pace_step(&p, now, now + 150000, 150000, 0, 25);
+	next = tier_pace_step(&p, now, now + 150000, 150000, 0, 25);
 	assert_true(next - now >= 150000 * 1000 / 25);
 }
 
-/* Resumes between steps (tierd/pace.h): charged to the bucket like a
+/* Resumes between steps (core/pace.h): charged to the bucket like a
  * step's CPU, out of the steady spacing; allowed while the bucket is not
  * overdrawn past its size; the next step waits for their debt. Over a long
  * run of steps each followed by resumes while allowed, the bound holds
  * with one step and one resume over. */
 static void test_pace_resume(void **state)
 {
-	struct tierd_pace p = { 0 };
+	struct tier_pace p = { 0 };
 	uint64_t now = 1000000, next, t0, cpu = 0;
 	const int64_t size = 1000000;	/* 40 s of 2.5% */
 	int i, resumes = 0;
 
 	(void)state;
 	/* No share to keep: a resume asks for no pause, and may always run. */
-	assert_int_equal(tierd_pace_resume(&p, now, 5, 0), now);
-	assert_true(tierd_pace_may_resume(&p, 0));
+	assert_int_equal(tier_pace_resume(&p, now, 5, 0), now);
+	assert_true(tier_pace_may_resume(&p, 0));
 	/* First step (a full bucket), then steady 10 ms steps. */
-	next = tierd_pace_step(&p, now, now + 100000, 100000, 0, 25);
+	next = tier_pace_step(&p, now, now + 100000, 100000, 0, 25);
 	now = next;
 	pace_until_steady(&p, &now);
-	assert_true(tierd_pace_may_resume(&p, 25));
+	assert_true(tier_pace_may_resume(&p, 25));
 	/* A 300 ms resume 250 ms after the step: a debt, paid in a pause of
 	 * at most 2 s from its end; the steady spacing (400 ms) unchanged. */
 	now += 250000;
-	next = tierd_pace_resume(&p, now, 300000, 25);
-	assert_true(next > now && next <= now + TIERD_PACE_MAX_CATCHUP_US);
+	next = tier_pace_resume(&p, now, 300000, 25);
+	assert_true(next > now && next <= now + TIER_PACE_MAX_CATCHUP_US);
 	assert_true(p.debt_us > 0 && p.debt_us < size);
-	assert_true(tierd_pace_may_resume(&p, 25));
+	assert_true(tier_pace_may_resume(&p, 25));
 	/* Resumes until overdrawn past the size: then none may run, and the
 	 * next step waits for the excess. */
-	for (i = 0; i < 100 && tierd_pace_may_resume(&p, 25); i++) {
+	for (i = 0; i < 100 && tier_pace_may_resume(&p, 25); i++) {
 		now += 250000;
-		next = tierd_pace_resume(&p, now, 300000, 25);
+		next = tier_pace_resume(&p, now, 300000, 25);
 	}
 	assert_true(i >= 2 && i < 10);
-	assert_false(tierd_pace_may_resume(&p, 25));
+	assert_false(tier_pace_may_resume(&p, 25));
 	assert_true(p.debt_us >= size);
 	assert_int_equal(next - now, (uint64_t)(p.debt_us - size) * 1000 / 25 +
-					     TIERD_PACE_MAX_CATCHUP_US);
+					     TIER_PACE_MAX_CATCHUP_US);
 	/* The steady spacing is the steps' look, not the resumes' moves. */
 	now = next;
-	next = tierd_pace_step(&p, now, now + 10000, 10000, 0, 25);
+	next = tier_pace_step(&p, now, now + 10000, 10000, 0, 25);
 	assert_true(next - now >= 400000);
 	/* Steps that keep finding moves, each followed by 300 ms resumes
 	 * every 250 ms while allowed: the share holds. */
 	now = next;
 	t0 = now;
 	for (i = 0; i < 300; i++) {
-		next = tierd_pace_step(&p, now, now + 50000, 50000, 40000, 25);
+		next = tier_pace_step(&p, now, now + 50000, 50000, 40000, 25);
 		cpu += 50000;
 		now += 50000;
-		while (tierd_pace_may_resume(&p, 25) && now + 250000 < next) {
+		while (tier_pace_may_resume(&p, 25) && now + 250000 < next) {
 			uint64_t after;
 
 			now += 250000;
-			after = tierd_pace_resume(&p, now + 300000, 300000, 25);
+			after = tier_pace_resume(&p, now + 300000, 300000, 25);
 			now += 300000;
 			cpu += 300000;
 			resumes++;

@@ -1,14 +1,14 @@
 /* pace.c - when the next policy step may run (contract in pace.h). */
-#include "tierd/pace.h"
+#include "core/pace.h"
 
-/* The bucket's size: TIERD_PACE_BURST_S seconds of the share. */
+/* The bucket's size: TIER_PACE_BURST_S seconds of the share. */
 static int64_t bucket_size(unsigned share_milli)
 {
-	return (int64_t)(1000000ull * TIERD_PACE_BURST_S * share_milli / 1000);
+	return (int64_t)(1000000ull * TIER_PACE_BURST_S * share_milli / 1000);
 }
 
 /* The share accrued since the last step or resume ended, then cpu_us. */
-static void charge(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_us, unsigned share_milli)
+static void charge(struct tier_pace *p, uint64_t end_us, uint64_t cpu_us, unsigned share_milli)
 {
 	int64_t size = bucket_size(share_milli);
 	uint64_t allowed = p->last_end_us && end_us > p->last_end_us ?
@@ -24,11 +24,11 @@ static void charge(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_us, unsig
 /* The pause a debt asks for, given the steady spacing: within the
  * bucket's size at most 2 s, or the steady spacing where that is longer
  * (steps growing dearer pay as they go); beyond it, the excess at once. */
-static uint64_t debt_gap(const struct tierd_pace *p, uint64_t steady_gap, unsigned share_milli)
+static uint64_t debt_gap(const struct tier_pace *p, uint64_t steady_gap, unsigned share_milli)
 {
 	int64_t size = bucket_size(share_milli);
-	uint64_t catchup = steady_gap > TIERD_PACE_MAX_CATCHUP_US ? steady_gap :
-								     TIERD_PACE_MAX_CATCHUP_US;
+	uint64_t catchup = steady_gap > TIER_PACE_MAX_CATCHUP_US ? steady_gap :
+								     TIER_PACE_MAX_CATCHUP_US;
 	uint64_t gap = p->debt_us > 0 ? (uint64_t)p->debt_us * 1000 / share_milli : 0;
 
 	if (p->debt_us > size)
@@ -36,7 +36,7 @@ static uint64_t debt_gap(const struct tierd_pace *p, uint64_t steady_gap, unsign
 	return gap > catchup ? catchup : gap;
 }
 
-uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
+uint64_t tier_pace_step(struct tier_pace *p, uint64_t start_us, uint64_t end_us,
 			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli)
 {
 	uint64_t steady = UINT64_MAX, steady_gap, gap;
@@ -49,8 +49,8 @@ uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_u
 	charge(p, end_us, cpu_us, share_milli);
 	if (p->steps++ > 0) {
 		p->recent_us[p->next_recent] = cpu_us - move_us;
-		p->next_recent = (p->next_recent + 1) % TIERD_PACE_WINDOW;
-		if (p->nr_recent < TIERD_PACE_WINDOW)
+		p->next_recent = (p->next_recent + 1) % TIER_PACE_WINDOW;
+		if (p->nr_recent < TIER_PACE_WINDOW)
 			p->nr_recent++;
 	} else {
 		p->debt_us = -bucket_size(share_milli);	/* full after the first */
@@ -81,7 +81,7 @@ uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_u
 	return start_us + steady_gap > end_us + gap ? start_us + steady_gap : end_us + gap;
 }
 
-uint64_t tierd_pace_resume(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_us,
+uint64_t tier_pace_resume(struct tier_pace *p, uint64_t end_us, uint64_t cpu_us,
 			   unsigned share_milli)
 {
 	if (!share_milli)
@@ -90,7 +90,7 @@ uint64_t tierd_pace_resume(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_u
 	return p->debt_us < 0 ? end_us : end_us + debt_gap(p, 0, share_milli);
 }
 
-bool tierd_pace_may_resume(const struct tierd_pace *p, unsigned share_milli)
+bool tier_pace_may_resume(const struct tier_pace *p, unsigned share_milli)
 {
 	return !share_milli || p->debt_us < bucket_size(share_milli);
 }

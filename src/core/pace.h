@@ -1,16 +1,18 @@
-/* pace.h - when tierd's next policy step may run, so that its steps keep
- * to their CPU share (daemon.max_cpu_percent, halved when a kdamond keeps
- * the other half).
+/* pace.h - when a paced policy's next step may run, so that its steps
+ * keep to their CPU share: the daemon's (daemon.max_cpu_percent, halved
+ * when a kdamond keeps the other half; tierd/step.c, by its thread's CPU)
+ * and tiersim's runs of tierd (the same share, by the steps' modelled
+ * CPU; backend/sim/engine.c).
  *
  * A token bucket of CPU time: it fills at the share, holds at most
- * TIERD_PACE_BURST_S seconds of it (1 s of CPU at a 2.5% share) and starts
+ * TIER_PACE_BURST_S seconds of it (1 s of CPU at a 2.5% share) and starts
  * full, so that a hot set that appears after a quiet spell - or at start -
  * is acted on at once rather than at the share's pace. Each step's CPU is
  * taken from it; the bucket may go negative (a debt).
  *
  * While the bucket holds credit, steps come at their interval. Once it is
  * empty, what spaces them:
- * - a step's steady cost (the least of the last TIERD_PACE_WINDOW steps,
+ * - a step's steady cost (the least of the last TIER_PACE_WINDOW steps,
  *   the first left out, without the CPU its page moves took; none until
  *   two steps after the first are known): after a step that moved no
  *   page, the next step waits steady cost / share from its start (after
@@ -20,7 +22,7 @@
  *   because they are work the data asks for, bounded by the migration
  *   budget, not a cost of looking: a step that moved 50 MiB must not stretch
  *   the spacing of the steps after it, which may move nothing;
- * - a debt: paid in pauses of at most TIERD_PACE_MAX_CATCHUP_US (or the
+ * - a debt: paid in pauses of at most TIER_PACE_MAX_CATCHUP_US (or the
  *   steady spacing, where longer) while it is within the bucket's size, so
  *   that a burst of moves does not stop the policy for share^-1 times its
  *   cost; beyond the bucket's size, the excess is paid at once (the pause
@@ -35,24 +37,24 @@
  * scattered hot set, came 5-8 s later instead of at once.
  *
  * The bound this keeps: over any window of W seconds after the first step,
- * the steps take at most share x (W + 2 x TIERD_PACE_BURST_S) of CPU, plus
+ * the steps take at most share x (W + 2 x TIER_PACE_BURST_S) of CPU, plus
  * the one step and the one resume that ran when they were due.
  * Pure: no clock, no CPU reading; the step thread feeds it.
  */
-#ifndef TIERD_PACE_H
-#define TIERD_PACE_H
+#ifndef TIER_PACE_H
+#define TIER_PACE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { TIERD_PACE_WINDOW = 4 };
-#define TIERD_PACE_MAX_CATCHUP_US 2000000ull
-#define TIERD_PACE_BURST_S 40u
+enum { TIER_PACE_WINDOW = 4 };
+#define TIER_PACE_MAX_CATCHUP_US 2000000ull
+#define TIER_PACE_BURST_S 40u
 
-struct tierd_pace {
+struct tier_pace {
 	uint64_t last_end_us;		/* when the last step ended; 0 before the first */
 	int64_t debt_us;		/* CPU used beyond the share (negative: credit) */
-	uint64_t recent_us[TIERD_PACE_WINDOW];	/* steps' CPU less moves, the first left out */
+	uint64_t recent_us[TIER_PACE_WINDOW];	/* steps' CPU less moves, the first left out */
 	unsigned nr_recent, next_recent;
 	uint64_t steps;
 };
@@ -62,7 +64,7 @@ struct tierd_pace {
  * a core (25 = 2.5%). Returns the earliest time the next step may begin
  * (the caller also keeps its interval). share_milli 0: no share to keep
  * (returns end_us). */
-uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_us,
+uint64_t tier_pace_step(struct tier_pace *p, uint64_t start_us, uint64_t end_us,
 			 uint64_t cpu_us, uint64_t move_us, unsigned share_milli);
 
 /* A resume (the moves the last step's decisions left for want of
@@ -71,12 +73,12 @@ uint64_t tierd_pace_step(struct tierd_pace *p, uint64_t start_us, uint64_t end_u
  * CPU is, and kept out of the steady cost. Returns the earliest time the
  * next step may begin on the debt's account (the caller keeps the later of
  * it and the time the last step gave). */
-uint64_t tierd_pace_resume(struct tierd_pace *p, uint64_t end_us, uint64_t cpu_us,
+uint64_t tier_pace_resume(struct tier_pace *p, uint64_t end_us, uint64_t cpu_us,
 			   unsigned share_milli);
 
 /* Whether a resume may run: while the bucket is not overdrawn beyond its
  * size. So resumes move a new hot set at the budget's rate, out of the
  * burst the bucket holds, and never push the steps past the bound above. */
-bool tierd_pace_may_resume(const struct tierd_pace *p, unsigned share_milli);
+bool tier_pace_may_resume(const struct tier_pace *p, unsigned share_milli);
 
 #endif
