@@ -133,6 +133,17 @@ struct tier_policy_ops {
 	 * load events); sample_period_lines then counts loads only. 0: loads
 	 * and stores share the one stream. */
 	uint32_t sample_period_store_lines;
+	/* Its steps keep to a CPU share as tierd's daemon keeps them
+	 * (core/pace.h): tiersim paces them by their modelled CPU at the
+	 * share daemon.max_cpu_percent gives (tier_sim_params's
+	 * max_cpu_percent). false: a step every interval, whatever it costs
+	 * (the peers, as their upstreams run them). */
+	bool paced;
+	/* DAMON's regions as a daemon reads them: one snapshot a collect,
+	 * the latest aggregation's (tried_regions), whatever the steps'
+	 * spacing. false: every aggregation since the last collect (as a
+	 * DAMOS scheme applied each aggregation sees them). */
+	bool damon_snapshot;
 	/* Required. Builds the policy's state over env. Returns 0 or -errno. */
 	int (*create)(const struct tier_env *env, void **priv, struct tier_err *err);
 	/* Required. */

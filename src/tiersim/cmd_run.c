@@ -80,6 +80,7 @@ struct json_object *tiersim_result_json(const struct tier_sim_result *r)
 			       json_object_new_double(r->daemon_on_app_s));
 	json_object_object_add(o, "policy_work_units", json_object_new_uint64(r->policy_work_units));
 	json_object_object_add(o, "policy_steps", json_object_new_uint64(r->policy_steps));
+	json_object_object_add(o, "policy_resumes", json_object_new_uint64(r->policy_resumes));
 	if (r->step_cpu)
 		json_object_object_add(o, "policy_step_cpu_seconds",
 				       json_object_new_double(r->policy_step_cpu_s));
@@ -163,6 +164,10 @@ static void print_result(const struct tier_sim_result *r)
 		printf("  huge pages split   %llu (4 KiB TLB misses %llu)\n",
 		       (unsigned long long)r->split_units, (unsigned long long)r->tlb_misses);
 	printf("  policy CPU         %.3f s\n", r->policy_cpu_s);
+	printf("  policy steps       %llu", (unsigned long long)r->policy_steps);
+	if (r->policy_resumes)
+		printf(" (and %llu resumes)", (unsigned long long)r->policy_resumes);
+	printf("\n");
 	printf("  policy metadata    %s\n", tier_format_bytes(r->metadata_bytes, b1, sizeof(b1)));
 	for (i = 0; r->nr_tenants > 1 && i < r->nr_tenants; i++) {
 		const struct tier_sim_tenant_result *t = &r->tenant[i];
@@ -302,6 +307,7 @@ const struct option tiersim_run_opts[] = {
 	{ "cgroup", required_argument, NULL, 'C' },
 	{ "step-cpu", no_argument, NULL, 'S' },
 	{ "app-cores", required_argument, NULL, 'A' },
+	{ "max-cpu-percent", required_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -322,6 +328,7 @@ const struct option tiersim_compare_opts[] = {
 	{ "cgroup", required_argument, NULL, 'C' },
 	{ "jobs", required_argument, NULL, 'J' },
 	{ "app-cores", required_argument, NULL, 'A' },
+	{ "max-cpu-percent", required_argument, NULL, 'c' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -429,6 +436,18 @@ static int parse_opts(const char *verb, const struct option *opts, int argc, cha
 			o->p.app_cores = (unsigned)n;
 			break;
 		}
+		case 'c': {
+			uint64_t n;
+
+			/* The daemon's daemon.max_cpu_percent, and its range. */
+			if (parse_u64(optarg, &n) || n < 1 || n > 100) {
+				fprintf(stderr, "tiersim %s: --max-cpu-percent '%s': expected 1..100\n",
+					verb, optarg);
+				return 2;
+			}
+			o->p.max_cpu_percent = (unsigned)n;
+			break;
+		}
 		case 'H':
 			o->p.thp = true;
 			break;
@@ -486,7 +505,7 @@ static void run_usage(FILE *out)
 		"usage: tiersim run --machine M [--ratio R] --workload W --policy P [--seed N]\n"
 		"                   [--duration SEC] [--tracker T] [--budget BYTES_PER_S]\n"
 		"                   [--unit BYTES] [--timeline FILE.csv] [--thp] [--step-cpu] [--json]\n"
-		"                   [--app-cores N]\n"
+		"                   [--app-cores N] [--max-cpu-percent P]\n"
 		"                   [--cgroup TENANT[,tier-max=RANK=SIZE|PCT][,tier-min=RANK=SIZE|PCT][,weight=N]]...\n"
 		"  Simulates workload W on machine M under policy P (see tiersim list);\n"
 		"  M is a preset or file:PATH, a machine file (docs/tiersim.md).\n"
@@ -496,6 +515,10 @@ static void run_usage(FILE *out)
 		"  --app-cores the machine's cores the application runs on (default: all);\n"
 		"              tiering daemons and kernel threads run on the others, if any\n"
 		"              (the slowdown's cost model, docs/tiersim.md)\n"
+		"  --max-cpu-percent\n"
+		"              tierd's CPU share, as the daemon's daemon.max_cpu_percent (default\n"
+		"              5): its steps keep to it by their modelled CPU, half of it beside\n"
+		"              DAMON; the peers step at their own intervals\n"
 		"  --cgroup    a tenant's share of each tier, as tierctl cgroup set (docs/cgroups.md)\n"
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
@@ -737,11 +760,13 @@ static void compare_usage(FILE *out)
 		"                       [--seed N] [--duration SEC] [--thp] [--json] [--plot FILE.png]\n"
 		"                       [--tracker T] [--budget BYTES_PER_S] [--unit BYTES]\n"
 		"                       [--cgroup TENANT[,...]]... [--jobs N] [--app-cores N]\n"
+		"                       [--max-cpu-percent P]\n"
 		"  Runs every workload under every policy (default: all built-in workloads and\n"
 		"  every policy but the named variants, with the oracle) and prints AMAT side\n"
 		"  by side; a variant (tpp, damon-fixed-quota, ...: see tiersim list) runs\n"
-		"  when --policies names it. --tracker, --budget, --unit, --cgroup and\n"
-		"  --app-cores as for tiersim run (run --help). Each cell: AMAT in ns, and\n"
+		"  when --policies names it. --tracker, --budget, --unit, --cgroup,\n"
+		"  --app-cores and --max-cpu-percent as for tiersim run (run --help). Each\n"
+		"  cell: AMAT in ns, and\n"
 		"  the application's slowdown from the tiering work's costs (x1.000: none).\n"
 		"  --jobs N    runs at once, each on a thread of its own (default: one per\n"
 		"              CPU this process may use; 1 runs them one after another);\n"

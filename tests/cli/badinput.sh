@@ -163,6 +163,8 @@ bad tiersim "run: --app-cores beyond the machine" 2 "--app-cores 3: the machine 
 cp "$ROOT/tests/fixtures/machines/dram-cxl-pmem.yaml" "$TMP/pmem.yaml"
 { echo "cpu_slowdown: 0"; cat "$TMP/pmem.yaml"; } >"$TMP/cpu0.yaml"
 bad tiersim "run: machine file's cpu_slowdown 0" 2 "cpu0.yaml:1:1: cpu_slowdown: a factor from 0.01 to 1000" "$M" run --machine "file:$TMP/cpu0.yaml" --workload gups-hotset --policy tierd
+bad tiersim "run: --max-cpu-percent 0" 2 "--max-cpu-percent '0': expected 1..100" "$M" run --machine dram-cxl --workload gups-hotset --policy tierd --max-cpu-percent 0
+bad tiersim "compare: --max-cpu-percent above 100" 2 "--max-cpu-percent '101': expected 1..100" "$M" compare --max-cpu-percent 101
 bad tiersim "compare: --app-cores beyond a machine file" 2 "--app-cores 9: the machine 'dram-cxl-pmem' has 4 cores" "$M" compare --machine "file:$TMP/pmem.yaml" --app-cores 9
 bad tiersim "compare: unknown workload in the list" 2 "'nope'" "$M" compare --workloads gups-hotset,nope
 bad tiersim "compare: unknown policy in the list" 2 "'nope'" "$M" compare --policies tierd,nope

@@ -209,6 +209,62 @@ static void test_too_many_app_cores(void **state)
 	assert_non_null(strstr(err.msg, "app cores 3: the machine 'dram-cxl' has 2 cores"));
 }
 
+/* tierd's steps keep to a CPU share as the daemon's do (core/pace.h):
+ * on a 16 GiB footprint a step visits every page (about a third of a core
+ * at a step every 100 ms); at the daemon's default share (5%, half of it
+ * beside DAMON) the steps come further apart once the bucket's burst is
+ * spent, and the moves the budget held back go on in resumes between
+ * them. Its CPU, and so the application's slowdown, drop; its placement
+ * holds. At a share its steps never exhaust, they come every interval. */
+static void test_paced_steps_keep_their_share(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "tierd");
+	struct tier_sim_result open, paced;
+
+	(void)state;
+	p.machine = "server-dram-cxl";
+	p.unit_bytes = 0;
+	p.duration_us = 6000000;
+	p.max_cpu_percent = 100;
+	run_ok(&p, &open);
+	p.max_cpu_percent = 0;		/* the daemon's default */
+	run_ok(&p, &paced);
+	assert_int_equal(open.policy_steps, 59);
+	assert_int_equal(open.policy_resumes, 0);
+	assert_true(paced.policy_steps * 2 < open.policy_steps);
+	assert_true(paced.policy_resumes > 0);
+	assert_true(paced.daemon_cpu_s < 0.6 * open.daemon_cpu_s);
+	assert_true(paced.slowdown < open.slowdown - 0.1);
+	assert_true(paced.amat_ns < 1.03 * open.amat_ns);
+	assert_adds_up(&open);
+	assert_adds_up(&paced);
+}
+
+/* Where steps are cheap (a small footprint) the share never spaces them:
+ * a step every interval at the default share as at 100%; the peers step
+ * at their own intervals whatever the share. */
+static void test_cheap_steps_every_interval(void **state)
+{
+	struct tier_sim_params p = params("gups-hotset", "tierd");
+	struct tier_sim_result a, b;
+
+	(void)state;
+	run_ok(&p, &a);
+	p.max_cpu_percent = 100;
+	run_ok(&p, &b);
+	assert_int_equal(a.policy_steps, 29);
+	assert_int_equal(a.policy_steps, b.policy_steps);
+	assert_true(a.amat_ns == b.amat_ns);
+	p = params("gups-hotset", "memtis");
+	p.max_cpu_percent = 1;
+	run_ok(&p, &a);
+	p.max_cpu_percent = 100;
+	run_ok(&p, &b);
+	assert_true(a.policy_steps > 0);
+	assert_int_equal(a.policy_steps, b.policy_steps);
+	assert_true(a.amat_ns == b.amat_ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +274,8 @@ int main(void)
 		cmocka_unit_test(test_spare_core_overflows),
 		cmocka_unit_test(test_oracle_pays_for_moves),
 		cmocka_unit_test(test_too_many_app_cores),
+		cmocka_unit_test(test_paced_steps_keep_their_share),
+		cmocka_unit_test(test_cheap_steps_every_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -547,6 +547,55 @@ static void test_bad_input(void **state)
 	expect_error(p, -EINVAL, "ratio '1:2:3'");
 }
 
+/* Pages the DAMON observations of one collect cover, counted. */
+static void count_damon(void *ctx, const struct tier_obs *obs, size_t n)
+{
+	uint64_t *pages = ctx;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (obs[i].kind == TIER_OBS_ACCESSED)
+			*pages += obs[i].nr_pages;
+}
+
+/* Pages DAMON's observations cover in a collect 1 s into a run of policy
+ * (DAMON aggregating every 100 ms, no collect before), and the run's
+ * pages. */
+static void damon_collect_after_1s(const char *policy, uint64_t *seen, uint64_t *nr_pages)
+{
+	struct tier_sim_params p = params("gups-hotset", policy);
+	const struct tier_tracker_ops *trk;
+	struct tier_err err = { "" };
+	struct tier_sim *s;
+	void *priv;
+
+	p.tracker = "damon";
+	if (tier_sim_new(&p, &s, &err))
+		fail_msg("%s", err.msg);
+	assert_true(tier_sim_advance(s, 1000000, &err) > 0);
+	trk = tier_sim_tracker(s, &priv);
+	*seen = 0;
+	assert_int_equal(trk->collect(priv, count_damon, seen, &err), 0);
+	*nr_pages = tier_sim_env(s)->nr_pages;
+	tier_sim_destroy(s);
+}
+
+/* tierd reads DAMON as its Linux backend does, one snapshot a collect
+ * (the latest aggregation's regions, which cover the address space
+ * once), however far apart its steps; damo's schemes see every
+ * aggregation since the last (ten in a second). */
+static void test_damon_snapshot_per_collect(void **state)
+{
+	uint64_t seen, pages;
+
+	(void)state;
+	damon_collect_after_1s("tierd", &seen, &pages);
+	assert_true(pages > 0);
+	assert_int_equal(seen, pages);
+	damon_collect_after_1s("damon", &seen, &pages);
+	assert_int_equal(seen, 10 * pages);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_young_bits_without_scan_cost),
 		cmocka_unit_test(test_one_budget_for_every_policy),
 		cmocka_unit_test(test_thp_deterministic_and_different),
+		cmocka_unit_test(test_damon_snapshot_per_collect),
 	};
 
 	return cmocka_run_group_tests_name("sim-engine", tests, NULL, NULL);

@@ -12,6 +12,7 @@
 
 #include "backend/sim/engine_internal.h"
 #include "core/loop.h"
+#include "core/pace.h"
 
 #define EPOCH_NS 100000000.0		/* timeline row and oracle epoch: 100 ms */
 
@@ -106,8 +107,10 @@ static int advance(struct tier_sim *s, double until_ns, struct tier_err *err)
 		ret = tier__sim_trackers_tick(s, err);
 		if (ret)
 			return ret;
-		if (s->oracle.enabled)
+		if (s->oracle.enabled) {
 			s->nr_obs = 0;
+			s->damon.snap_n = 0;
+		}
 		end_epochs(s);
 		report_progress(s);
 	}
@@ -260,6 +263,7 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->budget.last_ns = 0;
 	s->env.max_batch = 1024;
 	s->env.interval_us = s->pol && s->pol->interval_us ? s->pol->interval_us : 100000;
+	s->damon.snapshot = s->pol && s->pol->damon_snapshot;
 	s->env.work_units = &s->work_units;
 	s->env.in_task = &s->in_task;
 	s->env.cpu_slowdown = s->machine.cpu_slowdown;
@@ -447,18 +451,43 @@ static double thread_cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A paced policy's share of a core for its steps, thousandths (the
+ * daemon's: max_cpu_percent, half of it beside a kdamond); 0: not paced. */
+static unsigned step_share_milli(const struct tier_sim *s, const struct tier_sim_params *p)
+{
+	unsigned pct = p->max_cpu_percent ? p->max_cpu_percent : TIER_SIM_DEFAULT_MAX_CPU_PERCENT;
+
+	if (!s->pol || !s->pol->paced)
+		return 0;
+	return s->trackers & TRK_DAMON ? pct * 5 : pct * 10;
+}
+
+/* The tiering CPU modelled so far, ns: trackers', mover's, the policy's
+ * work. */
+static double modelled_cpu_ns(const struct tier_sim *s)
+{
+	return s->policy_cpu_ns + (double)s->work_units * s->cpu_ns.work_unit;
+}
+
+/* Resumes come no closer than this (or the interval, where longer), as
+ * the daemon's (tierd/step.c). */
+#define RESUME_GAP_US 250000
+
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		 struct tier_err *err)
 {
 	struct tier_loop loop;
 	const struct tier_tracker_ops *trk;
+	struct tier_pace pace;
 	struct tier_sim *s;
 	void *trk_priv;
-	uint64_t next, steps = 0;
+	uint64_t at, next_step, next_resume = 0, steps = 0, resumes = 0;
 	double step_cpu_s = 0;
+	unsigned share;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	memset(&pace, 0, sizeof(pace));
 	ret = tier_sim_new(p, &s, err);
 	if (ret)
 		return ret;
@@ -469,9 +498,30 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		if (ret)
 			goto out;
 	}
-	next = s->env.interval_us;
-	while ((ret = tier_sim_advance(s, next, err)) > 0) {
-		if (s->pol) {
+	share = step_share_milli(s, p);
+	at = next_step = s->env.interval_us;
+	while ((ret = tier_sim_advance(s, at, err)) > 0) {
+		/* A paced policy (core/pace.h): its steps spaced by their
+		 * modelled CPU, which runs beside the application (the
+		 * daemon's thread) and takes no simulated time; between them,
+		 * resumes of the moves the budget held back. */
+		double cpu0 = modelled_cpu_ns(s), move0 = s->cost.move_cpu_ns;
+		uint64_t cpu_us, move_us, paced;
+
+		if (!s->pol) {
+			at += s->env.interval_us;
+			continue;
+		}
+		if (next_resume && at == next_resume) {
+			ret = tier_loop_resume(&loop, err);
+			if (ret)
+				goto out;
+			resumes++;
+			cpu_us = (uint64_t)((modelled_cpu_ns(s) - cpu0) / 1e3);
+			paced = tier_pace_resume(&pace, at + cpu_us, cpu_us, share);
+			if (paced > next_step)
+				next_step = paced;
+		} else {
 			double t0 = p->step_cpu ? thread_cpu_s() : 0;
 
 			ret = tier_loop_step(&loop, err);
@@ -480,14 +530,31 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 			steps++;
 			if (ret)
 				goto out;
+			cpu_us = (uint64_t)((modelled_cpu_ns(s) - cpu0) / 1e3);
+			move_us = (uint64_t)((s->cost.move_cpu_ns - move0) / 1e3);
+			next_step = at + s->env.interval_us;
+			if (share) {
+				paced = tier_pace_step(&pace, at, at + cpu_us, cpu_us, move_us, share);
+				if (paced > next_step)
+					next_step = paced;
+			}
 		}
-		next += s->env.interval_us;
+		next_resume = 0;
+		if (share && tier_loop_held_back(&loop) && tier_pace_may_resume(&pace, share)) {
+			uint64_t gap = s->env.interval_us > RESUME_GAP_US ? s->env.interval_us
+									  : RESUME_GAP_US;
+
+			if (at + gap < next_step)
+				next_resume = at + gap;
+		}
+		at = next_resume ? next_resume : next_step;
 	}
 	if (ret)
 		goto out;
 	tier_sim_result(s, s->pol && s->pol->metadata_bytes ?
 			   s->pol->metadata_bytes(loop.policy_priv) : 0, r);
 	r->policy_steps = steps;
+	r->policy_resumes = resumes;
 	r->step_cpu = p->step_cpu;
 	r->policy_step_cpu_s = step_cpu_s;
 out:

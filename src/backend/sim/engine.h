@@ -61,6 +61,13 @@ struct tier_sim_params {
 	 * running one workload per socket gives it every core of the socket,
 	 * so the tiering work shares them). More than it has: -EINVAL. */
 	unsigned app_cores;
+	/* A paced policy's CPU share (struct tier_policy_ops's paced: tierd),
+	 * % of one core, as the daemon's daemon.max_cpu_percent: its steps
+	 * keep to it by their modelled CPU (core/pace.h), half of it with
+	 * a DAMON tracker (the kdamond keeps the other half, as in the
+	 * daemon). 0: the daemon's default, TIER_SIM_DEFAULT_MAX_CPU_PERCENT.
+	 * Other policies step every interval. */
+	unsigned max_cpu_percent;
 	/* Measure this host's CPU in the loop's steps (policy_step_cpu_s):
 	 * the one figure of a result that differs from run to run. */
 	bool step_cpu;
@@ -84,6 +91,7 @@ struct tier_sim_params {
 #define TIER_SIM_DEFAULT_UNIT_BYTES (UINT64_C(32) << 20)
 #define TIER_SIM_DEFAULT_DURATION_US UINT64_C(20000000)
 #define TIER_SIM_DEFAULT_BUDGET UINT64_C(256) << 20	/* bytes/s */
+#define TIER_SIM_DEFAULT_MAX_CPU_PERCENT 5u	/* the daemon's default */
 /* The oracle's epoch on a trace: 2^20 accesses, 0.1 to 0.25 s of simulated
  * time at 90 to 250 ns an access, about one policy step (100 ms). */
 #define TIER_SIM_ORACLE_EPOCH_ACCESSES (UINT64_C(1) << 20)
@@ -125,6 +133,7 @@ struct tier_sim_result {
 	double slowdown;
 	uint64_t policy_work_units;	/* the policy's own work units (policy.h) */
 	uint64_t policy_steps;		/* loop steps (collect, observe, tick) */
+	uint64_t policy_resumes;	/* a paced policy's resumes between them */
 	bool step_cpu;			/* policy_step_cpu_s measured (params) */
 	double policy_step_cpu_s;	/* this host's CPU in those steps */
 	double sim_time_s;		/* simulated application time */

@@ -186,6 +186,10 @@ struct tier_sim {
 		/* Of policy_cpu_ns, the part that ran in the application's
 		 * threads (the fault path's moves): not a daemon's. */
 		double task_cpu_ns;
+		/* Of policy_cpu_ns, the mover's (pages moved, huge pages
+		 * split): what a paced policy's steps leave out of their
+		 * steady cost (core/pace.h). */
+		double move_cpu_ns;
 	} cost;
 	uint64_t work_units;
 	/* The CPU costs above (MIGRATE_PAGE_CPU_NS ...) times the machine's
@@ -208,6 +212,13 @@ struct tier_sim {
 		struct tier__sim_damon_region *regions;
 		size_t nr_regions;
 		double next_sample_ns, next_aggr_ns;
+		/* The policy reads DAMON as tierd's Linux backend does: one
+		 * snapshot a collect, the latest aggregation's regions
+		 * (tried_regions), not every aggregation since the last
+		 * (struct tier_policy_ops's damon_snapshot). The last one
+		 * still undelivered is obs[snap_first, snap_first + snap_n). */
+		bool snapshot;
+		size_t snap_first, snap_n;
 	} damon;
 	struct {
 		/* [0] loads, or every access when the policy has no store

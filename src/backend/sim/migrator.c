@@ -48,6 +48,7 @@ static void move_one(struct tier_sim *s, uint64_t page, int to, uint32_t now_ms)
 	s->q_rd[from] += PAGE_BYTES;
 	s->q_wr[to] += PAGE_BYTES;
 	s->policy_cpu_ns += s->cpu_ns.migrate_page;
+	s->cost.move_cpu_ns += s->cpu_ns.migrate_page;
 	/* A move in the fault path (kernel-nb's promotion in
 	 * do_numa_page()) runs in the faulting task. */
 	if (s->in_task)
@@ -204,6 +205,7 @@ static int sim_split(void *priv, uint64_t page)
 	s->huge[page >> THP_SHIFT] = 0;
 	s->splits++;
 	s->policy_cpu_ns += s->cpu_ns.split;
+	s->cost.move_cpu_ns += s->cpu_ns.split;
 	tier__sim_shootdown(s);
 	return 0;
 }

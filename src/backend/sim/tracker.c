@@ -266,6 +266,7 @@ static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *,
 	if (s->nr_obs)
 		sink(ctx, s->obs, s->nr_obs);
 	s->nr_obs = 0;
+	s->damon.snap_n = 0;
 	return 0;
 }
 

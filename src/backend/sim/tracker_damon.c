@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/sim/engine_internal.h"
 
@@ -65,12 +66,25 @@ static uint32_t diff_u32(uint32_t a, uint32_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* Each region's count as an observation. */
+/* Each region's count as an observation. A policy that reads snapshots
+ * gets the latest aggregation's: the one before it, if not yet
+ * collected, is taken out of the observations first. */
 static int damon_report(struct tier_sim *s, uint32_t max)
 {
 	size_t i;
 	int ret;
 
+	if (s->damon.snapshot) {
+		if (s->damon.snap_n) {
+			size_t end = s->damon.snap_first + s->damon.snap_n;
+
+			memmove(s->obs + s->damon.snap_first, s->obs + end,
+				(s->nr_obs - end) * sizeof(*s->obs));
+			s->nr_obs -= s->damon.snap_n;
+		}
+		s->damon.snap_first = s->nr_obs;
+		s->damon.snap_n = s->damon.nr_regions;
+	}
 	for (i = 0; i < s->damon.nr_regions; i++) {
 		struct tier__sim_damon_region *r = &s->damon.regions[i];
 		struct tier_obs o = {

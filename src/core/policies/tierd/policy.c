@@ -310,6 +310,8 @@ const struct tier_policy_ops tier_policy_tierd = {
 	 * rate, which pays on skewed workloads whose hot pages are scattered
 	 * (zipf). */
 	.sample_period_lines = 2000,
+	.paced = true,
+	.damon_snapshot = true,
 	.create = tierd_create,
 	.destroy = tierd_destroy,
 	.observe = tier__tierd_observe,
