@@ -1,0 +1,985 @@
+/* test_linux_softdirty.c - the soft-dirty tracker against fixture trees
+ * copied to a temporary directory (tests/fixtures/pagemap; its README.md):
+ * its rounds of clears and reads, the rates it dates first writes to, by
+ * the writer's own time (schedstat, its CPU clock, its faults), and the
+ * pages written in both rounds rated as one population. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/linux/kernel_guard.h"
+#include "backend/linux/kernel_tiering.h"
+#include "backend/linux/maps.h"
+#include "backend/linux/clock.h"
+#include "backend/linux/schedstat.h"
+#include "backend/linux/softdirty_picture.h"
+#include "backend/linux/softdirty_rate.h"
+#include "backend/linux/tracker.h"
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+#include "linux_fixture.h"
+
+/* The rate an observation stands for, as the policy reads it (core/ops.h:
+ * -ln(1 - count/max) * max accesses over interval_us). */
+static double obs_rate(const struct tier_linux_addr_obs *o)
+{
+	double m = o->max ? o->max : 1, f = o->count / m;
+
+	if (f > 1 - 0.5 / m)
+		f = 1 - 0.5 / m;
+	return -log(1 - f) * m / (o->interval_us / 1e6);
+}
+
+/* A run of process 100's picture: one write in two checks over the window
+ * that stands for its rate, at least min_rate a second. */
+static double expect_written(const struct tier_linux_addr_obs *o, uint64_t start, uint64_t end,
+			     double min_rate)
+{
+	double r = obs_rate(o);
+
+	expect_obs(o, 100, start, end, TIER_OBS_WRITTEN, 1, 2);
+	if (r < min_rate)
+		fail_msg("[%#llx, %#llx): %.2f/s, expected at least %.2f", (unsigned long long)start,
+			 (unsigned long long)end, r, min_rate);
+	return r;
+}
+
+static void set_pagemap_entry(const struct tmp *t, uint64_t addr, uint64_t e)
+{
+	char path[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &e, 8, (off_t)(addr >> 12) * 8), 8);
+	close(fd);
+}
+
+/* Rounds of random writes to process 100's 16-page anonymous mapping
+ * (0x800000): every picture is runs in address order, disjoint, each
+ * non-empty, within the pages written in this round or the last, every
+ * page written this round in it; after a round's last read, exactly the
+ * pages written in it. */
+static void test_softdirty_picture_random(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	static struct got g;
+	unsigned seed = 12345, round, rd;
+	bool prev[16] = { false };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	for (round = 0; round < 40; round++) {
+		bool dirty[16] = { false };
+		unsigned k;
+
+		for (k = 0; k < 16; k++)
+			set_pagemap_entry(&t, 0x800000 + k * 0x1000, P | (0x3000 + k));
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+		for (rd = 0; rd < 4; rd++) {
+			size_t i;
+
+			for (k = 0; k < 16; k++)
+				if (!dirty[k] && rand_r(&seed) % 4 == 0) {
+					dirty[k] = true;
+					set_pagemap_entry(&t, 0x800000 + k * 0x1000,
+							  P | SD | (0x3000 + k));
+				}
+			assert_int_equal(tier__softdirty_step(priv, rd == 3 ? TIER__SD_READ_LAST
+									   : TIER__SD_READ, &err), 0);
+			g.n = 0;
+			assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+			{
+				bool in[16] = { false };
+
+				for (i = 0; i < g.n; i++) {
+					const struct tier_linux_addr_obs *o = &g.v[i];
+					uint64_t a;
+
+					if (o->start >= o->end || (i && o->start < g.v[i - 1].end))
+						fail_msg("round %u read %u: run %zu [%#llx, %#llx) after "
+							 "[%#llx, %#llx)", round, rd, i,
+							 (unsigned long long)o->start,
+							 (unsigned long long)o->end,
+							 (unsigned long long)(i ? g.v[i - 1].start : 0),
+							 (unsigned long long)(i ? g.v[i - 1].end : 0));
+					if (o->end <= 0x800000 || o->start >= 0x810000)
+						continue;	/* the fixture's other pages */
+					assert_true(o->start >= 0x800000 && o->end <= 0x810000);
+					for (a = o->start; a < o->end; a += 0x1000)
+						in[(a - 0x800000) >> 12] = true;
+				}
+				for (k = 0; k < 16; k++) {
+					if (dirty[k])
+						assert_true(in[k]);
+					else if (rd == 3 || !prev[k])
+						assert_false(in[k]);
+				}
+			}
+		}
+		memcpy(prev, dirty, sizeof(prev));
+	}
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* What a write-protect fault costs is measured by a child of the tracker's
+ * process: on this machine's kernel (when it has soft-dirty) each write
+ * after the clear takes a fault, far dearer than a plain store; where
+ * clear_refs is missing nothing is measured; the tracker never goes below
+ * a bare-metal fault (1 us). */
+static void test_softdirty_fault_cost(void **state)
+{
+	const struct tier_linux_ctx live = { "/sys", "/proc", "/sys/kernel/debug", 0, 0 };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	uint64_t ns;
+	void *priv;
+
+	(void)state;
+	if (!tier__linux_tracker_softdirty.probe(&live, &err)) {
+		ns = tier__softdirty_calibrate(&live);
+		/* a store to a present, writable page costs nanoseconds */
+		if (ns < 100 || ns > 10000000)
+			fail_msg("a write-protect fault measured at %llu ns", (unsigned long long)ns);
+	} else {
+		print_message("# this kernel has no soft-dirty (%s): live half not run\n", err.msg);
+	}
+	/* No clear_refs under this procfs root: nothing measured. */
+	tmp_init(&t, "damon-sysfs/v6.12");
+	assert_int_equal(tier__softdirty_calibrate(&t.ctx), 0);
+	tmp_release(&t);
+	/* The fixture's clear_refs is a plain file: no fault is taken, and
+	 * the tracker keeps the least. */
+	tmp_init(&t, "pagemap");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.fault_ns, 1000);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* One read of the manual rounds (op), then a collect into g, emptied
+ * first: expects n runs. */
+static void read_collect(void *priv, enum tier__softdirty_op op, struct got *g, size_t n)
+{
+	struct tier_err err = { "" };
+
+	g->n = 0;
+	assert_int_equal(tier__softdirty_step(priv, op, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, g, &err), 0);
+	assert_int_equal(g->n, n);
+}
+
+static void test_softdirty(void **state)
+{
+	const pid_t pids[] = { 100, 300 /* gone */ };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	double r0;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	if (tier__linux_tracker_softdirty.probe(&t.ctx, &err))
+		fail_msg("probe: %s", err.msg);
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	if (tier__linux_tracker_softdirty.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* A round starts by clearing the bits. */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+	/* Read right away: the pages written are reported at once, as
+	 * written often (ln 2 over the moments since the clear: far above
+	 * the 35/s of a read 20 ms after it). */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	if (tier__linux_tracker_softdirty.collect(priv, sink, &g, &err))
+		fail_msg("collect: %s", err.msg);
+	assert_int_equal(g.n, 4);
+	/* the swapped page carries soft-dirty but is not present: a gap */
+	r0 = expect_written(&g.v[0], 0x601000, 0x602000, 100);
+	/* one round alone: no standing estimate yet */
+	assert_int_equal(g.v[0].write, 0);
+	expect_written(&g.v[1], 0x603000, 0x604000, 100);
+	expect_written(&g.v[2], 0x800000, 0x808000, 100);
+	expect_written(&g.v[3], 0xa00000, 0xa01000, 100);
+	/* Read again with nothing new: the same picture, at every collect (a
+	 * standing estimate: the policy's rates decay between them). */
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(fabs(expect_written(&g.v[0], 0x601000, 0x602000, 100) - r0) < r0 * 1e-3);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	/* A page first written between the second read and one 20 ms later:
+	 * the rate that makes a first write in that bracket most likely,
+	 * below the first pages' and above the 35/s of a page seen only at
+	 * 20 ms after the clear (its median: ln 2 / 20 ms). */
+	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
+	usleep(20000);
+	read_collect(priv, TIER__SD_READ, &g, 5);
+	{
+		double r = expect_written(&g.v[0], 0x600000, 0x601000, 1);
+
+		assert_true(r < r0);
+		assert_true(r > M_LN2 / 0.020 && r < M_LN2 / 0.020 * 10);
+	}
+	expect_written(&g.v[1], 0x601000, 0x602000, 100);
+	/* The round's end: the same pages (nothing new), as the last
+	 * round's picture. */
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 5);
+	/* Each page dirty at the round's end cost its writer one fault. */
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.workload_faults, 12);
+	assert_int_equal(st.rounds, 1);
+	assert_int_equal(st.dropped, 0);
+	/* The round's four reads, in wall time and in the writer's (less 12
+	 * faults of at least 1 us each by the last, or a sixteenth of it
+	 * left), both rising; the third 20 ms after the second at least. */
+	assert_int_equal(st.nr_reads, 4);
+	{
+		unsigned k;
+
+		for (k = 0; k < 4; k++) {
+			assert_true(st.read_us[k] <= st.read_wall_us[k]);
+			assert_true(!k || st.read_us[k] > st.read_us[k - 1]);
+			assert_true(!k || st.read_wall_us[k] >= st.read_wall_us[k - 1]);
+		}
+		assert_true(st.read_wall_us[2] - st.read_wall_us[1] >= 20000);
+		assert_true(st.read_us[3] + 12 <= st.read_wall_us[3]);
+	}
+	/* ... and the pages each first saw written: 11 at once, 0x600000 at
+	 * the third. */
+	assert_int_equal(st.read_pages[0], 11);
+	assert_int_equal(st.read_pages[1], 0);
+	assert_int_equal(st.read_pages[2], 1);
+	assert_int_equal(st.read_pages[3], 0);
+	/* too few faults to measure their cost: the bare-metal least */
+	assert_int_equal(st.fault_ns, 1000);
+
+	/* The next round: 0xa00000 is not written again. Until the round
+	 * has seen it, its rate is the one most likely for its first write
+	 * within moments of the last round's clear and none within 30 ms of
+	 * this one's: less than 1 / 30 ms. The pages written again count
+	 * both rounds: 0x600000, first written late in the last one, apart
+	 * from 0x601000. Once the round is over, 0xa00000, not written in
+	 * it, is out of the picture. */
+	set_pagemap_entry(&t, 0xa00000, P | 0x5000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	usleep(30000);
+	read_collect(priv, TIER__SD_READ, &g, 5);
+	{
+		double r = expect_written(&g.v[0], 0x600000, 0x601000, 1);
+
+		assert_true(r < expect_written(&g.v[1], 0x601000, 0x602000, 1));
+	}
+	expect_written(&g.v[2], 0x603000, 0x604000, 1);
+	expect_written(&g.v[3], 0x800000, 0x808000, 1);
+	assert_true(expect_written(&g.v[4], 0xa00000, 0xa01000, 1) < 1 / 0.030);
+	/* Written in both rounds: standing estimates (TIER_OBS_STANDING);
+	 * 0xa00000, not seen yet in this one, not. */
+	assert_int_equal(g.v[0].write, TIER_OBS_STANDING);
+	assert_int_equal(g.v[3].write, TIER_OBS_STANDING);
+	assert_int_equal(g.v[4].write, 0);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	expect_written(&g.v[3], 0x800000, 0x808000, 1);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.workload_faults, 12 + 11);
+	set_pagemap_entry(&t, 0xa00000, P | SD | 0x5000);
+
+	/* The process exits: skipped without error. */
+	{
+		char from[1024], to[1024];
+
+		snprintf(from, sizeof(from), "%s/proc/100", t.dir);
+		snprintf(to, sizeof(to), "%s/proc/100.gone", t.dir);
+		assert_int_equal(rename(from, to), 0);
+	}
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 0);
+	tier__linux_tracker_softdirty.destroy(priv);
+
+	/* The real tracker: its thread clears and reads by itself, collect()
+	 * hands over its picture, destroy() stops it. */
+	{
+		char from[1024], to[1024];
+		int i;
+
+		snprintf(from, sizeof(from), "%s/proc/100.gone", t.dir);
+		snprintf(to, sizeof(to), "%s/proc/100", t.dir);
+		assert_int_equal(rename(from, to), 0);
+		put(&t, "proc/100/clear_refs", "");
+		if (tier__linux_tracker_softdirty.create(&t.ctx, 100000, &priv, &err))
+			fail_msg("create: %s", err.msg);
+		assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 2, &err), 0);
+		g.n = 0;
+		for (i = 0; i < 200 && g.n < 4; i++) {
+			usleep(10000);
+			assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+		}
+		assert_int_equal(g.n, 4);
+		assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+		expect_written(&g.v[0], 0x600000, 0x602000, 5);
+		expect_written(&g.v[3], 0xa00000, 0xa01000, 5);
+		tier__linux_tracker_softdirty.destroy(priv);
+	}
+
+	/* No soft-dirty support: no "sd" VmFlags. */
+	snprintf(t.proc, sizeof(t.proc), "%s/proc-nocap", t.dir);
+	assert_int_equal(tier__linux_tracker_softdirty.probe(&t.ctx, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "CONFIG_MEM_SOFT_DIRTY"));
+	tmp_release(&t);
+}
+
+/* A process's threads' time on a CPU and waiting for one: read from
+ * task/TID/schedstat, matched by tid; the mean wait of the threads that
+ * ran or waited in between. */
+static void test_waits(void **state)
+{
+	struct tier_linux_waits a, b;
+	struct tmp t;
+	char path[1024];
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), -ESRCH);	/* no task/ */
+	mkdir_in(&t, "proc/100/task");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), 0);
+	assert_int_equal(a.n, 0);
+	mkdir_in(&t, "proc/100/task/100");
+	mkdir_in(&t, "proc/100/task/102");
+	mkdir_in(&t, "proc/100/task/101");
+	/* 101 has no schedstat (a kernel without CONFIG_SCHED_INFO): left out */
+	put(&t, "proc/100/task/100/schedstat", "1000000 500000 7\n");
+	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &a), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(a.v[0].tid, 100);
+	assert_int_equal(a.v[0].run_ns, 1000000);
+	assert_int_equal(a.v[0].wait_ns, 500000);
+	assert_int_equal(a.v[1].tid, 102);
+	/* 100 ran and waited 4 ms, 102 ran and did not wait: 2 ms each */
+	put(&t, "proc/100/task/100/schedstat", "3000000 4500000 9\n");
+	put(&t, "proc/100/task/102/schedstat", "2500000 0 4\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 2000000);
+	assert_int_equal(tier_linux_waits_ran(&a, &b), 2500000);
+	{
+		struct tier_linux_waits_delta d;
+		long hz = sysconf(_SC_CLK_TCK);
+		char line[160];
+
+		tier_linux_waits_delta(&a, &b, &d);
+		assert_int_equal(d.max_ran_ns, 2000000);	/* 100's */
+		/* Runnable shares: none without uptime or stat files; 100
+		 * started 10 ms ago (7.5 ms runnable), 102 a second ago. */
+		assert_true(tier_linux_runnable_share(t.proc, 100, &b) == 0);
+		put(&t, "proc/uptime", "50.00 10.00\n");
+		assert_true(tier_linux_runnable_share(t.proc, 100, &b) == 0);
+		snprintf(line, sizeof(line),
+			 "100 (a (b) c) S 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 %llu 0\n",
+			 (unsigned long long)(49.99 * hz + 0.5));
+		put(&t, "proc/100/task/100/stat", line);
+		snprintf(line, sizeof(line), "102 (w) R 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 2 0 %llu 0\n",
+			 (unsigned long long)(49 * hz));
+		put(&t, "proc/100/task/102/stat", line);
+		if (hz == 100)
+			assert_true(fabs(tier_linux_runnable_share(t.proc, 100, &b) - 0.75) < 1e-6);
+		else
+			assert_true(tier_linux_runnable_share(t.proc, 100, &b) > 0);
+	}
+	/* 102 asleep throughout: 100's alone */
+	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 4000000);
+	/* 100 gone, a new thread 103 in its place: none in both that ran */
+	snprintf(path, sizeof(path), "%s/proc/100/task/100/schedstat", t.dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100/stat", t.dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/proc/100/task/100", t.dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(b.n, 1);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	/* a counter that went back: another thread that got the tid */
+	put(&t, "proc/100/task/102/schedstat", "100 50 1\n");
+	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	tmp_release(&t);
+	/* this process's own (Debian's kernels have CONFIG_SCHED_INFO) */
+	assert_int_equal(tier_linux_waits_read("/proc", getpid(), &a), 0);
+	assert_true(a.n >= 1);
+	assert_true(a.v[0].run_ns > 0);
+	assert_false(a.cpu_clock);
+}
+
+/* proc/PID/task/PID under t: a process of one thread, no files. */
+static void mkdir_task(const struct tmp *t, pid_t pid)
+{
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
+	mkdir_in(t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task", (int)pid);
+	mkdir_in(t, rel);
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d", (int)pid, (int)pid);
+	mkdir_in(t, rel);
+}
+
+/* A kernel without CONFIG_SCHED_INFO: threads listed, none with a
+ * schedstat file - the process's CPU clock stands in, all its threads'
+ * time on a CPU, its waits unknown; a process gone leaves nothing. */
+static void test_waits_cpu_clock(void **state)
+{
+	struct tier_linux_waits a, b;
+	struct tmp t;
+	char rel[96], line[160];
+	pid_t me = getpid(), gone;
+	long hz = sysconf(_SC_CLK_TCK);
+	volatile uint64_t x = 0;
+	uint64_t i, t0;
+	double share, age;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	mkdir_task(&t, me);
+	assert_int_equal(tier_linux_waits_read(t.proc, me, &a), 0);
+	assert_true(a.cpu_clock);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(a.v[0].tid, me);
+	assert_true(a.v[0].run_ns > 0);
+	assert_int_equal(a.v[0].wait_ns, 0);
+	/* 20 ms of computing shows in it, to the ns, as a run */
+	t0 = tier_linux_now_us();
+	while (tier_linux_now_us() - t0 < 20000)
+		for (i = 0; i < 100000; i++)
+			x += i;
+	assert_int_equal(tier_linux_waits_read(t.proc, me, &b), 0);
+	assert_true(b.cpu_clock);
+	assert_true(tier_linux_waits_ran(&a, &b) >= 10000000);
+	assert_int_equal(tier_linux_waits_mean(&a, &b), 0);
+	/* its runnable share: its CPU time over its age, at most 1 */
+	put(&t, "proc/uptime", "50.00 10.00\n");
+	snprintf(rel, sizeof(rel), "proc/%d/task/%d/stat", (int)me, (int)me);
+	snprintf(line, sizeof(line), "%d (t) R 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0\n",
+		 (int)me, (unsigned long long)(40 * hz));
+	put(&t, rel, line);
+	share = tier_linux_runnable_share(t.proc, me, &b);
+	age = 10.0;
+	assert_true(share > 0 && share <= 1);
+	assert_true(b.v[0].run_ns / 1e9 / age > 1 ? share == 1 :
+						       fabs(share - b.v[0].run_ns / 1e9 / age) < 1e-6);
+	/* a process gone (reaped): no clock either */
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	mkdir_task(&t, gone);
+	assert_int_equal(tier_linux_waits_read(t.proc, gone, &a), 0);
+	assert_int_equal(a.n, 0);
+	assert_false(a.cpu_clock);
+	tmp_release(&t);
+}
+
+/* A soft-dirty tracker by hand over process 100 of the pagemap fixture,
+ * rounds of period_us, with threads 100 .. 100 + threads - 1, each having
+ * run and waited 1 ms so far. */
+static void *sd_fixture(struct tmp *t, uint64_t period_us, int threads)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	char rel[64];
+	void *priv;
+	int i;
+
+	tmp_init(t, "pagemap");
+	write_pagemaps(t);
+	if (threads)
+		mkdir_in(t, "proc/100/task");
+	for (i = 0; i < threads; i++) {
+		snprintf(rel, sizeof(rel), "proc/100/task/%d", 100 + i);
+		mkdir_in(t, rel);
+		snprintf(rel, sizeof(rel), "proc/100/task/%d/schedstat", 100 + i);
+		put(t, rel, "1000000 1000000 1\n");
+	}
+	if (tier__softdirty_create_manual(&t->ctx, period_us, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	return priv;
+}
+
+/* The soft-dirty tracker dates a first write by its writer's own time: the
+ * time its threads waited for a CPU between the clear and a read is no time
+ * to write in. */
+static void test_softdirty_waits(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+
+	(void)state;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* Starved: waited more than it ran, and ran less than half of what a
+	 * read asks (the thread holds the read back); not once it ran that
+	 * much, nor a writer that sleeps rather than waits. */
+	assert_false(tier__softdirty_starved(priv, 20000));
+	put(&t, "proc/100/task/100/schedstat", "6000000 31000000 4\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	assert_false(tier__softdirty_starved(priv, 10000));
+	put(&t, "proc/100/task/100/schedstat", "2000000 1500000 4\n");
+	assert_false(tier__softdirty_starved(priv, 20000));
+	/* the writer waits 30 ms of the 40 before the read */
+	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
+	usleep(40000);
+	/* read once: what its picture holds is what the tracker knows */
+	assert_false(tier__softdirty_has_read(priv, 100));
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_true(tier__softdirty_has_read(priv, 100));
+	assert_false(tier__softdirty_has_read(priv, 101));
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 2);
+	assert_true(st.read_wall_us[0] >= 40000);
+	/* 30 ms waited (between the middles of the clear and of the read),
+	 * and 11 faults of 1 us (the least: too few to measure) */
+	assert_int_equal(st.fault_ns, 1000);
+	assert_int_equal(st.read_us[0] + 30000 + 11, st.read_wall_us[0]);
+	/* the pages first seen then read as first written within the
+	 * writer's own time: ln 2 over it (above 69/s for 10 ms), not over
+	 * the wall time (17/s for 40 ms) */
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(expect_written(&g.v[0], 0x601000, 0x602000, 1) >
+		    M_LN2 * 1e6 / (double)st.read_us[0] * 0.99);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* ... and by no more than its busiest thread ran, less its faults, over
+ * the share of the wall clock it wants a CPU: a writer blocked meanwhile
+ * (by tierd's moves of its pages, say) wrote nothing. duty: the writer's
+ * runnable share over its life (run + wait since it started). */
+static uint64_t sd_blocked_read(double duty, uint64_t *ran_us)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[256];
+	uint64_t run0 = (uint64_t)(2e9 * duty * 0.75), wait0 = (uint64_t)(2e9 * duty * 0.25);
+
+	/* 100 s up, the thread started 2 s ago, runnable duty of them */
+	put(&t, "proc/uptime", "100.00 50.00\n");
+	snprintf(line, sizeof(line),
+		 "100 (a writer) R 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n",
+		 (unsigned long long)(98 * hz));
+	put(&t, "proc/100/task/100/stat", line);
+	snprintf(line, sizeof(line), "%llu %llu 1\n", (unsigned long long)run0,
+		 (unsigned long long)wait0);
+	put(&t, "proc/100/task/100/schedstat", line);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* 40 ms on the wall clock: it ran 5 ms and waited for none */
+	snprintf(line, sizeof(line), "%llu %llu 4\n", (unsigned long long)run0 + 5000000,
+		 (unsigned long long)wait0);
+	put(&t, "proc/100/task/100/schedstat", line);
+	usleep(40000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 2);
+	assert_true(st.read_wall_us[0] >= 40000);
+	*ran_us = st.read_ran_us[0];
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+	return st.read_us[0];
+}
+
+static void test_softdirty_blocked_writer(void **state)
+{
+	uint64_t ran;
+
+	(void)state;
+	/* Runnable all its life: its 5 ms less 11 faults of 1 us, not the
+	 * 40 ms of the wall clock. */
+	assert_int_equal(sd_blocked_read(1.0, &ran), 5000 - 11);
+	assert_int_equal(ran, 5000);
+	/* Runnable a quarter of its life: a quarter of the wall clock is
+	 * what 5 ms of running stands for. */
+	assert_int_equal(sd_blocked_read(0.25, &ran), (5000 - 11) * 4);
+	/* Runnable a hundredth: no more than the wall clock less waits
+	 * and faults (the least of the two). */
+	assert_int_equal(sd_blocked_read(0.01, &ran) + 11 >= 40000, 1);
+}
+
+/* A page written slower than twice a second is left out of the picture
+ * (to DAMON's regions): first seen between reads 0.3 and 1.5 s after the
+ * clear, it reads at ln 5 / 1.2 s, 1.3/s; the pages seen at once stay. */
+static void test_softdirty_slow_left_out(void **state)
+{
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1500000, 0);
+	size_t i;
+
+	(void)state;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	usleep(300000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	set_pagemap_entry(&t, 0x808000, P | SD | 0x4008);
+	usleep(1200000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	expect_written(&g.v[2], 0x800000, 0x808000, 2);
+	for (i = 0; i < g.n; i++)
+		assert_false(g.v[i].start <= 0x808000 && 0x808000 < g.v[i].end);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* Pages per pair of brackets a population gives (expected counts): n[i]
+ * pages at rate r[i], first writes in (brk[k - 1], brk[k]] after each of
+ * two clears read at brk[0..3]. */
+static void pop_counts(const uint64_t *brk, const double *r, const double *n, size_t nr,
+		       uint64_t count[][TIER__SD_MAX_BRK + 1])
+{
+	unsigned kp, kc;
+	size_t i;
+
+	memset(count, 0, sizeof(uint64_t) * (TIER__SD_MAX_BRK + 1) * (TIER__SD_MAX_BRK + 1));
+	for (kp = 1; kp <= 4; kp++)
+		for (kc = 1; kc <= 4; kc++) {
+			double c = 0;
+
+			for (i = 0; i < nr; i++) {
+				double a = kp > 1 ? brk[kp - 2] / 1e6 : 0, b = brk[kp - 1] / 1e6;
+				double x = kc > 1 ? brk[kc - 2] / 1e6 : 0, y = brk[kc - 1] / 1e6;
+
+				c += n[i] * (exp(-r[i] * a) - exp(-r[i] * b)) *
+				     (exp(-r[i] * x) - exp(-r[i] * y));
+			}
+			count[kp][kc] = (uint64_t)(c + 0.5);
+		}
+}
+
+/* The pages written in both rounds are draws of one population: where
+ * most are cold (a GUPS array: 139,000 pages at 5/s, 24,500 at 245/s;
+ * reads 20, 60 and 200 ms of the writer's time after the clear, as with
+ * faults of about 1 us; rounds of 33 s), a page first
+ * written 20-60 ms after both clears is one of them (27.5/s alone, under
+ * the 10/s a move must pay for with its population) while the hot ones,
+ * within 20 ms in both, keep the first read's bound; a population all
+ * warm (30/s) keeps its rates; too few pages, the table alone. */
+static void test_softdirty_rate_population(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
+	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double mle[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double cold_hot[] = { 5, 245 }, cold_hot_n[] = { 139000, 24500 };
+	const double warm[] = { 30 }, warm_n[] = { 50000 }, few_n[] = { 200 };
+	unsigned kp, kc;
+
+	(void)state;
+	tier__sd_rate_table(brk, 4, brk, 4, mle);
+	assert_true(fabs(mle[2][2] - log(3) / 0.04) < 0.1);	/* 27.5/s */
+	pop_counts(brk, cold_hot, cold_hot_n, 2, count);
+	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(rate[2][2] < 10 && rate[2][2] > 3);
+	assert_true(rate[2][3] < 10 && rate[3][2] < 10 && rate[1][3] < 10);
+	assert_true(fabs(rate[1][1] - mle[1][1]) < 1e-9);
+	for (kp = 0; kp <= 4; kp++)
+		for (kc = 0; kc <= 4; kc++) {
+			assert_true(rate[kp][kc] <= mle[kp][kc] + 1e-9);	/* never higher */
+			if (!kp || !kc)		/* one round alone: the table's */
+				assert_true(rate[kp][kc] == mle[kp][kc]);
+		}
+	pop_counts(brk, warm, warm_n, 1, count);
+	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(fabs(rate[2][2] - mle[2][2]) < 0.5);
+	assert_true(rate[1][3] > 10);
+	pop_counts(brk, warm, few_n, 1, count);
+	assert_false(tier__sd_rate_table_pop(brk, 4, brk, 4,
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+	assert_true(rate[2][2] == mle[2][2]);
+	/* no last round: the table */
+	assert_false(tier__sd_rate_table_pop(brk, 0, brk, 4,
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+}
+
+/* The picture of a target whose pages fell in each pair of brackets as
+ * that population gives them (one run per pair): the pages written
+ * 20-60 ms after both clears read 27.5/s while the last round was the
+ * process's first, and as the population's cold pages once its rounds
+ * are alike (steady); the hot pages' pair keeps the first read's bound. */
+static void test_softdirty_picture_population(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
+	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double r[] = { 5, 245 }, n[] = { 139000, 24500 };
+	struct tier__sd_runs seen = { 0 }, prev = { 0 };
+	struct tier__sd_pic pic = { 0 };
+	struct tier__sd_rounds rounds = {
+		.pid = 100, .seen = &seen, .prev = &prev,
+		.brk_us = brk, .prev_brk_us = brk, .nbrk = 4, .nprev_brk = 4,
+	};
+	uint64_t at = 0x10000000, cell22 = 0, cell11 = 0;
+	unsigned kp, kc, steady;
+	size_t i;
+
+	(void)state;
+	pop_counts(brk, r, n, 2, count);
+	seen.cap = prev.cap = 16;
+	seen.v = calloc(16, sizeof(*seen.v));
+	prev.v = calloc(16, sizeof(*prev.v));
+	assert_non_null(seen.v);
+	assert_non_null(prev.v);
+	for (kp = 1; kp <= 4; kp++)
+		for (kc = 1; kc <= 4; kc++) {
+			uint64_t end = at + (count[kp][kc] << 12);
+
+			prev.v[prev.n++] = (struct tier__sd_run){ at, end, kp - 1 };
+			seen.v[seen.n++] = (struct tier__sd_run){ at, end, kc - 1 };
+			if (kp == 2 && kc == 2)
+				cell22 = at;
+			if (kp == 1 && kc == 1)
+				cell11 = at;
+			at = end;
+		}
+	for (steady = 0; steady < 2; steady++) {
+		double r22 = 0, r11 = 0;
+
+		rounds.steady = steady;
+		pic.n = 0;
+		tier__sd_picture(&pic, &rounds, false, rate);
+		for (i = 0; i < pic.n; i++) {
+			/* a run's rate: 1 write in 2 checks over interval_us */
+			double ri = 2 * log(2) / (pic.v[i].interval_us / 1e6);
+
+			assert_true(pic.v[i].write == TIER_OBS_STANDING);
+			if (pic.v[i].start <= cell22 && cell22 < pic.v[i].end)
+				r22 = ri;
+			if (pic.v[i].start <= cell11 && cell11 < pic.v[i].end)
+				r11 = ri;
+		}
+		assert_true(r11 > 30);
+		if (steady)
+			assert_true(r22 > 3 && r22 < 10);
+		else
+			assert_true(fabs(r22 - log(3) / 0.04) < 0.5);
+	}
+	free(seen.v);
+	free(prev.v);
+	free(pic.v);
+}
+
+/* What the tracker says its reads were dated by: schedstat where the
+ * writer's threads have it; the wall clock where its task directory
+ * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
+ * a real process); nothing before a clear. */
+static void test_softdirty_writer_time(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+
+	(void)state;
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_UNKNOWN);
+	assert_null(tier_linux_writer_time_name(st.writer_time));
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_SCHEDSTAT);
+	assert_string_equal(tier_linux_writer_time_name(st.writer_time), "schedstat");
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+
+	priv = sd_fixture(&t, 1000000, 0);
+	mkdir_in(&t, "proc/100/task");
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.writer_time, TIER_LINUX_WT_WALL);
+	assert_string_equal(tier_linux_writer_time_name(st.writer_time), "wall");
+	assert_string_equal(tier_linux_writer_time_name(TIER_LINUX_WT_CPU_CLOCK), "cpu-clock");
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* A writer of two threads is starved by each thread's mean: both waited
+ * 31 ms and ran 6 ms, less than half of a 20 ms read each, though 12 ms
+ * together. */
+static void test_softdirty_starved_threads(void **state)
+{
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 2);
+
+	(void)state;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	put(&t, "proc/100/task/100/schedstat", "7000000 32000000 4\n");
+	put(&t, "proc/100/task/101/schedstat", "7000000 32000000 4\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	assert_false(tier__softdirty_starved(priv, 12000));
+	/* one thread asleep throughout: the other alone */
+	put(&t, "proc/100/task/101/schedstat", "1000000 1000000 1\n");
+	assert_true(tier__softdirty_starved(priv, 20000));
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+/* A writer's own CPU per dirty page bounds what a fault cost it: the least
+ * over a round's reads (of 256 pages or more) dates the next round's first
+ * writes, up to 4 times the calibration's figure; in a target's first
+ * round, the least over that round's earlier reads. */
+static void test_softdirty_fault_seen(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	char path[1024];
+	struct tmp t;
+	void *priv;
+	FILE *f;
+	int i, round;
+	/* the writer's CPU over each round (ns): 1 ms, 3 ms, 3 ms */
+	static const uint64_t ran[] = { 1000000, 3000000, 3000000 };
+	/* what the round dates a fault at: the calibration's, then the last
+	 * round's bound (1 ms / 311 pages), then 4 x the calibration's (the
+	 * bound 3 ms / 311 is past it) */
+	static const uint64_t dated_ns[] = { 1000, 1000000 / 311, 4000 };
+	uint64_t run = 0;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	/* 300 more pages written, in a mapping of their own */
+	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/workload\n"
+	      "00600000-00608000 rw-p 00000000 00:00 0 [heap]\n"
+	      "00800000-00810000 rw-p 00000000 00:00 0\n"
+	      "00a00000-00a01000 rw-p 00001000 08:01 1234 /usr/bin/workload with spaces\n"
+	      "01000000-01200000 rw-p 00000000 00:00 0\n", f);
+	fclose(f);
+	for (i = 0; i < 300; i++)
+		set_pagemap_entry(&t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
+	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
+	mkdir_in(&t, "proc/100/task");
+	mkdir_in(&t, "proc/100/task/100");
+	put(&t, "proc/100/task/100/schedstat", "0 0 1\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	for (round = 0; round < 3; round++) {
+		char line[64];
+
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+		run += ran[round];
+		snprintf(line, sizeof(line), "%llu 0 %d\n", (unsigned long long)run, round + 2);
+		put(&t, "proc/100/task/100/schedstat", line);
+		usleep(20000);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+		tier__linux_tracker_softdirty.stats(priv, &st);
+		assert_int_equal(st.fault_ns, 1000);
+		/* 311 pages dirty (11 and 300), no waits */
+		assert_int_equal(st.read_us[0] + 311 * dated_ns[round] / 1000, st.read_wall_us[0]);
+		assert_int_equal(st.fault_ns_seen, ran[round] / 311);
+	}
+	/* A new target's first round: its first read dates faults at the
+	 * calibration's figure, the next at the first's bound (1 ms of the
+	 * writer's CPU over 311 dirty pages), not at the calibration's. */
+	tier__linux_tracker_softdirty.destroy(priv);
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	for (i = 0; i < 2; i++) {
+		char line[64];
+
+		run += 1000000;
+		snprintf(line, sizeof(line), "%llu 0 %d\n", (unsigned long long)run, i + 10);
+		put(&t, "proc/100/task/100/schedstat", line);
+		usleep(20000);
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	}
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 3);
+	assert_int_equal(st.read_us[0] + 311 * 1000 / 1000, st.read_wall_us[0]);
+	assert_int_equal(st.read_us[1] + 311 * (1000000 / 311) / 1000, st.read_wall_us[1]);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_softdirty),
+		cmocka_unit_test(test_waits),
+		cmocka_unit_test(test_waits_cpu_clock),
+		cmocka_unit_test(test_softdirty_writer_time),
+		cmocka_unit_test(test_softdirty_rate_population),
+		cmocka_unit_test(test_softdirty_picture_population),
+		cmocka_unit_test(test_softdirty_waits),
+		cmocka_unit_test(test_softdirty_blocked_writer),
+		cmocka_unit_test(test_softdirty_fault_seen),
+		cmocka_unit_test(test_softdirty_starved_threads),
+		cmocka_unit_test(test_softdirty_slow_left_out),
+		cmocka_unit_test(test_softdirty_picture_random),
+		cmocka_unit_test(test_softdirty_fault_cost),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
