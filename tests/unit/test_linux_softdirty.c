@@ -832,6 +832,130 @@ static void test_softdirty_picture_population(void **state)
 	free(pic.v);
 }
 
+/* Pages of each pair of brackets (first seen at read kp in one round, at
+ * kc in the next) that a population of 1,000 pages written 5 times a
+ * second and 150 written 245 times gives, reads 20, 60 and 200 ms after
+ * the clear and a round of 400 ms (pop_counts()); symmetric. */
+static const unsigned steady_cells[4][4] = {
+	{ 157, 17, 35, 22 },
+	{ 17, 27, 61, 38 },
+	{ 35, 61, 139, 87 },
+	{ 22, 38, 87, 54 },
+};
+
+#define STEADY_MAP 0x1000000ull
+
+/* The first page of cell kp, kc (0-based) in the steady test's mapping:
+ * the cells' pages one run each, in row order. */
+static uint64_t steady_cell_at(unsigned kp, unsigned kc)
+{
+	uint64_t at = STEADY_MAP;
+	unsigned i, j;
+
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++) {
+			if (i == kp && j == kc)
+				return at;
+			at += (uint64_t)steady_cells[i][j] << 12;
+		}
+	return at;
+}
+
+/* Sets the cells' pages as a round's writes show them at read k (1-4) of
+ * round `round`: soft-dirty on those whose bracket that round is k or
+ * less (a page's bracket: kp in rounds 0 and 2, kc in round 1), clean the
+ * others. */
+static void steady_bits(const struct tmp *t, unsigned round, unsigned k)
+{
+	char path[1024];
+	unsigned kp, kc, i;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	for (kp = 0; kp < 4; kp++)
+		for (kc = 0; kc < 4; kc++) {
+			uint64_t at = steady_cell_at(kp, kc);
+			unsigned b = round == 1 ? kc : kp;
+
+			for (i = 0; i < steady_cells[kp][kc]; i++) {
+				uint64_t a = at + ((uint64_t)i << 12);
+				uint64_t e = P | (b < k ? SD : 0) | (0x10000 + ((a - STEADY_MAP) >> 12));
+
+				assert_int_equal(pwrite(fd, &e, 8, (off_t)(a >> 12) * 8), 8);
+			}
+		}
+	close(fd);
+}
+
+/* The rate the picture in g gives the page at addr (0: not in it). */
+static double rate_at(const struct got *g, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->v[i].start <= addr && addr < g->v[i].end)
+			return obs_rate(&g->v[i]);
+	return 0;
+}
+
+/* The tracker turns the population fit on once a target's last round was
+ * not its first (softdirty_rate.h): three rounds of the same writes (the
+ * population above, each page in its pair of brackets), and the pages
+ * first written 20-60 ms after both clears read as the warm pages the
+ * second round's picture makes of them (27.5/s alone), as the cold ones
+ * the third's does (under 10/s); the hot pages' pair keeps its rate. */
+static void test_softdirty_steady_population(void **state)
+{
+	static const uint64_t at_us[] = { 20000, 60000, 200000, 400000 };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	double r22[3] = { 0 }, r11[3] = { 0 };
+	char path[1024];
+	struct tmp t;
+	unsigned round, k;
+	void *priv = sd_fixture(&t, 1000000, 0);
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("01000000-01400000 rw-p 00000000 00:00 0\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
+	assert_int_equal(truncate(path, (0x1400000 >> 12) * 8), 0);
+	for (round = 0; round < 3; round++) {
+		uint64_t t0;
+
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+		t0 = tier_linux_now_us();
+		for (k = 1; k <= 4; k++) {
+			uint64_t now;
+
+			steady_bits(&t, round, k);
+			now = tier_linux_now_us();
+			if (now < t0 + at_us[k - 1])
+				usleep((useconds_t)(t0 + at_us[k - 1] - now));
+			assert_int_equal(tier__softdirty_step(priv, k < 4 ? TIER__SD_READ :
+									    TIER__SD_READ_LAST, &err), 0);
+		}
+		g.n = 0;
+		assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+		r22[round] = rate_at(&g, steady_cell_at(1, 1));
+		r11[round] = rate_at(&g, steady_cell_at(0, 0));
+	}
+	/* the second round's picture: the pair's own rate, well above the
+	 * bar (brackets stretched by a loaded host lower it somewhat) */
+	assert_true(r22[1] > 15);
+	assert_true(r22[2] < 10);
+	assert_true(r22[2] < 0.5 * r22[1]);
+	assert_true(r11[1] > 20);
+	assert_true(r11[2] > 0.8 * r11[1]);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* What the tracker says its reads were dated by: schedstat where the
  * writer's threads have it; the wall clock where its task directory
  * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
@@ -983,6 +1107,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_writer_time),
 		cmocka_unit_test(test_softdirty_rate_population),
 		cmocka_unit_test(test_softdirty_picture_population),
+		cmocka_unit_test(test_softdirty_steady_population),
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),
