@@ -219,6 +219,19 @@ static void test_damon_setup_and_collect(void **state)
 	expect_obs(&g.v[10], 200, 0x7ffe00010000, UINT64_MAX, TIER_OBS_ACCESSED, 0, 20);
 	assert_int_equal(g.v[1].interval_us, 100000);
 	assert_int_equal(g.v[0].interval_us, 100000);
+	/* What the snapshot showed, for the debug line: three regions seen
+	 * accessed, 688 + 132 + 1,024 KiB, the 132 in every sample, the
+	 * others in 18 and 7 of 20. */
+	{
+		struct tier_linux_tracker_stats st;
+
+		tier__linux_tracker_damon.stats(priv, &st);
+		assert_int_equal(st.damon_aggr_us, 100000);
+		assert_int_equal(st.damon_snap_regions, 3);
+		assert_int_equal(st.damon_snap_kib, 688 + 132 + 1024);
+		assert_int_equal(st.damon_snap_full_kib, 132);
+		assert_true(fabs(st.damon_snap_weighted_kib - (688 * 0.9 + 132 + 1024 * 0.35)) < 1e-6);
+	}
 
 	/* The same targets again (every refresh): nothing written. */
 	if (tier__linux_tracker_damon.set_targets(priv, pids, 3, &err))

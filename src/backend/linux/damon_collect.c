@@ -60,6 +60,15 @@ static void emit(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t
 	o.max = max;
 	o.interval_us = (uint32_t)t->aggr_us;
 	tier__batch_add(b, &o);
+	if (o.count) {
+		uint64_t kib = (r->end - r->start) >> 10;
+
+		t->snap_regions++;
+		t->snap_kib += kib;
+		if (o.count >= max)
+			t->snap_full_kib += kib;
+		t->snap_weighted_kib += (double)kib * o.count / max;
+	}
 }
 
 /* ---- tried_regions ------------------------------------------------------ */

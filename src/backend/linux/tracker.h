@@ -100,6 +100,14 @@ struct tier_linux_tracker_stats {
 	uint64_t damon_sample_us;
 	unsigned damon_max_regions;
 	double damon_share_percent;
+	/* DAMON: its aggregation interval, and the last collect's regions
+	 * seen accessed: how many, their KiB, the KiB of those seen in
+	 * every sample of the aggregation, and their KiB weighted by the
+	 * share of samples that saw them (weighted / KiB: how often, on
+	 * average, an accessed region's check found it accessed). */
+	uint64_t damon_aggr_us;
+	uint64_t damon_snap_regions, damon_snap_kib, damon_snap_full_kib;
+	double damon_snap_weighted_kib;
 };
 
 struct tier_linux_tracker_ops {

@@ -86,7 +86,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	say_writer_time(lb, &ts);
 
 	if (lb->log_level >= LOG_DEBUG) {
-		char line[512] = "";
+		char line[768] = "";
 		size_t k, off = 0;
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
@@ -101,10 +101,19 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 		off = strlen(line);
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
-				 "; kdamond: %.0f ms samples, %u regions at most, %s%.1f%% of a core",
-				 (double)ts.damon_sample_us / 1e3, ts.damon_max_regions,
+				 "; kdamond: %.0f ms samples, %.0f ms aggregations, %u regions at "
+				 "most, %s%.1f%% of a core; its snapshot: %llu regions accessed, "
+				 "%llu MiB, %llu MiB of them in every sample, %.0f%% of samples on "
+				 "average",
+				 (double)ts.damon_sample_us / 1e3, (double)ts.damon_aggr_us / 1e3,
+				 ts.damon_max_regions,
 				 ts.damon_share_percent < 0 ? "no window yet, " : "",
-				 ts.damon_share_percent < 0 ? 0.0 : ts.damon_share_percent);
+				 ts.damon_share_percent < 0 ? 0.0 : ts.damon_share_percent,
+				 (unsigned long long)ts.damon_snap_regions,
+				 (unsigned long long)(ts.damon_snap_kib >> 10),
+				 (unsigned long long)(ts.damon_snap_full_kib >> 10),
+				 ts.damon_snap_kib ? 100.0 * ts.damon_snap_weighted_kib /
+							     (double)ts.damon_snap_kib : 0.0);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
