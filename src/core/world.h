@@ -65,6 +65,10 @@ struct tier_world_stats {
 	/* The tracker's rounds done, observations it dropped (more runs than
 	 * its picture holds) and reads it made by PAGEMAP_SCAN. */
 	uint64_t tracker_rounds, tracker_dropped, tracker_scan_reads;
+	/* Soft-dirty: reads that saw more pages written than the writer could
+	 * have written (a mapping made or grown since the clear), after
+	 * which the process's round started over. */
+	uint64_t tracker_restarts;
 	/* The reads of its last round after the clear, in the writer's own
 	 * time and in wall time, and the pages first seen written at each
 	 * (soft-dirty). */

@@ -126,6 +126,8 @@ static struct json_object *status_figures(struct tierd *d)
 				       json_object_new_uint64(st.tracker_dropped));
 		json_object_object_add(o, "tracker_scan_reads",
 				       json_object_new_uint64(st.tracker_scan_reads));
+		json_object_object_add(o, "tracker_restarts",
+				       json_object_new_uint64(st.tracker_restarts));
 		{
 			struct json_object *own = json_object_new_array(), *wall = json_object_new_array();
 			struct json_object *pages = json_object_new_array(), *ran = json_object_new_array();

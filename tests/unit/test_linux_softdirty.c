@@ -956,6 +956,76 @@ static void test_softdirty_steady_population(void **state)
 	tmp_release(&t);
 }
 
+/* A read that sees more pages written than the writer could have written
+ * since the clear (311 pages in 10 us of its time: a mapping made or grown
+ * since, soft-dirty whole) starts the process's round over - it is
+ * cleared again, its pages left out of the picture - and a read that fits
+ * the writer's time (100 ms) is taken as it is. */
+static void test_softdirty_restart_unwritten(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	char path[1024];
+	struct tmp t;
+	void *priv;
+	FILE *f;
+	size_t i;
+	bool seen = false;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("00800000-00810000 rw-p 00000000 00:00 0\n"
+	      "01000000-01200000 rw-p 00000000 00:00 0\n", f);
+	fclose(f);
+	for (i = 0; i < 300; i++)
+		set_pagemap_entry(&t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
+	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
+	mkdir_in(&t, "proc/100/task");
+	mkdir_in(&t, "proc/100/task/100");
+	put(&t, "proc/100/task/100/schedstat", "0 0 1\n");
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	{
+		const pid_t pids[] = { 100 };
+
+		assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	}
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
+	put(&t, "proc/100/clear_refs", "x");
+	/* 308 pages dirty (8 of 0x800000's, 300), the writer 10 us on a CPU */
+	put(&t, "proc/100/task/100/schedstat", "10000 0 2\n");
+	usleep(20000);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.restarts, 1);
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");	/* cleared again */
+	assert_int_equal(g.n, 0);
+	/* the same pages, the writer 100 ms on a CPU since: written */
+	put(&t, "proc/100/clear_refs", "x");
+	put(&t, "proc/100/task/100/schedstat", "100010000 0 3\n");
+	usleep(20000);
+	g.n = 0;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.restarts, 1);
+	assert_string_equal(get(&t, "proc/100/clear_refs"), "x");
+	for (i = 0; i < g.n; i++)
+		if (g.v[i].start <= 0x1000000 && 0x1000000 < g.v[i].end)
+			seen = true;
+	assert_true(seen);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* What the tracker says its reads were dated by: schedstat where the
  * writer's threads have it; the wall clock where its task directory
  * lists none (the CPU clock's case is test_waits_cpu_clock's: it reads
@@ -1111,6 +1181,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_waits),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),
+		cmocka_unit_test(test_softdirty_restart_unwritten),
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),

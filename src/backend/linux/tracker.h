@@ -75,6 +75,10 @@ struct tier_linux_tracker_stats {
 	uint64_t period_us;		/* the current round's period */
 	uint64_t dropped;		/* observations dropped (soft-dirty: runs past
 					 * the picture's size) */
+	uint64_t restarts;		/* soft-dirty: reads that saw more pages
+					 * written than the writer could have written
+					 * (a mapping made or grown since the clear),
+					 * after which its round started over */
 	uint64_t scan_reads;		/* reads by PAGEMAP_SCAN (soft-dirty; the
 					 * others read pagemap's entries) */
 	uint64_t fault_ns;		/* what one of those faults costs here,

@@ -302,6 +302,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 		st->tracker_rounds = ts.rounds;
 		st->tracker_dropped = ts.dropped;
 		st->tracker_scan_reads = ts.scan_reads;
+		st->tracker_restarts = ts.restarts;
 		memcpy(st->tracker_read_us, ts.read_us, sizeof(st->tracker_read_us));
 		memcpy(st->tracker_read_wall_us, ts.read_wall_us, sizeof(st->tracker_read_wall_us));
 		memcpy(st->tracker_read_pages, ts.read_pages, sizeof(st->tracker_read_pages));
