@@ -50,6 +50,10 @@
 enum { TIER_PACE_WINDOW = 4 };
 #define TIER_PACE_MAX_CATCHUP_US 2000000ull
 #define TIER_PACE_BURST_S 40u
+/* Resumes come no closer than this (or the interval, where longer): each
+ * moves what the budget accrued since, a quarter second's worth at least,
+ * for the cost of one pass over the candidates. */
+#define TIER_PACE_RESUME_GAP_US 250000u
 
 struct tier_pace {
 	uint64_t last_end_us;		/* when the last step ended; 0 before the first */

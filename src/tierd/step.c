@@ -93,11 +93,6 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (double)pause / 1e3);
 }
 
-/* Resumes come no closer than this (or the interval, where longer): each
- * moves what the budget accrued since, a quarter second's worth at least,
- * for the cost of one pass over the candidates. */
-#define RESUME_GAP_US 250000
-
 /* After a step or a resume: the next resume, when the policy has moves
  * the budget held back, the CPU share allows one, and it comes before the
  * next step (next_step). */
@@ -111,8 +106,8 @@ static void schedule_resume(struct tierd *d, uint64_t next_step)
 	if (d->args->machine || !tier_loop_held_back(&d->loop) ||
 	    !tier_pace_may_resume(&d->pace, share ? share : 1))
 		return;
-	if (gap < RESUME_GAP_US)
-		gap = RESUME_GAP_US;
+	if (gap < TIER_PACE_RESUME_GAP_US)
+		gap = TIER_PACE_RESUME_GAP_US;
 	at = tier_linux_now_us() + gap;
 	if (at < next_step)
 		d->next_resume_us = at;

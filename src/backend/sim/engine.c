@@ -469,10 +469,6 @@ static double modelled_cpu_ns(const struct tier_sim *s)
 	return s->policy_cpu_ns + (double)s->work_units * s->cpu_ns.work_unit;
 }
 
-/* Resumes come no closer than this (or the interval, where longer), as
- * the daemon's (tierd/step.c). */
-#define RESUME_GAP_US 250000
-
 int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		 struct tier_err *err)
 {
@@ -541,8 +537,8 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		}
 		next_resume = 0;
 		if (share && tier_loop_held_back(&loop) && tier_pace_may_resume(&pace, share)) {
-			uint64_t gap = s->env.interval_us > RESUME_GAP_US ? s->env.interval_us
-									  : RESUME_GAP_US;
+			uint64_t gap = s->env.interval_us > TIER_PACE_RESUME_GAP_US ? s->env.interval_us
+									  : TIER_PACE_RESUME_GAP_US;
 
 			if (at + gap < next_step)
 				next_resume = at + gap;
