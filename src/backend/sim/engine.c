@@ -537,9 +537,10 @@ int tier_sim_run(const struct tier_sim_params *p, struct tier_sim_result *r,
 		}
 		next_resume = 0;
 		if (share && tier_loop_held_back(&loop) && tier_pace_may_resume(&pace, share)) {
-			uint64_t gap = s->env.interval_us > TIER_PACE_RESUME_GAP_US ? s->env.interval_us
-									  : TIER_PACE_RESUME_GAP_US;
+			uint64_t gap = s->env.interval_us;
 
+			if (gap < TIER_PACE_RESUME_GAP_US)
+				gap = TIER_PACE_RESUME_GAP_US;
 			if (at + gap < next_step)
 				next_resume = at + gap;
 		}
