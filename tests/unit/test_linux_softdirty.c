@@ -956,6 +956,37 @@ static void test_softdirty_steady_population(void **state)
 	tmp_release(&t);
 }
 
+/* Fixture process 100 with the mappings `maps` (a copy of the fixture's
+ * pages, and 300 more written at 0x1000000), one thread whose schedstat
+ * says 0 ns run, and a manual soft-dirty tracker watching it. */
+static void *sd_300_fixture(struct tmp *t, const char *maps)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	char path[1024];
+	void *priv;
+	size_t i;
+	FILE *f;
+
+	tmp_init(t, "pagemap");
+	write_pagemaps(t);
+	snprintf(path, sizeof(path), "%s/proc/100/maps", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs(maps, f);
+	fclose(f);
+	for (i = 0; i < 300; i++)
+		set_pagemap_entry(t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
+	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
+	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
+	mkdir_in(t, "proc/100/task");
+	mkdir_in(t, "proc/100/task/100");
+	put(t, "proc/100/task/100/schedstat", "0 0 1\n");
+	if (tier__softdirty_create_manual(&t->ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	return priv;
+}
+
 /* A read that sees more pages written than the writer could have written
  * since the clear (311 pages in 10 us of its time: a mapping made or grown
  * since, soft-dirty whole) starts the process's round over - it is
@@ -966,35 +997,14 @@ static void test_softdirty_restart_unwritten(void **state)
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
-	char path[1024];
 	struct tmp t;
 	void *priv;
-	FILE *f;
 	size_t i;
 	bool seen = false;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
-	assert_non_null(f = fopen(path, "w"));
-	fputs("00800000-00810000 rw-p 00000000 00:00 0\n"
-	      "01000000-01200000 rw-p 00000000 00:00 0\n", f);
-	fclose(f);
-	for (i = 0; i < 300; i++)
-		set_pagemap_entry(&t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
-	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
-	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
-	mkdir_in(&t, "proc/100/task");
-	mkdir_in(&t, "proc/100/task/100");
-	put(&t, "proc/100/task/100/schedstat", "0 0 1\n");
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	{
-		const pid_t pids[] = { 100 };
-
-		assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
-	}
+	priv = sd_300_fixture(&t, "00800000-00810000 rw-p 00000000 00:00 0\n"
+				  "01000000-01200000 rw-p 00000000 00:00 0\n");
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	assert_string_equal(get(&t, "proc/100/clear_refs"), "4");
 	put(&t, "proc/100/clear_refs", "x");
@@ -1090,10 +1100,8 @@ static void test_softdirty_fault_seen(void **state)
 	const pid_t pids[] = { 100 };
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
-	char path[1024];
 	struct tmp t;
 	void *priv;
-	FILE *f;
 	int i, round;
 	/* the writer's CPU over each round (ns): 1 ms, 3 ms, 3 ms */
 	static const uint64_t ran[] = { 1000000, 3000000, 3000000 };
@@ -1104,27 +1112,12 @@ static void test_softdirty_fault_seen(void **state)
 	uint64_t run = 0;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
 	/* 300 more pages written, in a mapping of their own */
-	snprintf(path, sizeof(path), "%s/proc/100/maps", t.dir);
-	assert_non_null(f = fopen(path, "w"));
-	fputs("00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/workload\n"
-	      "00600000-00608000 rw-p 00000000 00:00 0 [heap]\n"
-	      "00800000-00810000 rw-p 00000000 00:00 0\n"
-	      "00a00000-00a01000 rw-p 00001000 08:01 1234 /usr/bin/workload with spaces\n"
-	      "01000000-01200000 rw-p 00000000 00:00 0\n", f);
-	fclose(f);
-	for (i = 0; i < 300; i++)
-		set_pagemap_entry(&t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
-	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t.dir);
-	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
-	mkdir_in(&t, "proc/100/task");
-	mkdir_in(&t, "proc/100/task/100");
-	put(&t, "proc/100/task/100/schedstat", "0 0 1\n");
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	priv = sd_300_fixture(&t, "00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/workload\n"
+				  "00600000-00608000 rw-p 00000000 00:00 0 [heap]\n"
+				  "00800000-00810000 rw-p 00000000 00:00 0\n"
+				  "00a00000-00a01000 rw-p 00001000 08:01 1234 /usr/bin/workload with spaces\n"
+				  "01000000-01200000 rw-p 00000000 00:00 0\n");
 	for (round = 0; round < 3; round++) {
 		char line[64];
 
