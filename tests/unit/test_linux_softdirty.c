@@ -961,15 +961,11 @@ static void test_softdirty_steady_population(void **state)
  * says 0 ns run, and a manual soft-dirty tracker watching it. */
 static void *sd_300_fixture(struct tmp *t, const char *maps)
 {
-	const pid_t pids[] = { 100 };
-	struct tier_err err = { "" };
+	void *priv = sd_fixture(t, 1000000, 1);
 	char path[1024];
-	void *priv;
 	size_t i;
 	FILE *f;
 
-	tmp_init(t, "pagemap");
-	write_pagemaps(t);
 	snprintf(path, sizeof(path), "%s/proc/100/maps", t->dir);
 	assert_non_null(f = fopen(path, "w"));
 	fputs(maps, f);
@@ -978,17 +974,12 @@ static void *sd_300_fixture(struct tmp *t, const char *maps)
 		set_pagemap_entry(t, 0x1000000 + (uint64_t)i * 4096, P | SD | (0x9000 + (uint64_t)i));
 	snprintf(path, sizeof(path), "%s/proc/100/pagemap", t->dir);
 	assert_int_equal(truncate(path, (0x1200000 >> 12) * 8), 0);
-	mkdir_in(t, "proc/100/task");
-	mkdir_in(t, "proc/100/task/100");
 	put(t, "proc/100/task/100/schedstat", "0 0 1\n");
-	if (tier__softdirty_create_manual(&t->ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
 	return priv;
 }
 
 /* A read that sees more pages written than the writer could have written
- * since the clear (311 pages in 10 us of its time: a mapping made or grown
+ * since the clear (308 pages in 10 us of its time: a mapping made or grown
  * since, soft-dirty whole) starts the process's round over - it is
  * cleared again, its pages left out of the picture - and a read that fits
  * the writer's time (100 ms) is taken as it is. */
