@@ -304,9 +304,9 @@ static void writer_time(struct sd_tracker *t, enum tier_linux_writer_time wt)
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Clears tg's bits, starting its round over: 0, -ESRCH (the process
- * exited) or -errno. first: tg is the first target (the one the status's
- * writer time speaks of). */
+/* Clears tg's bits, starting its round over: 0 (also when the process
+ * exited: it drops out, not cleared) or -errno, said in err. first: tg is
+ * the first target (the one the status's writer time speaks of). */
 static int clear_target(struct sd_tracker *t, struct sd_target *tg, bool first,
 			struct tier_err *err)
 {
@@ -327,8 +327,14 @@ static int clear_target(struct sd_tracker *t, struct sd_target *tg, bool first,
 			       tg->wait_c0.cpu_clock ? TIER_LINUX_WT_CPU_CLOCK :
 						       TIER_LINUX_WT_SCHEDSTAT);
 	ret = clear_refs(t, tg->pid, err);
-	if (ret)
+	if (ret == -ESRCH) {
+		tier_err_clear(err);
+		return 0;
+	}
+	if (ret) {
+		tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
 		return ret;
+	}
 	/* The kernel clears page by page, in address order, as the reads
 	 * read: the middle of each is when it saw the middle page. */
 	tg->t0_us = c0 / 2 + tier_linux_now_us() / 2;
@@ -345,14 +351,8 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 
 	for (i = 0; i < t->nr_tg; i++) {
 		ret = clear_target(t, &t->tg[i], i == 0, err);
-		if (ret == -ESRCH) {
-			tier_err_clear(err);
-			continue;
-		}
-		if (ret) {
-			tier_err_prefix(err, "softdirty: pid %d", (int)t->tg[i].pid);
+		if (ret)
 			return ret;
-		}
 	}
 	return 0;
 }
@@ -495,14 +495,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			t->stats.restarts++;
 			pthread_mutex_unlock(&t->lock);
 			ret = clear_target(t, tg, i == 0, err);
-			if (ret == -ESRCH) {
-				tier_err_clear(err);
-				continue;
-			}
-			if (ret) {
-				tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
+			if (ret)
 				return ret;
-			}
 			continue;
 		}
 		if (tg->nbrk && at <= tg->brk_us[tg->nbrk - 1])
