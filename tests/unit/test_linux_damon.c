@@ -227,10 +227,10 @@ static void test_damon_setup_and_collect(void **state)
 
 		tier__linux_tracker_damon.stats(priv, &st);
 		assert_int_equal(st.damon_aggr_us, 100000);
-		assert_int_equal(st.damon_snap_regions, 3);
-		assert_int_equal(st.damon_snap_kib, 688 + 132 + 1024);
-		assert_int_equal(st.damon_snap_full_kib, 132);
-		assert_true(fabs(st.damon_snap_weighted_kib - (688 * 0.9 + 132 + 1024 * 0.35)) < 1e-6);
+		assert_int_equal(st.damon_snap.regions, 3);
+		assert_int_equal(st.damon_snap.kib, 688 + 132 + 1024);
+		assert_int_equal(st.damon_snap.full_kib, 132);
+		assert_true(fabs(st.damon_snap.weighted_kib - (688 * 0.9 + 132 + 1024 * 0.35)) < 1e-6);
 	}
 
 	/* The same targets again (every refresh): nothing written. */

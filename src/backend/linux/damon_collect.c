@@ -63,11 +63,11 @@ static void emit(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t
 	if (o.count) {
 		uint64_t kib = (r->end - r->start) >> 10;
 
-		t->snap_regions++;
-		t->snap_kib += kib;
+		t->snap.regions++;
+		t->snap.kib += kib;
 		if (o.count >= max)
-			t->snap_full_kib += kib;
-		t->snap_weighted_kib += (double)kib * o.count / max;
+			t->snap.full_kib += kib;
+		t->snap.weighted_kib += (double)kib * o.count / max;
 	}
 }
 

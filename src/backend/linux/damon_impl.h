@@ -45,11 +45,7 @@ struct tier__damon_tracker {
 	 * until its first snapshot was read; 0 after. */
 	uint64_t started_us;
 	double share_percent;		/* of the last window, -1: none yet */
-	/* The last collect's regions seen accessed (nr_accesses > 0): how
-	 * many, their KiB, the KiB of those seen in every sample, and their
-	 * KiB weighted by the share of samples that saw them. */
-	uint64_t snap_regions, snap_kib, snap_full_kib;
-	double snap_weighted_kib;
+	struct tier_linux_damon_snap snap;	/* the last collect's */
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */
 };

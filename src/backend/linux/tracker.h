@@ -67,6 +67,15 @@ enum tier_linux_writer_time {
  * for TIER_LINUX_WT_UNKNOWN. */
 const char *tier_linux_writer_time_name(enum tier_linux_writer_time wt);
 
+/* What a DAMON snapshot showed: its regions seen accessed (nr_accesses
+ * > 0), their KiB, the KiB of those seen in every sample of the
+ * aggregation, and their KiB weighted by the share of samples that saw
+ * them. */
+struct tier_linux_damon_snap {
+	uint64_t regions, kib, full_kib;
+	double weighted_kib;
+};
+
 struct tier_linux_tracker_stats {
 	uint64_t workload_faults;	/* faults it made the watched processes take
 					 * (soft-dirty: one write-protect fault per
@@ -104,14 +113,11 @@ struct tier_linux_tracker_stats {
 	uint64_t damon_sample_us;
 	unsigned damon_max_regions;
 	double damon_share_percent;
-	/* DAMON: its aggregation interval, and the last collect's regions
-	 * seen accessed: how many, their KiB, the KiB of those seen in
-	 * every sample of the aggregation, and their KiB weighted by the
-	 * share of samples that saw them (weighted / KiB: how often, on
-	 * average, an accessed region's check found it accessed). */
+	/* DAMON: its aggregation interval, and what the last collect's
+	 * snapshot showed (weighted_kib / kib: how often, on average, an
+	 * accessed region's check found it accessed). */
 	uint64_t damon_aggr_us;
-	uint64_t damon_snap_regions, damon_snap_kib, damon_snap_full_kib;
-	double damon_snap_weighted_kib;
+	struct tier_linux_damon_snap damon_snap;
 };
 
 struct tier_linux_tracker_ops {

@@ -313,10 +313,7 @@ static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
 	st->damon_max_regions = d.damon_max_regions;
 	st->damon_share_percent = d.damon_share_percent;
 	st->damon_aggr_us = d.damon_aggr_us;
-	st->damon_snap_regions = d.damon_snap_regions;
-	st->damon_snap_kib = d.damon_snap_kib;
-	st->damon_snap_full_kib = d.damon_snap_full_kib;
-	st->damon_snap_weighted_kib = d.damon_snap_weighted_kib;
+	st->damon_snap = d.damon_snap;
 	st->collect_damon_ns = c->damon_ns;
 	st->collect_sd_ns = c->sd_ns;
 }

@@ -247,8 +247,7 @@ static int damon_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	if (!b)
 		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 	tier__batch_init(b, sink, ctx);
-	t->snap_regions = t->snap_kib = t->snap_full_kib = 0;
-	t->snap_weighted_kib = 0;
+	memset(&t->snap, 0, sizeof(t->snap));
 	if (t->tracepoint) {
 		tier__damon_collect_trace(t, b);
 		if (!tier__damon_sysfs_is_on(&t->fs))
@@ -275,10 +274,7 @@ static void damon_stats(void *priv, struct tier_linux_tracker_stats *st)
 	st->damon_max_regions = t->max_regions;
 	st->damon_share_percent = t->share_percent;
 	st->damon_aggr_us = t->aggr_us;
-	st->damon_snap_regions = t->snap_regions;
-	st->damon_snap_kib = t->snap_kib;
-	st->damon_snap_full_kib = t->snap_full_kib;
-	st->damon_snap_weighted_kib = t->snap_weighted_kib;
+	st->damon_snap = t->snap;
 }
 
 /* The next share check compares with the new part. */

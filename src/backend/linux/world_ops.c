@@ -109,11 +109,11 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 ts.damon_max_regions,
 				 ts.damon_share_percent < 0 ? "no window yet, " : "",
 				 ts.damon_share_percent < 0 ? 0.0 : ts.damon_share_percent,
-				 (unsigned long long)ts.damon_snap_regions,
-				 (unsigned long long)(ts.damon_snap_kib >> 10),
-				 (unsigned long long)(ts.damon_snap_full_kib >> 10),
-				 ts.damon_snap_kib ? 100.0 * ts.damon_snap_weighted_kib /
-							     (double)ts.damon_snap_kib : 0.0);
+				 (unsigned long long)ts.damon_snap.regions,
+				 (unsigned long long)(ts.damon_snap.kib >> 10),
+				 (unsigned long long)(ts.damon_snap.full_kib >> 10),
+				 ts.damon_snap.kib ? 100.0 * ts.damon_snap.weighted_kib /
+							     (double)ts.damon_snap.kib : 0.0);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
