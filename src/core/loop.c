@@ -58,6 +58,8 @@ int tier_loop_step(struct tier_loop *l, struct tier_err *err)
 			return ret;
 		}
 	}
+	if (l->env->pause)
+		l->env->pause(l->env->pause_ctx);
 	now = l->env->clock->now_us(l->env->clock_priv);
 	ret = l->policy->tick(l->policy_priv, now);
 	if (ret)

@@ -176,6 +176,8 @@ int tier_mover_flush(struct tier_mover *m)
 
 		moved = m->env->migrator->move(m->env->migrator_priv, m->pages, m->nodes,
 					       m->status, n);
+		if (m->env->pause)
+			m->env->pause(m->env->pause_ctx);
 		if (moved < 0) {
 			/* The whole call failed: nothing moved; give the budget back. */
 			if (m->budget)

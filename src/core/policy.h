@@ -85,6 +85,13 @@ struct tier_env {
 	/* Work counter the policy bumps for its own CPU cost: one unit per
 	 * page or observation it visits (the loop converts to time). */
 	uint64_t *work_units;
+	/* Called between batches of moves (core/mover.c), after a collect
+	 * (core/loop.c) and between the long parts of the backend's own
+	 * work: a point of a step where the world is consistent and may be
+	 * read (the daemon answers read-only requests there), never changed.
+	 * NULL: none. */
+	void (*pause)(void *ctx);
+	void *pause_ctx;
 	/* True while the policy works in the application's own thread rather
 	 * than in a daemon or kernel thread: kernel-nb's promotion runs in
 	 * the faulting task (do_numa_page()). The policy sets it around the

@@ -7,7 +7,8 @@
  * for a policy step: status and cgroups are answered from the
  * figures the last step published, a request that needs the world runs at
  * once when no step holds it and otherwise waits, alone, for the step's
- * end (requests.c), while every other client is served. */
+ * next pause (one that only reads the world) or its end (requests.c,
+ * step.c), while every other client is served. */
 #include "tierd/internal.h"
 
 #include <errno.h>
@@ -143,8 +144,10 @@ static void client_watch(struct tierd *d, struct tierd_client *c, bool on)
 }
 
 /* A request that needs the world: run at once when no step holds it,
- * else handed to the step thread, which runs it when the step ends (the
- * client waits; a hint is answered at once, being checked already). */
+ * else handed to the step thread, which runs it at the step's next pause
+ * when it only reads the world (tierd_step_pause()), else when the step
+ * ends (the client waits; a hint is answered at once, being checked
+ * already). */
 static void world_request(struct tierd *d, struct tierd_client *c, struct tierd_job *j)
 {
 	if (pthread_mutex_trylock(&d->world_lock) == 0) {

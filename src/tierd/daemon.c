@@ -348,6 +348,9 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	tierd_heat_init(&d->heat, d->be);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
+	/* Read-only requests are answered within a step, at its pauses. */
+	d->be->env->pause = tierd_step_pause;
+	d->be->env->pause_ctx = d;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

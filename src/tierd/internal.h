@@ -176,6 +176,9 @@ struct tierd {
 	int done_fd;			/* eventfd: done has jobs, or stop is set */
 	atomic_bool stop;
 	atomic_uint_fast64_t step_started_us;	/* 0 between steps */
+	/* Read-only jobs in jobs (tierd_job_reads_only()): changed under
+	 * jobs_lock, read without it at a step's pauses. */
+	atomic_uint readers;
 	pthread_t step_thread;
 	struct tierd_published pub;
 };
@@ -235,6 +238,13 @@ void *tierd_step_main(void *arg);
 /* A job for the step thread (the control thread's). */
 void tierd_jobs_push(struct tierd *d, struct tierd_job *j);
 
+/* The world's pause hook (tier_env.pause), in the step thread with the
+ * world lock held: runs the read-only jobs waiting (explain, heatmap,
+ * processes) and hands their answers to the control thread; the others
+ * wait for the step's end. A step answers those within a batch of moves
+ * or a chunk of its node query, not after its last move. */
+void tierd_step_pause(void *ctx);
+
 /* The answered jobs, oldest first, taken off the done list (the control
  * thread's, on TIERD_TAG_DONE). */
 struct tierd_job *tierd_jobs_done(struct tierd *d);
@@ -263,6 +273,10 @@ int tierd_job_check(struct tierd *d, struct tierd_job *j, struct tier_err *err);
 /* Runs a checked request (world lock held): the answer into j->response
  * when someone waits for it. */
 void tierd_job_run(struct tierd *d, struct tierd_job *j);
+
+/* Whether a job only reads the world (explain, heatmap, processes): it
+ * may run at a step's pause. */
+bool tierd_job_reads_only(const struct tierd_job *j);
 
 void tierd_job_free(struct tierd_job *j);
 

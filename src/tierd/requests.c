@@ -426,6 +426,12 @@ static int run_cgroup_set(struct tierd *d, struct json_object *args, struct tier
 	return ret;
 }
 
+bool tierd_job_reads_only(const struct tierd_job *j)
+{
+	return j->req.cmd == TIER_CMD_EXPLAIN || j->req.cmd == TIER_CMD_HEATMAP ||
+	       j->req.cmd == TIER_CMD_PROCESSES;
+}
+
 void tierd_job_run(struct tierd *d, struct tierd_job *j)
 {
 	struct tier_err err = { "" };

@@ -239,6 +239,8 @@ void tierd_jobs_push(struct tierd *d, struct tierd_job *j)
 	for (p = &d->jobs; *p; p = &(*p)->next)
 		;
 	*p = j;
+	if (tierd_job_reads_only(j))
+		atomic_fetch_add(&d->readers, 1);
 	pthread_cond_signal(&d->jobs_cond);
 	pthread_mutex_unlock(&d->jobs_lock);
 }
@@ -284,6 +286,30 @@ static void run_jobs(struct tierd *d, struct tierd_job *jobs)
 	pthread_mutex_unlock(&d->jobs_lock);
 	if (write(d->done_fd, &one, sizeof(one)) < 0)
 		tierd_log(&d->log, LOG_DEBUG, "eventfd: %s", strerror(errno));
+}
+
+void tierd_step_pause(void *ctx)
+{
+	struct tierd *d = ctx;
+	struct tierd_job *readers = NULL, **tail = &readers, **p, *j;
+
+	if (!atomic_load(&d->readers))
+		return;
+	pthread_mutex_lock(&d->jobs_lock);
+	for (p = &d->jobs; (j = *p);) {
+		if (!tierd_job_reads_only(j)) {
+			p = &j->next;
+			continue;
+		}
+		*p = j->next;
+		j->next = NULL;
+		*tail = j;
+		tail = &j->next;
+		atomic_fetch_sub(&d->readers, 1);
+	}
+	pthread_mutex_unlock(&d->jobs_lock);
+	if (readers)
+		run_jobs(d, readers);
 }
 
 static struct timespec abs_monotonic(uint64_t us)
@@ -332,6 +358,7 @@ void *tierd_step_main(void *arg)
 			break;
 		jobs = d->jobs;
 		d->jobs = NULL;
+		atomic_store(&d->readers, 0);
 		pthread_mutex_unlock(&d->jobs_lock);
 
 		pthread_mutex_lock(&d->world_lock);

@@ -110,6 +110,8 @@ static int setup(void **state)
 	tierd_heat_init(&d->heat, d->be);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
+	d->be->env->pause = tierd_step_pause;
+	d->be->env->pause_ctx = d;
 	f->sim_prepare = d->be->prepare;
 	hooks_fx = f;
 	*state = f;
@@ -323,22 +325,18 @@ static void wait_sem(sem_t *s)
 	assert_int_equal(sem_timedwait(s, &ts), 0);
 }
 
-/* While a step runs (held in prepare here), status is answered from the
- * figures published before it, with the running step's age; a request
- * that needs the world waits for the step's end, alone: another client's
- * status is answered meanwhile. */
-static void test_socket_answers_during_step(void **state)
+/* The daemon's threads on the socket sock (f->dir/sock), its first step
+ * held in prepare (the hook given) until the test lets it go; the next
+ * step a minute away. */
+static void serve_start(struct fixture *f, pthread_t *t, char *sock, size_t size,
+			int (*prepare)(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+				       struct tier_err *err))
 {
-	struct fixture *f = *state;
 	struct tierd *d = f->d;
 	struct tier_err err = { "" };
-	char sock[128], buf[8192], req[256];
-	pthread_t t;
-	void *ret;
 	size_t i;
-	int a, b;
 
-	snprintf(sock, sizeof(sock), "%s/sock", f->dir);
+	snprintf(sock, size, "%s/sock", f->dir);
 	assert_int_equal(tier_config_set_string(&d->cfg.socket_path, sock), 0);
 	for (i = 0; i < TIERD_MAX_CLIENTS; i++)
 		d->ctl.clients[i].fd = -1;
@@ -346,14 +344,39 @@ static void test_socket_answers_during_step(void **state)
 	assert_int_equal(sem_init(&f->step_entered, 0, 0), 0);
 	assert_int_equal(sem_init(&f->step_release, 0, 0), 0);
 	f->step_blocks = true;
-	d->be->prepare = blocking_prepare;
-	/* One step in the test: the next is a minute away. */
+	d->be->prepare = prepare;
 	d->cfg.interval_ms = 60000;
 	if (tierd_events_open(d, &err))
 		fail_msg("%s", err.msg);
-	assert_int_equal(pthread_create(&t, NULL, serve_thread, d), 0);
+	assert_int_equal(pthread_create(t, NULL, serve_thread, d), 0);
 	wait_sem(&f->step_entered);
 	usleep(20000);
+}
+
+static void serve_stop(struct fixture *f, pthread_t t)
+{
+	void *ret;
+
+	tierd_stop(f->d);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_int_equal((intptr_t)ret, 0);
+	tierd_events_close(f->d);
+	sem_destroy(&f->step_entered);
+	sem_destroy(&f->step_release);
+}
+
+/* While a step runs (held in prepare here, with no pause), status is
+ * answered from the figures published before it, with the running step's
+ * age; a request that needs the world waits for the step's end, alone:
+ * another client's status is answered meanwhile. */
+static void test_socket_answers_during_step(void **state)
+{
+	struct fixture *f = *state;
+	char sock[128], buf[8192], req[256];
+	pthread_t t;
+	int a, b, i;
+
+	serve_start(f, &t, sock, sizeof(sock), blocking_prepare);
 
 	a = connect_to(sock);
 	ask(a, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
@@ -372,22 +395,77 @@ static void test_socket_answers_during_step(void **state)
 	ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"ok\":true"));
 
-	/* The step ends: explain is answered, and the next status counts it. */
+	/* Let go, the step answers explain at its first pause, and a status
+	 * after the step counts it. */
 	sem_post(&f->step_release);
 	ask(a, NULL, 10000, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"v\":1"));
-	ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+	for (i = 0; i < 1000; i++) {
+		ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+		if (strstr(buf, "\"steps\":1"))
+			break;
+		usleep(10000);
+	}
 	assert_non_null(strstr(buf, "\"steps\":1"));
 	assert_non_null(strstr(buf, "\"step_running_ms\":0"));
 
 	close(a);
 	close(b);
-	tierd_stop(d);
-	assert_int_equal(pthread_join(t, &ret), 0);
-	assert_int_equal((intptr_t)ret, 0);
-	tierd_events_close(d);
-	sem_destroy(&f->step_entered);
-	sem_destroy(&f->step_release);
+	serve_stop(f, t);
+}
+
+/* The first step waits for the test as blocking_prepare() does, but
+ * pauses every millisecond meanwhile, as a long step does between its
+ * batches of moves and the chunks of its node query (tier_env.pause). */
+static int pausing_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			   struct tier_err *err)
+{
+	if (hooks_fx->step_blocks) {
+		hooks_fx->step_blocks = false;
+		sem_post(&hooks_fx->step_entered);
+		while (sem_trywait(&hooks_fx->step_release)) {
+			b->env->pause(b->env->pause_ctx);
+			usleep(1000);
+		}
+	}
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
+}
+
+/* At a step's pauses the requests that only read the world (explain,
+ * processes, heatmap) are answered while the step still runs; one that
+ * changes it (reload) waits for the step's end. */
+static void test_readers_answered_at_pauses(void **state)
+{
+	struct fixture *f = *state;
+	char sock[128], buf[8192], req[256];
+	pthread_t t;
+	int a, b;
+
+	serve_start(f, &t, sock, sizeof(sock), pausing_prepare);
+	a = connect_to(sock);
+	b = connect_to(sock);
+	ask(b, "{\"v\":1,\"cmd\":\"reload\"}\n", 300, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+	snprintf(req, sizeof(req),
+		 "{\"v\":1,\"cmd\":\"explain\",\"args\":{\"pid\":%d,\"addr\":4096}}\n",
+		 (int)getpid());
+	ask(a, req, 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"v\":1"));
+	ask(a, "{\"v\":1,\"cmd\":\"processes\"}\n", 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"v\":1"));
+	/* All that while the step ran, and the reload still waits. */
+	ask(a, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"steps\":0"));
+	assert_null(strstr(buf, "\"step_running_ms\":0,"));
+	ask(b, NULL, 300, buf, sizeof(buf));
+	assert_string_equal(buf, "");
+
+	sem_post(&f->step_release);
+	ask(b, NULL, 10000, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"v\":1"));
+	close(a);
+	close(b);
+	serve_stop(f, t);
 }
 
 /* Steps of the same cost, n of them, each begun when the last one said:
@@ -623,6 +701,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readers_answered_at_pauses, setup, teardown),
 		cmocka_unit_test(test_pace_share),
 		cmocka_unit_test(test_pace_resume),
 		cmocka_unit_test(test_pace_one_step_no_steady_cost),

@@ -86,6 +86,10 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err);
 
+/* Called between the query's chunks of 4096 pages, where the picture is
+ * whole and may be read (tier_env.pause); NULL: none. */
+void tier_linux_space_set_pause(struct tier_linux_space *s, void (*pause)(void *ctx), void *ctx);
+
 /* Checks the picture of where pages are against the kernel's: for each
  * managed process, the pages per node of each mapping in
  * <procfs>/PID/numa_maps against page_node over the extents in it. The

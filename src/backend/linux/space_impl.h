@@ -98,6 +98,9 @@ struct tier_linux_space {
 	size_t verify_next;	/* round-robin numa_maps cursor (a slot) */
 	struct tier_linux_space_diff last_diff;	/* the check's last difference */
 
+	void (*pause)(void *ctx);	/* between query chunks; NULL: none */
+	void *pause_ctx;
+
 	/* Scratch for query and move. */
 	struct tier__page_req *reqs;
 	void **addrs;

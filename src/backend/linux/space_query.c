@@ -281,6 +281,12 @@ static int query_reqs(struct tier_linux_space *s, size_t n, struct tier_err *err
 	return ret;
 }
 
+void tier_linux_space_set_pause(struct tier_linux_space *s, void (*pause)(void *ctx), void *ctx)
+{
+	s->pause = pause;
+	s->pause_ctx = ctx;
+}
+
 int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 			   struct tier_err *err)
 {
@@ -330,6 +336,8 @@ int tier_linux_space_query(struct tier_linux_space *s, uint64_t max_pages,
 		if (r && !ret)
 			ret = r;
 		left -= n;
+		if (s->pause && left)
+			s->pause(s->pause_ctx);
 	}
 	return ret;
 }

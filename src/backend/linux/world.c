@@ -116,7 +116,9 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		cpu += tier__lw_upkeep(lb, false);
 	}
 	/* New pages all at once (the policy cannot place a page whose node
-	 * it does not know), then a round-robin share of the rest. */
+	 * it does not know), then a round-robin share of the rest; read-only
+	 * requests are answered between its chunks. */
+	tier_linux_space_set_pause(lb->space, lb->env.pause, lb->env.pause_ctx);
 	ret = tier_linux_space_query(lb->space,
 				     tier_linux_space_nr_fresh(lb->space) + QUERY_PAGES_PER_STEP, err);
 	t = tier_linux_thread_cpu_ns();
