@@ -91,7 +91,12 @@ struct tier_env {
 	 * read (the daemon answers read-only requests there), never changed.
 	 * NULL: none. */
 	void (*pause)(void *ctx);
-	void *pause_ctx;
+	/* Called by the backend around a wait on the kernel that reads and
+	 * changes nothing of the world or the policy (DAMON's snapshot
+	 * request): begin true before it, false after; the world may be read
+	 * meanwhile. NULL: none. */
+	void (*wait)(void *ctx, bool begin);
+	void *pause_ctx;		/* pause's and wait's */
 	/* True while the policy works in the application's own thread rather
 	 * than in a daemon or kernel thread: kernel-nb's promotion runs in
 	 * the faulting task (do_numa_page()). The policy sets it around the

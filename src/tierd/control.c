@@ -158,6 +158,15 @@ static void world_request(struct tierd *d, struct tierd_client *c, struct tierd_
 		tierd_job_free(j);
 		return;
 	}
+	/* A step holds the world but waits on the kernel: read it now. */
+	if (tierd_job_reads_only(j) && pthread_mutex_trylock(&d->read_lock) == 0) {
+		tierd_job_run(d, j);
+		pthread_mutex_unlock(&d->read_lock);
+		client_send(d, c, j->response);
+		j->response = NULL;
+		tierd_job_free(j);
+		return;
+	}
 	if (j->req.cmd == TIER_CMD_HINT) {
 		client_send(d, c, tier_response_ok(NULL));
 		j->slot = -1;

@@ -187,6 +187,7 @@ int tierd_threads_init(struct tierd *d)
 	if (ret)
 		return ret;
 	pthread_mutex_init(&d->world_lock, NULL);
+	pthread_mutex_init(&d->read_lock, NULL);
 	pthread_mutex_init(&d->jobs_lock, NULL);
 	pthread_mutex_init(&d->pub.lock, NULL);
 	return 0;
@@ -196,6 +197,7 @@ void tierd_threads_release(struct tierd *d)
 {
 	pthread_cond_destroy(&d->jobs_cond);
 	pthread_mutex_destroy(&d->world_lock);
+	pthread_mutex_destroy(&d->read_lock);
 	pthread_mutex_destroy(&d->jobs_lock);
 	pthread_mutex_destroy(&d->pub.lock);
 }
@@ -350,6 +352,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	d->loop.watch_ctx = &d->heat;
 	/* Read-only requests are answered within a step, at its pauses. */
 	d->be->env->pause = tierd_step_pause;
+	d->be->env->wait = tierd_step_wait;
 	d->be->env->pause_ctx = d;
 
 	sigemptyset(&mask);

@@ -21,7 +21,8 @@
  * The world (the backend, the policy loop, the heatmaps, the
  * configuration and the rules in force) belongs to whichever thread holds
  * world_lock; the control thread only ever tries it, so it never waits
- * for a step. The other fields say which thread owns them. The metrics
+ * for a step. While a step waits on the kernel it lets go of read_lock,
+ * and the control thread may read the world then (read-only requests). The other fields say which thread owns them. The metrics
  * endpoint's HTTP thread reads only the text the step thread hands it.
  */
 #ifndef TIERD_INTERNAL_H
@@ -142,6 +143,10 @@ struct tierd {
 	struct tierd_log log;		/* level changed under world_lock */
 	/* The world: under world_lock once the step thread runs. */
 	pthread_mutex_t world_lock;
+	/* Held by the step thread with world_lock, but while its step waits
+	 * on the kernel (tierd_step_wait()): then whoever holds it may read
+	 * the world (the control thread, for a read-only request). */
+	pthread_mutex_t read_lock;
 	struct tier_config cfg;		/* the configuration in force */
 	struct tier_world *be;
 	struct tier_loop loop;
@@ -244,6 +249,12 @@ void tierd_jobs_push(struct tierd *d, struct tierd_job *j);
  * wait for the step's end. A step answers those within a batch of moves
  * or a chunk of its node query, not after its last move. */
 void tierd_step_pause(void *ctx);
+
+/* The world's wait hook (tier_env.wait), in the step thread: before a
+ * wait on the kernel (begin) it lets the world be read - read_lock
+ * released, for the control thread's read-only requests - and after it
+ * takes read_lock back. */
+void tierd_step_wait(void *ctx, bool begin);
 
 /* The answered jobs, oldest first, taken off the done list (the control
  * thread's, on TIERD_TAG_DONE). */

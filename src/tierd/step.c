@@ -312,6 +312,16 @@ void tierd_step_pause(void *ctx)
 		run_jobs(d, readers);
 }
 
+void tierd_step_wait(void *ctx, bool begin)
+{
+	struct tierd *d = ctx;
+
+	if (begin)
+		pthread_mutex_unlock(&d->read_lock);
+	else
+		pthread_mutex_lock(&d->read_lock);
+}
+
 static struct timespec abs_monotonic(uint64_t us)
 {
 	return (struct timespec){ .tv_sec = (time_t)(us / 1000000),
@@ -362,6 +372,7 @@ void *tierd_step_main(void *arg)
 		pthread_mutex_unlock(&d->jobs_lock);
 
 		pthread_mutex_lock(&d->world_lock);
+		pthread_mutex_lock(&d->read_lock);
 		if (jobs)
 			run_jobs(d, jobs);
 		due = tier_linux_now_us() >= next;
@@ -390,6 +401,7 @@ void *tierd_step_main(void *arg)
 					(drains_running(d) ? d->cfg.interval_ms * 1000 :
 							     MAINTAIN_EVERY_US);
 		}
+		pthread_mutex_unlock(&d->read_lock);
 		pthread_mutex_unlock(&d->world_lock);
 		pthread_mutex_lock(&d->jobs_lock);
 	}

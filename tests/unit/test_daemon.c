@@ -111,6 +111,7 @@ static int setup(void **state)
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
 	d->be->env->pause = tierd_step_pause;
+	d->be->env->wait = tierd_step_wait;
 	d->be->env->pause_ctx = d;
 	f->sim_prepare = d->be->prepare;
 	hooks_fx = f;
@@ -431,17 +432,34 @@ static int pausing_prepare(struct tier_world *b, struct tier_loop *loop, uint64_
 	return hooks_fx->sim_prepare(b, loop, now_us, err);
 }
 
-/* At a step's pauses the requests that only read the world (explain,
- * processes, heatmap) are answered while the step still runs; one that
- * changes it (reload) waits for the step's end. */
-static void test_readers_answered_at_pauses(void **state)
+/* The first step waits for the test inside a wait on the kernel
+ * (tier_env.wait), as a DAMON snapshot request does. */
+static int waiting_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			   struct tier_err *err)
 {
-	struct fixture *f = *state;
+	if (hooks_fx->step_blocks) {
+		hooks_fx->step_blocks = false;
+		b->env->wait(b->env->pause_ctx, true);
+		sem_post(&hooks_fx->step_entered);
+		sem_wait(&hooks_fx->step_release);
+		b->env->wait(b->env->pause_ctx, false);
+	}
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
+}
+
+/* The requests that only read the world (explain, processes) are
+ * answered while a step still runs - at its pauses, or by the control
+ * thread while it waits on the kernel; one that changes the world
+ * (reload) waits for the step's end. */
+static void readers_during_step(struct fixture *f,
+				int (*prepare)(struct tier_world *b, struct tier_loop *loop,
+					       uint64_t now_us, struct tier_err *err))
+{
 	char sock[128], buf[8192], req[256];
 	pthread_t t;
 	int a, b;
 
-	serve_start(f, &t, sock, sizeof(sock), pausing_prepare);
+	serve_start(f, &t, sock, sizeof(sock), prepare);
 	a = connect_to(sock);
 	b = connect_to(sock);
 	ask(b, "{\"v\":1,\"cmd\":\"reload\"}\n", 300, buf, sizeof(buf));
@@ -466,6 +484,16 @@ static void test_readers_answered_at_pauses(void **state)
 	close(a);
 	close(b);
 	serve_stop(f, t);
+}
+
+static void test_readers_answered_at_pauses(void **state)
+{
+	readers_during_step(*state, pausing_prepare);
+}
+
+static void test_readers_answered_in_waits(void **state)
+{
+	readers_during_step(*state, waiting_prepare);
 }
 
 /* Steps of the same cost, n of them, each begun when the last one said:
@@ -702,6 +730,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readers_answered_at_pauses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_readers_answered_in_waits, setup, teardown),
 		cmocka_unit_test(test_pace_share),
 		cmocka_unit_test(test_pace_resume),
 		cmocka_unit_test(test_pace_one_step_no_steady_cost),

@@ -43,7 +43,22 @@ struct journal {
 	const char *busy_read;	/* reads of files ending so fail with EBUSY ... */
 	int busy_read_left;	/* ... this many times (-1: always) */
 	unsigned reads_busy;	/* how many reads failed so */
+	/* The collect's waits on the kernel (ctx.wait): inside one now,
+	 * how many began, and whether the snapshot's request and its clear
+	 * were written inside one. */
+	bool waiting;
+	unsigned waits;
+	bool update_waiting, clear_waiting;
 };
+
+static void on_wait(void *arg, bool begin)
+{
+	struct journal *j = arg;
+
+	assert_true(begin != j->waiting);	/* begin, end, begin, ... */
+	j->waiting = begin;
+	j->waits += begin;
+}
 
 static int on_read(void *ctx, const char *rel)
 {
@@ -68,6 +83,10 @@ static int on_write(void *ctx, const char *rel, const char *val)
 
 	if (j->n < 512)
 		snprintf(j->line[j->n++], sizeof(j->line[0]), "%s=%s", rel, val);
+	if (!strcmp(val, "update_schemes_tried_regions"))
+		j->update_waiting = j->waiting;
+	if (!strcmp(val, "clear_schemes_tried_regions"))
+		j->clear_waiting = j->waiting;
 	if (j->busy_val && !strcmp(val, j->busy_val) && j->busy_left) {
 		if (j->busy_left > 0)
 			j->busy_left--;
@@ -176,6 +195,8 @@ static void test_damon_setup_and_collect(void **state)
 
 	(void)state;
 	tmp_init(&t, "damon-sysfs/v6.12");
+	t.ctx.wait = on_wait;
+	t.ctx.wait_arg = j;
 	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
 		fail_msg("create: %s", err.msg);
 	tier__damon_info(priv, &info);
@@ -199,6 +220,13 @@ static void test_damon_setup_and_collect(void **state)
 	if (tier__linux_tracker_damon.collect(priv, sink, &g, &err))
 		fail_msg("collect: %s", err.msg);
 	expect_writes(j, &at, 1, collect_writes);
+	/* The request, which returns at the kdamond's next aggregation, was
+	 * made inside a wait (the daemon answers read-only requests then);
+	 * the regions' reading and the clear after it, outside. */
+	assert_true(j->waits >= 1);
+	assert_false(j->waiting);
+	assert_true(j->update_waiting);
+	assert_false(j->clear_waiting);
 	/* Each target's regions in address order, and what lies between
 	 * and around them (the regions DAMON saw unaccessed, which the
 	 * schemes leave out) as seen unaccessed: 0 of 20. */

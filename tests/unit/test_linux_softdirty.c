@@ -152,7 +152,8 @@ static void test_softdirty_picture_random(void **state)
  * a bare-metal fault (1 us). */
 static void test_softdirty_fault_cost(void **state)
 {
-	const struct tier_linux_ctx live = { "/sys", "/proc", "/sys/kernel/debug", 0, 0 };
+	const struct tier_linux_ctx live = { .sysfs_root = "/sys", .procfs_root = "/proc",
+					     .debugfs_root = "/sys/kernel/debug" };
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
 	struct tmp t;

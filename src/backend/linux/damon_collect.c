@@ -183,9 +183,20 @@ out:
 
 /* Asks for a snapshot of the regions. Returns 1 when the kdamond has
  * stopped (every target exited), 0 or -errno. */
+/* Around a wait on the kdamond (ctx.wait). */
+static void waiting(const struct tier__damon_tracker *t, bool begin)
+{
+	if (t->wait)
+		t->wait(t->wait_arg, begin);
+}
+
 static int request_tried(struct tier__damon_tracker *t, struct tier_err *err)
 {
-	int ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", err);
+	int ret;
+
+	waiting(t, true);
+	ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", err);
+	waiting(t, false);
 
 	if (ret && !tier__damon_sysfs_is_on(&t->fs)) {
 		t->running = false;
@@ -272,10 +283,12 @@ static void await_first_snapshot(struct tier__damon_tracker *t)
 	if (now >= due)
 		return;
 	wait = due - now < FIRST_WAIT_MAX_US ? due - now : FIRST_WAIT_MAX_US;
+	waiting(t, true);
 	if (h->sleep_us)
 		h->sleep_us(h->ctx, wait);
 	else if (!h->now_us)
 		usleep((useconds_t)wait);
+	waiting(t, false);
 }
 
 int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,

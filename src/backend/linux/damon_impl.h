@@ -44,6 +44,8 @@ struct tier__damon_tracker {
 	/* When the running kdamond was started (its clock: hooks.now_us),
 	 * until its first snapshot was read; 0 after. */
 	uint64_t started_us;
+	void (*wait)(void *arg, bool begin);	/* ctx's (tracker.h) */
+	void *wait_arg;
 	double share_percent;		/* of the last window, -1: none yet */
 	struct tier_linux_damon_snap snap;	/* the last collect's */
 	unsigned interval_changes;

@@ -32,6 +32,12 @@ struct tier_linux_ctx {
 	/* The same for the thread of its own a tracker runs in tierd
 	 * (soft-dirty's clears and page walks); 0: its default. */
 	double thread_cpu_percent;
+	/* Called around a collect's waits on the kernel that touch nothing
+	 * of the world (DAMON's snapshot request, which returns at the end
+	 * of the kdamond's next aggregation): begin true before, false
+	 * after (tier_env.wait). NULL: none. */
+	void (*wait)(void *arg, bool begin);
+	void *wait_arg;
 };
 
 /* What a tracker saw in [start, end) of process pid. Fields as in struct

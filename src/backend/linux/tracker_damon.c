@@ -111,6 +111,8 @@ int tier__damon_create(const struct tier_linux_ctx *ctx, uint64_t interval_us,
 	tier__damon_trace_init(&t->trace);
 	if (hooks)
 		t->fs.hooks = *hooks;
+	t->wait = ctx->wait;
+	t->wait_arg = ctx->wait_arg;
 	if (tier__roots_init(&t->roots, ctx)) {
 		ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
 		goto out_free;

@@ -16,6 +16,15 @@
 
 #include "backend/linux/world_impl.h"
 
+/* The trackers' waits on the kernel, handed to whoever set env.wait. */
+static void lw_wait(void *arg, bool begin)
+{
+	struct linux_backend *lb = arg;
+
+	if (lb->env.wait)
+		lb->env.wait(lb->env.pause_ctx, begin);
+}
+
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 {
 	va_list ap;
@@ -460,6 +469,8 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->ctx.sysfs_root = lb->sysfs_root;
 	lb->ctx.procfs_root = "/proc";
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
+	lb->ctx.wait = lw_wait;
+	lb->ctx.wait_arg = lb;
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)
 		goto out_free;
