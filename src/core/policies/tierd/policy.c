@@ -225,6 +225,10 @@ static int tierd_tick(void *priv, uint64_t now_us)
 	t->decayed = false;
 	tier__tierd_pool_samples(t);
 	tier__tierd_compute_scores(t);
+	/* The scores, a pass over every live page, done: the world may be
+	 * read (tier_env.pause). */
+	if (t->env->pause)
+		t->env->pause(t->env->pause_ctx);
 	tier__tierd_balance_loaded(t);
 	tier__tierd_fit_thresholds(t);
 	tier__tierd_groups_update(t);
