@@ -83,6 +83,7 @@ static inline void tmp_init(struct tmp *t, const char *name)
 {
 	char src[512];
 
+	memset(t, 0, sizeof(*t));	/* the ctx's bounds and hooks: none */
 	snprintf(t->dir, sizeof(t->dir), "/tmp/tierd-trk-XXXXXX");
 	assert_non_null(mkdtemp(t->dir));
 	snprintf(src, sizeof(src), FIXTURES "%s", name);
