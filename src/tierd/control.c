@@ -150,18 +150,15 @@ static void client_watch(struct tierd *d, struct tierd_client *c, bool on)
  * already). */
 static void world_request(struct tierd *d, struct tierd_client *c, struct tierd_job *j)
 {
-	if (pthread_mutex_trylock(&d->world_lock) == 0) {
+	/* No step holds the world, or one does but waits on the kernel and
+	 * j only reads it: run now. */
+	pthread_mutex_t *held = pthread_mutex_trylock(&d->world_lock) == 0 ? &d->world_lock :
+				tierd_job_reads_only(j) && pthread_mutex_trylock(&d->read_lock) == 0 ?
+							     &d->read_lock : NULL;
+
+	if (held) {
 		tierd_job_run(d, j);
-		pthread_mutex_unlock(&d->world_lock);
-		client_send(d, c, j->response);
-		j->response = NULL;
-		tierd_job_free(j);
-		return;
-	}
-	/* A step holds the world but waits on the kernel: read it now. */
-	if (tierd_job_reads_only(j) && pthread_mutex_trylock(&d->read_lock) == 0) {
-		tierd_job_run(d, j);
-		pthread_mutex_unlock(&d->read_lock);
+		pthread_mutex_unlock(held);
 		client_send(d, c, j->response);
 		j->response = NULL;
 		tierd_job_free(j);
