@@ -998,6 +998,44 @@ static void test_live_query(void **state)
 	munmap(p, nr * PG);
 }
 
+/* Pauses of a query: one between each two of its chunks of 4,096 pages,
+ * none after the last. */
+static void count_pause(void *ctx)
+{
+	(*(unsigned *)ctx)++;
+}
+
+static void test_live_query_pauses(void **state)
+{
+	const size_t nr = 3 * 4096 + 100;
+	struct tier_linux_space *s;
+	struct tier_err err = { "" };
+	pid_t self = getpid();
+	unsigned pauses = 0;
+	char *p;
+
+	(void)state;
+	if (!move_pages_usable())
+		skip();
+	/* Never touched: ids (and a query) all the same. */
+	p = mmap(NULL, nr * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(tier_linux_space_new(&live_ctx, 12, &s, &err), 0);
+	if (tier_linux_space_update(s, &self, 1, NULL, NULL, &err))
+		fail_msg("update: %s", err.msg);
+	assert_true(held_ids(s) >= nr);
+	tier_linux_space_set_pause(s, count_pause, &pauses);
+	assert_int_equal(tier_linux_space_query(s, nr, &err), 0);
+	assert_int_equal(pauses, 3);
+	assert_int_equal(tier_linux_space_query(s, 4096, &err), 0);
+	assert_int_equal(pauses, 3);
+	tier_linux_space_set_pause(s, NULL, NULL);
+	assert_int_equal(tier_linux_space_query(s, nr, &err), 0);
+	assert_int_equal(pauses, 3);
+	tier_linux_space_destroy(s);
+	munmap(p, nr * PG);
+}
+
 static int first_absent_node(void)
 {
 	char path[64];
@@ -1172,6 +1210,7 @@ int main(void)
 		cmocka_unit_test(test_churn),
 		cmocka_unit_test(test_pagemap_query),
 		cmocka_unit_test(test_live_query),
+		cmocka_unit_test(test_live_query_pauses),
 		cmocka_unit_test(test_live_move),
 		cmocka_unit_test(test_live_process_exits),
 	};
