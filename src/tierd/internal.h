@@ -22,7 +22,8 @@
  * configuration and the rules in force) belongs to whichever thread holds
  * world_lock; the control thread only ever tries it, so it never waits
  * for a step. While a step waits on the kernel it lets go of read_lock,
- * and the control thread may read the world then (read-only requests). The other fields say which thread owns them. The metrics
+ * and the control thread may read the world then (read-only requests).
+ * The other fields say which thread owns them. The metrics
  * endpoint's HTTP thread reads only the text the step thread hands it.
  */
 #ifndef TIERD_INTERNAL_H
