@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "../lib/policy_env.h"
+#include "core/loop.h"
 #include "core/policies/tierd.h"
 
 #define INTERVAL_US 100000
@@ -1081,6 +1082,59 @@ static void test_unlimited_budget_respects_max_batch(void **state)
 	fx_release(&f);
 }
 
+/* The pauses of a step (tier_env.pause), where the daemon answers
+ * read-only requests: the moves made by each, in order. */
+struct pauses {
+	const struct test_env *te;
+	unsigned n;
+	uint64_t calls_at[64];		/* move() calls made before pause k */
+};
+
+static void count_pause(void *ctx)
+{
+	struct pauses *p = ctx;
+
+	if (p->n < 64)
+		p->calls_at[p->n] = p->te->move_calls;
+	p->n++;
+}
+
+/* A step through the loop pauses after the collect and after the scores,
+ * both before any move, then after each move() call: the scenario above
+ * at batches of 16. */
+static void test_step_pauses(void **state)
+{
+	struct tier_loop l;
+	struct tier_err err = { "" };
+	struct pauses p = { .n = 0 };
+	struct fx f;
+	unsigned k;
+
+	(void)state;
+	fx_init(&f, "dram-cxl", "1:4", 256, BUD_PAGES);
+	place(&f, 0, 100, 0);
+	place(&f, 100, BUD_PAGES - 100, 1);
+	f.te.env.budget_bytes_per_s = 0;
+	f.te.env.max_batch = 16;
+	p.te = &f.te;
+	f.te.env.pause = count_pause;
+	f.te.env.pause_ctx = &p;
+	if (tier_loop_init(&l, &f.te.env, f.ops, NULL, NULL, &err))
+		fail_msg("loop: %s", err.msg);
+	next(&f);
+	test_env_observe(l.policy, l.policy_priv, TIER_OBS_ACCESSED, 500, 200, 60, 100);
+	assert_int_equal(tier_loop_step(&l, &err), 0);
+	assert_int_equal(count_on(&f, 500, 200, 0), 200);
+	assert_true(f.te.move_calls >= 2);
+	assert_int_equal(p.n, 2 + f.te.move_calls);
+	assert_int_equal(p.calls_at[0], 0);	/* after the collect */
+	assert_int_equal(p.calls_at[1], 0);	/* after the scores */
+	for (k = 2; k < p.n && k < 64; k++)
+		assert_int_equal(p.calls_at[k], k - 1);
+	tier_loop_release(&l);
+	test_env_release(&f.te);
+}
+
 /* One scan observation of pages [page, page + nr): count of max checks
  * over interval_us. */
 static void scan(struct fx *f, uint16_t kind, uint64_t page, uint32_t nr, uint32_t count,
@@ -1703,6 +1757,7 @@ int main(void)
 		cmocka_unit_test(test_huge_page_bit_is_shared),
 		cmocka_unit_test(test_hint_hot_goes_first),
 		cmocka_unit_test(test_unlimited_budget_respects_max_batch),
+		cmocka_unit_test(test_step_pauses),
 		cmocka_unit_test(test_sparse_steps_keep_the_rate),
 		cmocka_unit_test(test_standing_rate_holds),
 		cmocka_unit_test(test_sparse_snapshots_average),
