@@ -1083,6 +1083,38 @@ static void test_softdirty_starved_threads(void **state)
 	tmp_release(&t);
 }
 
+/* The tracker holds an early read back until its writer's own time reaches
+ * the read's: dated as a read would date it, its minor faults since the
+ * clear standing for the pages it wrote (each a fault). */
+static void test_softdirty_behind(void **state)
+{
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+
+	(void)state;
+	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 1000 0 0 0 5 3\n");
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	usleep(40000);
+	/* 40 ms and more, nothing written: ran all through */
+	assert_false(tier__softdirty_behind(priv, 5000));
+	assert_true(tier__softdirty_behind(priv, 60000000));
+	/* 10 million faults of 1 us: all but a sixteenth of it (at most a
+	 * few ms of a wall clock under a second) was faulting */
+	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 10001000 0 0 0 5 3\n");
+	assert_true(tier__softdirty_behind(priv, 100000));
+	/* waits count as the faults do: 10 s waited */
+	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 1000 0 0 0 5 3\n");
+	assert_false(tier__softdirty_behind(priv, 5000));
+	put(&t, "proc/100/task/100/schedstat", "2000000 10001000000 9\n");
+	assert_true(tier__softdirty_behind(priv, 100000));
+	/* its faults unreadable: nothing to wait for */
+	put(&t, "proc/100/stat", "");
+	assert_false(tier__softdirty_behind(priv, 100000));
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* A writer's own CPU per dirty page bounds what a fault cost it: the least
  * over a round's reads (of 256 pages or more) dates the next round's first
  * writes, up to 4 times the calibration's figure; in a target's first
@@ -1168,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_fault_seen),
 		cmocka_unit_test(test_softdirty_restart_unwritten),
 		cmocka_unit_test(test_softdirty_starved_threads),
+		cmocka_unit_test(test_softdirty_behind),
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),

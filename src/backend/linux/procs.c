@@ -15,22 +15,48 @@
 
 #include "backend/linux/sysfs.h"
 
+/* <procfs_root>/PID/stat after its command's ") " (the command name may
+ * hold spaces and parentheses: the last ')' ends it), into buf. */
+static const char *stat_fields(const struct tier_linux_ctx *ctx, pid_t pid, char *buf, size_t sz)
+{
+	char path[512], *p;
+
+	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/stat", (int)pid) ||
+	    tier_sysfs_read(path, buf, sz, NULL) < 0)
+		return NULL;
+	p = strrchr(buf, ')');
+	return p ? p + 1 : "";
+}
+
+/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt
+ * majflt cmajflt utime stime */
 int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
 {
-	char path[512], buf[1024], *p;
+	char buf[1024];
+	const char *f = stat_fields(ctx, pid, buf, sizeof(buf));
 	unsigned long long utime, stime;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	if (tier_sysfs_path(path, sizeof(path), ctx->procfs_root, "%d/stat", (int)pid) ||
-	    tier_sysfs_read(path, buf, sizeof(buf), NULL) < 0)
+	if (!f)
 		return -ESRCH;
-	p = strrchr(buf, ')');
-	/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt
-	 * cminflt majflt cmajflt utime stime */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &utime, &stime) != 2)
+	if (sscanf(f, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+		   &stime) != 2)
 		return -EINVAL;
 	*out = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
+	return 0;
+}
+
+int tier_linux_minor_faults(const struct tier_linux_ctx *ctx, pid_t pid, uint64_t *out)
+{
+	char buf[1024];
+	const char *f = stat_fields(ctx, pid, buf, sizeof(buf));
+	unsigned long long minflt;
+
+	if (!f)
+		return -ESRCH;
+	if (sscanf(f, " %*c %*d %*d %*d %*d %*d %*u %llu", &minflt) != 1)
+		return -EINVAL;
+	*out = minflt;
 	return 0;
 }
 

@@ -78,4 +78,10 @@ int tier_linux_cgroup2_mount(const struct tier_linux_ctx *ctx, char *buf, size_t
  * Returns 0, -ESRCH when it is gone, or -EINVAL for a malformed file. */
 int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out);
 
+/* The minor faults of process pid so far (all its threads, those gone
+ * included), from <procfs_root>/PID/stat (field 10): among them one for
+ * each page it wrote first after its soft-dirty bits were cleared.
+ * Returns 0, -ESRCH when it is gone, or -EINVAL for a malformed file. */
+int tier_linux_minor_faults(const struct tier_linux_ctx *ctx, pid_t pid, uint64_t *out);
+
 #endif

@@ -100,6 +100,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/linux/procs.h"
 #include "backend/linux/schedstat.h"
 #include "backend/linux/softdirty_picture.h"
 #include "backend/linux/softdirty_rate.h"
@@ -116,6 +117,8 @@
 #define SD_READ3_US	200000u
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
+#define SD_STRETCH	16u		/* ... and for its own time to reach the read's
+					 * until this many */
 #define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
 #define SD_MAX_BRK	TIER__SD_MAX_BRK
 #define SD_UNWRITTEN	4.0		/* dirty_unwritten(): faults at a quarter of
@@ -143,6 +146,9 @@ struct sd_target {
 	/* the share of the wall clock its busiest thread wants a CPU, at
 	 * its last clear (tier_linux_runnable_share(); 0: not known) */
 	double duty;
+	/* its minor faults at its last clear (minflt_known: read then) */
+	uint64_t minflt_c0;
+	bool minflt_known;
 	struct tier__sd_runs seen;	/* written this round, address order */
 	struct tier__sd_runs prev;	/* written in the last whole round */
 	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
@@ -322,6 +328,7 @@ static int clear_target(struct sd_tracker *t, struct sd_target *tg, bool first,
 	tg->duty = tier_linux_runnable_share(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c0);
 	if (tg->duty > 0 && tg->duty < 1.0 / 16)
 		tg->duty = 1.0 / 16;
+	tg->minflt_known = !tier_linux_minor_faults(&t->roots.ctx, tg->pid, &tg->minflt_c0);
 	if (first && !read)
 		writer_time(t, !tg->wait_c0.n	       ? TIER_LINUX_WT_WALL :
 			       tg->wait_c0.cpu_clock ? TIER_LINUX_WT_CPU_CLOCK :
@@ -376,6 +383,55 @@ static bool dirty_unwritten(const struct sd_tracker *t, uint64_t dirty, uint64_t
 	       (double)dirty * (double)t->fault_ns / SD_UNWRITTEN > (double)ran_ns;
 }
 
+/* What a fault cost tg's writer: the least CPU a dirty page over the last
+ * whole round's reads - or, before the process has had one, over this
+ * round's earlier reads (its first round is the one a new hot set is first
+ * seen in; at the child's figure, a writer whose faults cost it 3-4 times
+ * that had its first writes dated late: hot pages read below the bar a
+ * move must pay for) - up to SD_SEEN_MAX times the child's, and at least
+ * the child's. */
+static uint64_t writer_fault_ns(const struct sd_tracker *t, const struct sd_target *tg)
+{
+	uint64_t seen = tg->fault_ns_seen ? tg->fault_ns_seen : tg->cpu_page_ns;
+
+	if (seen <= t->fault_ns)
+		return t->fault_ns;
+	return seen < SD_SEEN_MAX * t->fault_ns ? seen : SD_SEEN_MAX * t->fault_ns;
+}
+
+/* The writer's own time at wall_us after tg's clear, `dirty` pages written
+ * since, its threads' runs and waits from the clear's two ends (d0, d1):
+ * less the time its threads waited for a CPU between the middles of the
+ * clear and of the read (schedstat.h: behind this thread's clear and read
+ * on a machine with one CPU free, the writer waits all through them), and
+ * less the faults the clear made it take - one per page dirty, taken as
+ * serial (writers faulting on several CPUs at once read as faster than
+ * they are) - but at least a sixteenth of it; and at most the time its
+ * busiest thread ran, less the same faults, over the share of the wall
+ * clock it wants a CPU (tg->duty): a writer that neither ran nor waited
+ * meanwhile was blocked - by tierd's own moves (its pages under migration)
+ * and page walks, or asleep longer than it sleeps - and wrote nothing.
+ * At least 1. */
+static uint64_t writer_us(const struct sd_tracker *t, const struct sd_target *tg,
+			  uint64_t wall_us, uint64_t dirty, const struct tier_linux_waits_delta *d0,
+			  const struct tier_linux_waits_delta *d1)
+{
+	uint64_t faults = dirty * writer_fault_ns(t, tg) / 1000;
+	uint64_t lost = faults + (tier_linux_waits_delta_mean(d0) +
+				  tier_linux_waits_delta_mean(d1)) / 2000;
+	uint64_t at = lost < wall_us - wall_us / 16 ? wall_us - lost : wall_us / 16 + 1;
+	uint64_t busy = (d0->max_ran_ns + d1->max_ran_ns) / 2000;
+
+	if (busy && tg->duty > 0) {
+		uint64_t own = faults < busy - busy / 16 ? busy - faults : busy / 16 + 1;
+
+		own = (uint64_t)((double)own / tg->duty);
+		if (own < at)
+			at = own;
+	}
+	return at ? at : 1;
+}
+
 /* tg's picture, added to the one being built (softdirty_picture.h). */
 static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
@@ -404,7 +460,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	t->build.n = 0;
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
-		uint64_t w0, w1, at, wall, ran_us = 0;
+		uint64_t w0, w1, at, wall, ran_us;
 		bool by_ioctl, whole = false;
 
 		if (!tg->cleared)
@@ -426,67 +482,27 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			tier_err_prefix(err, "softdirty: pid %d", (int)tg->pid);
 			return ret;
 		}
-		/* The read saw the bits over its own time: its middle. The
-		 * writer's own time since the clear is less the time its
-		 * threads waited for a CPU between the middles of the clear
-		 * and of the read (schedstat.h: behind this thread's clear
-		 * and read on a machine with one CPU free, the writer waits
-		 * all through them), and less the faults the clear made it
-		 * take - one per page dirty now, taken as serial (writers
-		 * faulting on several CPUs at once read as faster than they
-		 * are) - but at least a sixteenth of it. */
 		w1 = tier_linux_now_us();
 		tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r1);
-		at = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
-		wall = at;
+		/* The read saw the bits over its own time: its middle. */
+		wall = w0 / 2 + w1 / 2 > tg->t0_us ? w0 / 2 + w1 / 2 - tg->t0_us : 1;
 		{
 			struct tier_linux_waits_delta d0, d1;	/* from the clear's ends */
-			uint64_t dirty = 0, lost, fault_ns = t->fault_ns, ran, busy, seen;
+			uint64_t dirty = 0, ran;
 
 			tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
 			tier_linux_waits_delta(&tg->wait_c1, &t->wait_r1, &d1);
 			ran = (d0.ran_ns + d1.ran_ns) / 2;
-
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
 			whole = dirty_unwritten(t, dirty, ran);
-			/* What a fault cost the writer: the least CPU a dirty
-			 * page over the last whole round's reads - or, before
-			 * the process has had one, over this round's earlier
-			 * reads (its first round is the one a new hot set is
-			 * first seen in; at the child's figure, a writer whose
-			 * faults cost it 3-4 times that had its first writes
-			 * dated late: hot pages read below the bar a move
-			 * must pay for) - up to SD_SEEN_MAX times the
-			 * child's. */
-			seen = tg->fault_ns_seen ? tg->fault_ns_seen : tg->cpu_page_ns;
-			if (seen > fault_ns)
-				fault_ns = seen < SD_SEEN_MAX * t->fault_ns ? seen :
-									SD_SEEN_MAX * t->fault_ns;
+			at = writer_us(t, tg, wall, dirty, &d0, &d1);
+			/* What a fault cost the writer, bounded by its CPU per
+			 * dirty page (writer_fault_ns()). */
 			if (!whole && dirty >= SD_SEEN_PAGES && ran &&
 			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
 				tg->cpu_page_ns = ran / dirty;
-			lost = dirty * fault_ns / 1000 +
-			       (tier_linux_waits_delta_mean(&d0) +
-				tier_linux_waits_delta_mean(&d1)) / 2000;
-			at = lost < at - at / 16 ? at - lost : at / 16 + 1;
-			/* ... and at most the time its busiest thread ran,
-			 * less the same faults, over the share of the wall
-			 * clock it wants a CPU (tg->duty): a writer that
-			 * neither ran nor waited meanwhile was blocked - by
-			 * tierd's own moves (its pages under migration) and
-			 * page walks, or asleep longer than it sleeps - and
-			 * wrote nothing. */
-			busy = (d0.max_ran_ns + d1.max_ran_ns) / 2000;
-			if (busy && tg->duty > 0) {
-				uint64_t f = dirty * fault_ns / 1000;
-				uint64_t own = f < busy - busy / 16 ? busy - f : busy / 16 + 1;
-
-				own = (uint64_t)((double)own / tg->duty);
-				if (own < at)
-					at = own ? own : 1;
-			}
-			ran_us = busy;
+			ran_us = (d0.max_ran_ns + d1.max_ran_ns) / 2000;
 		}
 		if (whole) {
 			/* Its round starts over; its pages are out of this
@@ -642,6 +658,29 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us)
 	return false;
 }
 
+bool tier__softdirty_behind(void *priv, uint64_t need_us)
+{
+	struct sd_tracker *t = priv;
+	size_t i;
+
+	for (i = 0; i < t->nr_tg; i++) {
+		const struct sd_target *tg = &t->tg[i];
+		struct tier_linux_waits_delta d0, d1;
+		uint64_t now = tier_linux_now_us(), minflt;
+
+		if (!tg->cleared || !tg->minflt_known || !tg->wait_c1.n ||
+		    tier_linux_minor_faults(&t->roots.ctx, tg->pid, &minflt) ||
+		    tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
+			continue;
+		tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
+		tier_linux_waits_delta(&tg->wait_c1, &t->wait_r0, &d1);
+		if (writer_us(t, tg, now > tg->t0_us ? now - tg->t0_us : 1,
+			      minflt > tg->minflt_c0 ? minflt - tg->minflt_c0 : 0, &d0, &d1) < need_us)
+			return true;
+	}
+	return false;
+}
+
 static void *sd_thread(void *arg)
 {
 	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
@@ -671,6 +710,22 @@ static void *sd_thread(void *arg)
 			 * hot pages, and the round after came 47 s later. */
 			while (tier__softdirty_starved(t, reads[k]) &&
 			       tier_linux_now_us() < start + SD_HOLD * reads[k])
+				if (!wait_until(t, tier_linux_now_us() + SD_HOLD_STEP_US))
+					return NULL;
+			/* ... and for its own time to reach the read's: its
+			 * first write to each page after the clear is a fault,
+			 * and under an emulator a writer spends most of its
+			 * first 200 ms taking them (in the guest, its own time
+			 * 1.3, 3.0 and 10 ms at reads 31, 75 and 214 ms after
+			 * the clear): read then, a page written 180 times a
+			 * second was first seen after the third read in one
+			 * round in six, and the pages that went with it - a
+			 * few hundred written 3.6 times a second among them -
+			 * read 65-100/s. Its minor faults stand for its dirty
+			 * pages (other faults make it wait longer, never
+			 * less). */
+			while (tier__softdirty_behind(t, reads[k]) &&
+			       tier_linux_now_us() < start + SD_STRETCH * reads[k])
 				if (!wait_until(t, tier_linux_now_us() + SD_HOLD_STEP_US))
 					return NULL;
 			ret = round_read(t, false, &err);
