@@ -775,9 +775,10 @@ static void test_softdirty_picture_population(void **state)
 {
 	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
 	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	const double r[] = { 5, 245 }, n[] = { 139000, 24500 };
 	struct tier__sd_runs seen = { 0 }, prev = { 0 };
+	struct tier__sd_pairs pairs = { 0 };
 	struct tier__sd_pic pic = { 0 };
 	struct tier__sd_rounds rounds = {
 		.pid = 100, .seen = &seen, .prev = &prev,
@@ -810,8 +811,9 @@ static void test_softdirty_picture_population(void **state)
 		double r22 = 0, r11 = 0;
 
 		rounds.steady = steady;
-		pic.n = 0;
-		tier__sd_picture(&pic, &rounds, false, rate);
+		pairs.n = pairs.ntg = 0;
+		assert_int_equal(tier__sd_pairs_add(&pairs, &rounds, false), 0);
+		tier__sd_picture(&pic, &pairs, NULL, NULL, rate);
 		for (i = 0; i < pic.n; i++) {
 			/* a run's rate: 1 write in 2 checks over interval_us */
 			double ri = 2 * log(2) / (pic.v[i].interval_us / 1e6);
@@ -831,6 +833,111 @@ static void test_softdirty_picture_population(void **state)
 	free(seen.v);
 	free(prev.v);
 	free(pic.v);
+	tier__sd_pairs_free(&pairs);
+}
+
+/* The tiers of the picture-by-tier test: pages below split on tier 0, the
+ * rest on tier 1. */
+static void two_tiers(void *arg, pid_t pid, uint64_t start, uint64_t end,
+		      void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
+{
+	uint64_t split = *(const uint64_t *)arg;
+
+	assert_int_equal(pid, 100);
+	if (start < split)
+		fn(fctx, start, end < split ? end : split, 0);
+	if (end > split)
+		fn(fctx, start > split ? start : split, end, 1);
+}
+
+/* The rate a picture gives the page at addr (0: none). */
+static double pic_rate_at(const struct tier__sd_pic *pic, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < pic->n; i++)
+		if (pic->v[i].start <= addr && addr < pic->v[i].end)
+			return 2 * log(2) / (pic->v[i].interval_us / 1e6);
+	return 0;
+}
+
+/* Each tier's pages are a population of their own: once a GUPS array's
+ * hot pages (24,500 at 245/s) are on tier 0 and its cold ones (139,000 at
+ * 5/s) on tier 1, a cold page first written within 20 ms after one clear
+ * and 20-60 ms after the other reads as the cold page it is, not at the
+ * rate of the pair over the whole process (a third of whose pages are
+ * hot); the hot pages keep theirs. */
+static void test_softdirty_picture_by_tier(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
+	uint64_t hot[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	uint64_t cold[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double rh = 245, nh = 24500, rc = 5, nc = 139000;
+	struct tier__sd_runs seen = { 0 }, prev = { 0 };
+	struct tier__sd_pairs pairs = { 0 };
+	struct tier__sd_pic pic = { 0 };
+	struct tier__sd_rounds rounds = {
+		.pid = 100, .seen = &seen, .prev = &prev, .brk_us = brk, .prev_brk_us = brk,
+		.nbrk = 4, .nprev_brk = 4, .steady = true,
+	};
+	uint64_t at = 0x10000000, split, cold12 = 0, hot11 = 0, hot12 = 0;
+	double whole11;
+	unsigned kp, kc, pop;
+
+	(void)state;
+	pop_counts(brk, &rh, &nh, 1, hot);
+	pop_counts(brk, &rc, &nc, 1, cold);
+	seen.cap = prev.cap = 32;
+	seen.v = calloc(32, sizeof(*seen.v));
+	prev.v = calloc(32, sizeof(*prev.v));
+	assert_non_null(seen.v);
+	assert_non_null(prev.v);
+	split = at;
+	for (pop = 0; pop < 2; pop++) {
+		for (kp = 1; kp <= 4; kp++)
+			for (kc = 1; kc <= 4; kc++) {
+				uint64_t n = pop ? cold[kp][kc] : hot[kp][kc], end = at + (n << 12);
+
+				if (!n)
+					continue;
+				prev.v[prev.n++] = (struct tier__sd_run){ at, end, kp - 1 };
+				seen.v[seen.n++] = (struct tier__sd_run){ at, end, kc - 1 };
+				if (kp == 1 && kc == 2)
+					*(pop ? &cold12 : &hot12) = at;
+				if (!pop && kp == 1 && kc == 1)
+					hot11 = at;
+				at = end;
+			}
+		if (!pop)
+			split = at;
+	}
+	assert_true(cold12 && hot12 && hot11);
+	assert_int_equal(tier__sd_pairs_add(&pairs, &rounds, false), 0);
+	/* one population: the pair reads the same on both tiers, over the
+	 * 10/s a move must pay for */
+	tier__sd_picture(&pic, &pairs, NULL, NULL, rate);
+	whole11 = pic_rate_at(&pic, hot11);
+	assert_true(pic_rate_at(&pic, cold12) > 10);
+	assert_true(fabs(pic_rate_at(&pic, cold12) - pic_rate_at(&pic, hot12)) < 1e-6);
+	/* by tier: the cold ones' pair reads as cold pages do, the hot ones
+	 * keep theirs */
+	tier__sd_picture(&pic, &pairs, two_tiers, &split, rate);
+	assert_true(pic_rate_at(&pic, cold12) < 10);
+	assert_true(pic_rate_at(&pic, hot12) > 30);
+	assert_true(pic_rate_at(&pic, hot11) > 30);
+	print_message("# pair 1,2: %.1f/s the whole, %.1f/s the cold tier's, %.1f/s the hot tier's\n",
+		      pic_rate_at(&pic, hot12) > 0 ? rate[TIER__SD_CLASSES][1][2] : 0,
+		      pic_rate_at(&pic, cold12), pic_rate_at(&pic, hot12));
+	/* too few pages on a tier (255): the whole's fit there */
+	split = hot11 + (255 << 12);
+	tier__sd_picture(&pic, &pairs, two_tiers, &split, rate);
+	assert_true(fabs(pic_rate_at(&pic, hot11) - whole11) < 1e-6);
+	assert_true(pic_rate_at(&pic, cold12) > 10);
+	free(seen.v);
+	free(prev.v);
+	free(pic.v);
+	tier__sd_pairs_free(&pairs);
 }
 
 /* Pages of each pair of brackets (first seen at read kp in one round, at
@@ -1201,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_restart_unwritten),
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_behind),
+		cmocka_unit_test(test_softdirty_picture_by_tier),
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),

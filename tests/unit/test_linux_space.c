@@ -837,6 +837,22 @@ static void test_churn(void **state)
 	assert_int_equal(tier_linux_churn_read("/proc", &a), 0);
 }
 
+struct pieces {
+	uint64_t start[32], end[32];
+	uint8_t node[32];
+	size_t n;
+};
+
+static void record_piece(void *ctx, uint64_t start, uint64_t end, uint8_t node)
+{
+	struct pieces *p = ctx;
+
+	assert_true(p->n < 32);
+	p->start[p->n] = start;
+	p->end[p->n] = end;
+	p->node[p->n++] = node;
+}
+
 static void test_pagemap_query(void **state)
 {
 	const uint64_t b = 0x8000000 / 4096, base = 0x7f0000000000;
@@ -876,6 +892,25 @@ static void test_pagemap_query(void **state)
 	tier_linux_space_migrate_stats(s, &st);
 	assert_int_equal(st.pagemap_pages, 14);
 	assert_int_equal(st.queried_pages, 2);	/* the frames in no node's block */
+	/* The nodes of an address range, in pieces of one node: none before
+	 * and after the mapping, and for another process. */
+	{
+		static const uint8_t runs[] = { 0xff, 0, 1, 0xff, 2, 0xff, 0, 1, 0xff };
+		static const unsigned at[] = { 0, 2, 4, 5, 6, 8, 10, 11, 18, 19 };
+		struct pieces pc = { .n = 0 };
+
+		tier_linux_space_nodes(s, pid, base - 2 * 4096, base + 17 * 4096, record_piece, &pc);
+		assert_int_equal(pc.n, 9);
+		for (i = 0; i < pc.n; i++) {
+			assert_int_equal(pc.node[i], runs[i]);
+			assert_int_equal(pc.start[i], base - 2 * 4096 + at[i] * 4096);
+			assert_int_equal(pc.end[i], base - 2 * 4096 + at[i + 1] * 4096);
+		}
+		pc.n = 0;
+		tier_linux_space_nodes(s, pid + 1, base, base + 4096, record_piece, &pc);
+		assert_int_equal(pc.n, 1);
+		assert_int_equal(pc.node[0], TIER_NODE_NONE);
+	}
 
 	/* Page 1 unmapped since: absent at the next query (round robin). */
 	pm[1] = 0;

@@ -143,41 +143,158 @@ static void walk_pairs(const struct tier__sd_rounds *r, pair_fn *f, void *ctx)
 	}
 }
 
-/* Pages per pair of brackets, of those written in both rounds. */
-static void count_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
+/* Adds a run of pair kp, kc of the picture's latest target. */
+static void pair_add(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
 {
-	uint64_t (*count)[TIER__SD_MAX_BRK + 1] = ctx;
+	struct tier__sd_pairs *p = ctx;
+	uint32_t tg = (uint32_t)(p->ntg - 1);
+	struct tier__sd_pair_run *r;
 
-	if (kp && kc)
-		count[kp][kc] += (end - start) >> 12;
+	if (p->n && p->v[p->n - 1].tg == tg && p->v[p->n - 1].end == start &&
+	    p->v[p->n - 1].kp == kp && p->v[p->n - 1].kc == kc) {
+		p->v[p->n - 1].end = end;
+		return;
+	}
+	if (p->n == p->cap) {
+		size_t nc = p->cap ? 2 * p->cap : 256;
+		struct tier__sd_pair_run *nv;
+
+		if (nc > TIER__SD_PICTURE_MAX || !(nv = realloc(p->v, nc * sizeof(*nv)))) {
+			p->dropped++;
+			return;
+		}
+		p->v = nv;
+		p->cap = nc;
+	}
+	r = &p->v[p->n++];
+	r->start = start;
+	r->end = end;
+	r->tg = tg;
+	r->kp = (uint8_t)kp;
+	r->kc = (uint8_t)kc;
+}
+
+int tier__sd_pairs_add(struct tier__sd_pairs *p, const struct tier__sd_rounds *r, bool last)
+{
+	struct tier__sd_pair_tg *t;
+
+	if (p->ntg == p->cap_tg) {
+		size_t nc = p->cap_tg ? 2 * p->cap_tg : 8;
+		struct tier__sd_pair_tg *nv = realloc(p->tg, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		p->tg = nv;
+		p->cap_tg = nc;
+	}
+	t = &p->tg[p->ntg++];
+	memset(t, 0, sizeof(*t));
+	t->pid = r->pid;
+	t->nbrk = r->nbrk < TIER__SD_MAX_BRK ? r->nbrk : TIER__SD_MAX_BRK;
+	t->nprev_brk = r->nprev_brk < TIER__SD_MAX_BRK ? r->nprev_brk : TIER__SD_MAX_BRK;
+	memcpy(t->brk_us, r->brk_us, t->nbrk * sizeof(*t->brk_us));
+	memcpy(t->prev_brk_us, r->prev_brk_us, t->nprev_brk * sizeof(*t->prev_brk_us));
+	t->steady = r->steady;
+	t->last = last;
+	walk_pairs(r, pair_add, p);
+	return 0;
+}
+
+void tier__sd_pairs_free(struct tier__sd_pairs *p)
+{
+	free(p->v);
+	free(p->tg);
+	memset(p, 0, sizeof(*p));
+}
+
+/* A population's class: its tier, the slower ones and the unknown
+ * together in the last. */
+static unsigned tier_class(unsigned tier)
+{
+	return tier < TIER__SD_CLASSES - 1 ? tier : TIER__SD_CLASSES - 1;
 }
 
 struct pic_ctx {
 	struct tier__sd_pic *pic;
-	pid_t pid;
-	bool last;
-	double (*rate)[TIER__SD_MAX_BRK + 1];
+	const struct tier__sd_pair_tg *tg;
+	const struct tier__sd_pair_run *run;
+	/* counting: pages per class and pair, of those written in both rounds */
+	uint64_t (*count)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	/* emitting: each class's rates, NULL where the whole's */
+	double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const bool *fitted;
 };
 
-static void pic_pair(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsigned kc)
+static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
 {
 	struct pic_ctx *pc = ctx;
-	double r = pc->rate[kp][kc];
+	const struct tier__sd_pair_run *run = pc->run;
+	unsigned c = tier_class(tier), kp = run->kp, kc = run->kc;
+	double r;
 
-	if ((kc || !pc->last) && r >= TIER__SD_PIC_MIN_RATE)
-		pic_add(pc->pic, pc->pid, start, end, r, kp && kc);
+	if (pc->count) {
+		if (kp && kc)
+			pc->count[c][kp][kc] += (end - start) >> 12;
+		return;
+	}
+	r = pc->fitted[c] ? pc->rate[c][kp][kc] : pc->rate[TIER__SD_CLASSES][kp][kc];
+	if ((kc || !pc->tg->last) && r >= TIER__SD_PIC_MIN_RATE)
+		pic_add(pc->pic, pc->tg->pid, start, end, r, kp && kc);
 }
 
-void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_rounds *r, bool last,
-		      double rate[][TIER__SD_MAX_BRK + 1])
+/* Calls piece() over runs [i, j) of one target, split by tier where
+ * tiers tells them. */
+static void target_pieces(struct pic_ctx *pc, const struct tier__sd_pairs *p, size_t i, size_t j,
+			  tier__sd_tiers_fn *tiers, void *tiers_arg)
 {
-	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	struct pic_ctx pc = { pic, r->pid, last, rate };
+	for (; i < j; i++) {
+		pc->run = &p->v[i];
+		if (tiers)
+			tiers(tiers_arg, pc->tg->pid, p->v[i].start, p->v[i].end, piece, pc);
+		else
+			piece(pc, p->v[i].start, p->v[i].end, TIER__SD_CLASSES - 1);
+	}
+}
 
-	memset(count, 0, sizeof(count));
-	if (r->steady)
-		walk_pairs(r, count_pair, count);
-	tier__sd_rate_table_pop(r->prev_brk_us, r->nprev_brk, r->brk_us, r->nbrk,
-				(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate);
-	walk_pairs(r, pic_pair, &pc);
+void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
+		      tier__sd_tiers_fn *tiers, void *tiers_arg,
+		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
+{
+	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	bool fitted[TIER__SD_CLASSES];
+	size_t i = 0, j;
+
+	pic->n = 0;
+	while (i < p->n) {
+		const struct tier__sd_pair_tg *tg = &p->tg[p->v[i].tg];
+		struct pic_ctx pc = { .pic = pic, .tg = tg };
+		unsigned c, kp, kc;
+
+		for (j = i; j < p->n && p->v[j].tg == p->v[i].tg; j++)
+			;
+		memset(count, 0, sizeof(count));
+		memset(fitted, 0, sizeof(fitted));
+		if (tg->steady) {
+			pc.count = count;
+			target_pieces(&pc, p, i, j, tiers, tiers_arg);
+			pc.count = NULL;
+			for (c = 0; c < TIER__SD_CLASSES; c++)
+				for (kp = 1; kp <= tg->nprev_brk; kp++)
+					for (kc = 1; kc <= tg->nbrk; kc++)
+						count[TIER__SD_CLASSES][kp][kc] += count[c][kp][kc];
+		}
+		/* the whole target's population, then each tier's of enough
+		 * pages (tiers told apart only) */
+		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[TIER__SD_CLASSES],
+					rate[TIER__SD_CLASSES]);
+		for (c = 0; tiers && tg->steady && c < TIER__SD_CLASSES; c++)
+			fitted[c] = tier__sd_rate_table_pop(
+				tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+				(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[c], rate[c]);
+		pc.rate = rate;
+		pc.fitted = fitted;
+		target_pieces(&pc, p, i, j, tiers, tiers_arg);
+		i = j;
+	}
 }

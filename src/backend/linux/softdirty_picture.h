@@ -19,7 +19,7 @@
 #include "backend/linux/softdirty_scan.h"
 #include "backend/linux/tracker.h"
 
-#define TIER__SD_PICTURE_MAX	(1u << 20)	/* runs in a picture */
+#define TIER__SD_PICTURE_MAX	(1u << 21)	/* runs in a picture */
 #define TIER__SD_PIC_MIN_RATE	2.0		/* ... at this rate (/s) or more */
 #define TIER__SD_CHECKS		2u		/* a run's rate: 1 write in this many checks */
 
@@ -67,19 +67,78 @@ struct tier__sd_rounds {
 	bool steady;
 };
 
-/* Adds a target's picture to pic, address order: the pages written in the
- * last round or in this one, each at the rate of its two brackets
- * (tier__sd_rate_table_pop(): the pages written in both rounds as draws of
- * one population, once r->steady; rate is its table, filled here); at the round's end
- * (last), the pages this round saw written alone. Pages under
- * TIER__SD_PIC_MIN_RATE are left out. A page written in both rounds
- * stands on two draws: the policy's rate at once (TIER_OBS_STANDING); one
- * round alone is a single draw (a page written 5.7 times a second is
- * first written within 20 ms in one round in nine: in the guest's
- * scattered bench, 27,000 pages of the 5.7/s rest moved up after the
- * first round when every rate stood), and a page not seen yet this round
- * may have changed. */
-void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_rounds *r, bool last,
-		      double rate[][TIER__SD_MAX_BRK + 1]);
+/* A piece of a picture: pages of target tg (an index into the picture's
+ * targets) written in the same pair of brackets, kp and kc as in
+ * tier__sd_rate_table() (0: not written in that round). */
+struct tier__sd_pair_run {
+	uint64_t start, end;
+	uint32_t tg;
+	uint8_t kp, kc;
+};
+
+/* A target of a picture, as its reads left it (struct tier__sd_rounds);
+ * last: the picture was made at its round's end. */
+struct tier__sd_pair_tg {
+	pid_t pid;
+	uint64_t brk_us[TIER__SD_MAX_BRK], prev_brk_us[TIER__SD_MAX_BRK];
+	unsigned nbrk, nprev_brk;
+	bool steady, last;
+};
+
+/* A picture as the tracker's thread makes it: every page written in the
+ * last round or in this one, by its pair of brackets; rated by collect()
+ * (tier__sd_picture()). */
+struct tier__sd_pairs {
+	struct tier__sd_pair_run *v;
+	size_t n, cap;
+	struct tier__sd_pair_tg *tg;
+	size_t ntg, cap_tg;
+	uint64_t dropped;		/* runs left out: more than TIER__SD_PICTURE_MAX */
+};
+
+/* Adds a target's pages written in the last round or in this one to p,
+ * address order, by pair; last: at the round's end. Returns 0 or -ENOMEM
+ * (no room for the target; runs beyond TIER__SD_PICTURE_MAX are dropped
+ * and counted). */
+int tier__sd_pairs_add(struct tier__sd_pairs *p, const struct tier__sd_rounds *r, bool last);
+void tier__sd_pairs_free(struct tier__sd_pairs *p);
+
+/* The tier each piece of [start, end) of process pid is on: fn(fctx,
+ * start', end', tier) over pieces covering it, in address order
+ * (tier_linux_ctx.tiers). */
+typedef void tier__sd_tier_fn(void *fctx, uint64_t start, uint64_t end, unsigned tier);
+typedef void tier__sd_tiers_fn(void *arg, pid_t pid, uint64_t start, uint64_t end,
+			       tier__sd_tier_fn *fn, void *fctx);
+
+/* Tiers told apart in the population's fit: ranks 0 to
+ * TIER__SD_CLASSES - 2, the rest (and pages of no known tier) together. */
+#define TIER__SD_CLASSES 5u
+
+/* Fills pic (emptied first) from pairs p: each run at the rate of its two
+ * brackets (tier__sd_rate_table_pop(): the pages written in both rounds as
+ * draws of one population, once the target is steady; rate is scratch
+ * for TIER__SD_CLASSES + 1 tables);
+ * at the round's end (last), the pages this round saw written alone.
+ * Pages under TIER__SD_PIC_MIN_RATE are left out. A page written in both
+ * rounds stands on two draws: the policy's rate at once
+ * (TIER_OBS_STANDING); one round alone is a single draw (a page written
+ * 5.7 times a second is first written within 20 ms in one round in nine:
+ * in the guest's scattered bench, 27,000 pages of the 5.7/s rest moved up
+ * after the first round when every rate stood), and a page not seen yet
+ * this round may have changed.
+ *
+ * With tiers (non-NULL), the pages of each tier are a population of their
+ * own, fitted apart where 256 pages or more of it were written in both
+ * rounds (the target's whole population where fewer): a pair's posterior
+ * rate is a mixture's over the pages that give it, and once tierd has
+ * placed a hot set the pages left in a slower tier are its cold ones. In
+ * the guest's scattered bench a pair one page in three of which is hot
+ * (1 and 2: first written within 20 ms in one round, 20-60 ms in the
+ * other) reads 35/s over the whole process; the pages of it in the slower
+ * tier, after the hot set went up, were all cold - 2,400 pages a round
+ * moved up and back for nothing - and read as such in their tier's fit. */
+void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
+		      tier__sd_tiers_fn *tiers, void *tiers_arg,
+		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1]);
 
 #endif

@@ -182,6 +182,41 @@ bool tier_linux_space_page(const struct tier_linux_space *s, pid_t pid, uint64_t
 	return true;
 }
 
+void tier_linux_space_nodes(const struct tier_linux_space *s, pid_t pid, uint64_t start,
+			    uint64_t end, tier_linux_node_fn *fn, void *ctx)
+{
+	long slot = tier__space_slot_of(s, pid);
+	size_t i;
+
+	if (slot < 0) {
+		fn(ctx, start, end, TIER_NODE_NONE);
+		return;
+	}
+	for (i = ext_from_addr(s, (uint32_t)slot, start); start < end; i++) {
+		const struct tier__extent *e = &s->ext[i];
+		uint64_t stop, id, a;
+
+		if (i == s->slots[slot].ext_end || e->start >= end) {
+			fn(ctx, start, end, TIER_NODE_NONE);
+			return;
+		}
+		if (start < e->start) {
+			fn(ctx, start, e->start, TIER_NODE_NONE);
+			start = e->start;
+		}
+		stop = tier__space_ext_end(s, e) < end ? tier__space_ext_end(s, e) : end;
+		id = e->first + ((start - e->start) >> s->page_shift);
+		for (a = start; start < stop; id++) {
+			start += UINT64_C(1) << s->page_shift;
+			if (start >= stop || s->page_node[id + 1] != s->page_node[id]) {
+				fn(ctx, a, start < stop ? start : stop, s->page_node[id]);
+				a = start;
+			}
+		}
+		start = stop;
+	}
+}
+
 /* ---- the lookup indexes, rebuilt by each update ---- */
 
 static int cmp_id_key(const void *a, const void *b)

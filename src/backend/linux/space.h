@@ -141,6 +141,14 @@ bool tier_linux_space_page(const struct tier_linux_space *s, pid_t pid, uint64_t
 int tier_linux_space_run(const struct tier_linux_space *s, uint64_t page, pid_t *pid,
 			 uint64_t *addr, uint64_t *nr);
 
+/* Calls fn(ctx, start', end', node) over [start, end) of process pid, in
+ * address order, in pieces of one node as the space last found them
+ * (page_node; TIER_NODE_NONE where no managed mapping covers it or its
+ * node is not known). */
+typedef void tier_linux_node_fn(void *ctx, uint64_t start, uint64_t end, uint8_t node);
+void tier_linux_space_nodes(const struct tier_linux_space *s, pid_t pid, uint64_t start,
+			    uint64_t end, tier_linux_node_fn *fn, void *ctx);
+
 /* Calls fn for each extent of process pid, in address order: its first
  * address, its first id and its pages. Returns 0 or -ESRCH (not managed). */
 int tier_linux_space_extents(const struct tier_linux_space *s, pid_t pid,

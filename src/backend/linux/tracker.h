@@ -38,7 +38,19 @@ struct tier_linux_ctx {
 	 * after (tier_env.wait). NULL: none. */
 	void (*wait)(void *arg, bool begin);
 	void *wait_arg;
+	/* The tier (rank, 0 the fastest) of the pages of [start, end) of
+	 * process pid as the world last found them: fn(fctx, start', end',
+	 * tier) over pieces that cover it, in address order, tier
+	 * TIER_LINUX_TIER_NONE where it does not know. Called by a tracker's
+	 * collect() alone (on the step's thread, the world held). NULL: not
+	 * known. */
+	void (*tiers)(void *arg, pid_t pid, uint64_t start, uint64_t end,
+		      void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier),
+		      void *fctx);
+	void *tiers_arg;
 };
+
+#define TIER_LINUX_TIER_NONE 255u
 
 /* What a tracker saw in [start, end) of process pid. Fields as in struct
  * tier_obs (core/policy.h): kind is one enum tier_obs_kind; for ACCESSED

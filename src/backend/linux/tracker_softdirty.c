@@ -173,7 +173,7 @@ struct sd_tracker {
 	/* under lock: what set_targets() asked for, what the thread saw */
 	pid_t *want;
 	size_t nr_want;
-	struct tier__sd_pic pic;	/* the latest picture (empty while collect() reads it) */
+	struct tier__sd_pairs pic;	/* the latest picture (empty while collect() reads it) */
 	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
 	size_t nr_read, cap_read;
 	uint64_t pic_gen;		/* pictures made */
@@ -191,8 +191,10 @@ struct sd_tracker {
 	struct tier__sd_scan scan;	/* a target's dirty runs (softdirty_scan.h) */
 	struct tier__sd_runs next;	/* a target's seen runs, rebuilt */
 	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
-	double rate[SD_MAX_BRK + 1][SD_MAX_BRK + 1];	/* its picture's (softdirty_rate.h) */
-	struct tier__sd_pic build;	/* the next picture */
+	struct tier__sd_pairs build;	/* the next picture */
+	/* collect()'s own: the picture's runs, rated, and the rates */
+	struct tier__sd_pic obs;
+	double rate[TIER__SD_CLASSES + 1][SD_MAX_BRK + 1][SD_MAX_BRK + 1];
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -433,7 +435,7 @@ static uint64_t writer_us(const struct sd_tracker *t, const struct sd_target *tg
 }
 
 /* tg's picture, added to the one being built (softdirty_picture.h). */
-static void picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
+static int picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
 	const struct tier__sd_rounds r = {
 		.pid = tg->pid,
@@ -446,18 +448,19 @@ static void picture_target(struct sd_tracker *t, const struct sd_target *tg, boo
 		.steady = tg->whole_rounds >= 2,
 	};
 
-	tier__sd_picture(&t->build, &r, last, t->rate);
+	return tier__sd_pairs_add(&t->build, &r, last);
 }
 
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
 	uint64_t dirty_pages = 0;
-	struct tier__sd_pic swap;
+	struct tier__sd_pairs swap;
 	size_t i, k;
 	int ret;
 
 	t->build.n = 0;
+	t->build.ntg = 0;
 	for (i = 0; i < t->nr_tg; i++) {
 		struct sd_target *tg = &t->tg[i];
 		uint64_t w0, w1, at, wall, ran_us;
@@ -524,7 +527,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		tg->ran_us[tg->nbrk - 1] = ran_us;
 		if (tier__sd_seen_update(&tg->seen, &t->next, &t->scan, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
-		picture_target(t, tg, last);
+		if (picture_target(t, tg, last))
+			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
 		if (!last)
 			continue;
 		/* Each page dirty now took its writer one fault since the
@@ -769,8 +773,9 @@ static void sd_destroy(void *priv)
 	free(t->tg);
 	tier__sd_scan_free(&t->scan);
 	free(t->next.v);
-	free(t->build.v);
-	free(t->pic.v);
+	tier__sd_pairs_free(&t->build);
+	tier__sd_pairs_free(&t->pic);
+	free(t->obs.v);
 	free(t->read);
 	free(t->want);
 	tier__roots_release(&t->roots);
@@ -860,7 +865,7 @@ static int sd_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_e
 static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
-	struct tier__sd_pic p;
+	struct tier__sd_pairs p;
 	uint64_t gen;
 	int ret;
 
@@ -873,13 +878,17 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 		tier_err_set(err, ret, "%s", t->error_msg);
 	t->error = 0;
 	pthread_mutex_unlock(&t->lock);
-	if (p.n)
-		sink(ctx, p.v, p.n);
+	/* rated here, where the pages' tiers may be asked for */
+	tier__sd_picture(&t->obs, &p, t->roots.ctx.tiers, t->roots.ctx.tiers_arg, t->rate);
+	if (t->obs.n)
+		sink(ctx, t->obs.v, t->obs.n);
 	pthread_mutex_lock(&t->lock);
+	t->stats.dropped += t->obs.dropped;
+	t->obs.dropped = 0;
 	if (t->pic_gen == gen)
 		t->pic = p;
 	else
-		free(p.v);
+		tier__sd_pairs_free(&p);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }

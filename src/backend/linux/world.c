@@ -25,6 +25,34 @@ static void lw_wait(void *arg, bool begin)
 		lb->env.wait(lb->env.pause_ctx, begin);
 }
 
+struct lw_tiers_ctx {
+	const struct linux_backend *lb;
+	void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier);
+	void *fctx;
+};
+
+static void lw_tier_of(void *ctx, uint64_t start, uint64_t end, uint8_t node)
+{
+	const struct lw_tiers_ctx *c = ctx;
+	int rank = node == TIER_NODE_NONE ? -1 : c->lb->node_rank[node];
+
+	c->fn(c->fctx, start, end, rank >= 0 ? (unsigned)rank : TIER_LINUX_TIER_NONE);
+}
+
+/* The trackers' view of where pages are: the space's (tier_linux_ctx.tiers). */
+static void lw_tiers(void *arg, pid_t pid, uint64_t start, uint64_t end,
+		     void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
+{
+	const struct linux_backend *lb = arg;
+	struct lw_tiers_ctx c = { lb, fn, fctx };
+
+	if (!lb->space) {
+		fn(fctx, start, end, TIER_LINUX_TIER_NONE);
+		return;
+	}
+	tier_linux_space_nodes(lb->space, pid, start, end, lw_tier_of, &c);
+}
+
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 {
 	va_list ap;
@@ -471,6 +499,8 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->ctx.debugfs_root = "/sys/kernel/debug";
 	lb->ctx.wait = lw_wait;
 	lb->ctx.wait_arg = lb;
+	lb->ctx.tiers = lw_tiers;
+	lb->ctx.tiers_arg = lb;
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)
 		goto out_free;
