@@ -4,9 +4,11 @@
  * A round's reads each find the target's dirty pages (softdirty_scan.h);
  * the pages first seen at read k form runs in bracket k, kept in address
  * order. The picture is every page written in the last whole round or in
- * this one, each run at the rate of its two brackets
- * (softdirty_rate.h), as observations of TIER_OBS_WRITTEN. Pure: no I/O,
- * no locks. */
+ * this one, by its two brackets (struct tier__sd_pairs, made by the
+ * tracker's thread at each read); collect() rates it - each run at the
+ * rate of its two brackets (softdirty_rate.h), the pages of each tier a
+ * population of their own - into observations of TIER_OBS_WRITTEN
+ * (tier__sd_picture()). Pure: no I/O, no locks. */
 #ifndef TIER_BACKEND_LINUX_SOFTDIRTY_PICTURE_H
 #define TIER_BACKEND_LINUX_SOFTDIRTY_PICTURE_H
 

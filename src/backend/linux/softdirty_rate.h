@@ -27,9 +27,8 @@ void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint
  * page is first written within 60 ms of the writer's time after both
  * clears in one round in 15 - 9,400 of a GUPS array's 139,000 pages at
  * 5/s each round, up to 27.5/s by the table above, above the 10/s a move
- * must pay for, a new set every round (reads at 20, 60 and 200 ms; under
- * QEMU's TCG, whose faults the writer's time leaves out, they come at
- * 2-10 ms, and few cold pages share a pair with no hot pages). So where at least TIER__SD_POP_MIN pages were written in both
+ * must pay for, a new set every round (reads at 20, 60 and 200 ms of the
+ * writer's time). So where at least TIER__SD_POP_MIN pages were written in both
  * rounds, their rates are the mean a page of each pair of brackets has
  * under the rates' distribution over those pages, fitted to how many
  * fell in each pair (count[kp][kc], pages; empirical Bayes: a mixture

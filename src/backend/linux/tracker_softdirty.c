@@ -11,9 +11,10 @@
  * second after the clear, a page written 5 times a second and one written
  * 500 times look the same. So the tracker measures how soon each page is
  * written after a clear. A sampling thread works in rounds of period P
- * (at least 1 s): it clears every target's bits, then reads them
- * SD_READ1_US, SD_READ2_US and SD_READ3_US after the clear and at the end
- * of the round. Where a page was first seen written - in which bracket
+ * (at least 1 s): it clears every target's bits, then reads them when
+ * the writer's own time (below) since the clear reaches SD_READ1_US,
+ * SD_READ2_US and SD_READ3_US (at most SD_STRETCH times those of the wall
+ * clock) and at the end of the round. Where a page was first seen written - in which bracket
  * between two reads - tells its rate: a Poisson process at rate r first
  * writes in (a, b] with probability e^-ra - e^-rb. One round is one
  * draw: a page written 2 times a second is first written within 60 ms in
@@ -44,7 +45,10 @@
  *
  * What the tracker hands collect() is its picture: every page written in
  * the last whole round or already in this one, at that rate; once a round
- * is over, the pages it saw written (softdirty_picture.c). Pages at under
+ * is over, the pages it saw written (softdirty_picture.c). collect() rates
+ * it, on the step's thread, where the world tells which tier each page is
+ * on (tier_linux_ctx.tiers): each tier's pages are a population of their
+ * own (softdirty_picture.h). Pages at under
  * TIER__SD_PIC_MIN_RATE are left out: far below what a move must pay
  * for, their standing estimate would add nothing to a DAMON region's
  * rate, and, first written at
