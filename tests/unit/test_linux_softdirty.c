@@ -742,7 +742,8 @@ static void test_softdirty_rate_population(void **state)
 	assert_true(fabs(mle[2][2] - log(3) / 0.04) < 0.1);	/* 27.5/s */
 	pop_counts(brk, cold_hot, cold_hot_n, 2, count);
 	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
-					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate,
+					     NULL));
 	assert_true(rate[2][2] < 10 && rate[2][2] > 3);
 	assert_true(rate[2][3] < 10 && rate[3][2] < 10 && rate[1][3] < 10);
 	assert_true(fabs(rate[1][1] - mle[1][1]) < 1e-9);
@@ -754,16 +755,79 @@ static void test_softdirty_rate_population(void **state)
 		}
 	pop_counts(brk, warm, warm_n, 1, count);
 	assert_true(tier__sd_rate_table_pop(brk, 4, brk, 4,
-					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+					     (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate,
+					     NULL));
 	assert_true(fabs(rate[2][2] - mle[2][2]) < 0.5);
 	assert_true(rate[1][3] > 10);
 	pop_counts(brk, warm, few_n, 1, count);
 	assert_false(tier__sd_rate_table_pop(brk, 4, brk, 4,
-					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate,
+					     NULL));
 	assert_true(rate[2][2] == mle[2][2]);
+	/* too few pages, with a fallback: the fallback's rates there */
+	{
+		double fb[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+
+		for (kp = 0; kp <= 4; kp++)
+			for (kc = 0; kc <= 4; kc++)
+				fb[kp][kc] = 1000 + kp * 10 + kc;
+		assert_false(tier__sd_rate_table_pop(
+			brk, 4, brk, 4, (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate,
+			(const double(*)[TIER__SD_MAX_BRK + 1])fb));
+		assert_true(rate[2][3] == 1023 && rate[0][2] == 1002);
+		assert_true(rate[2][0] == mle[2][0]);	/* in neither population */
+	}
 	/* no last round: the table */
 	assert_false(tier__sd_rate_table_pop(brk, 0, brk, 4,
-					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate));
+					      (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate,
+					     NULL));
+}
+
+/* A process's first round: its pages, first written in each bracket as a
+ * GUPS array's (139,000 at 3.6/s, 24,500 at 183/s) are at its third read,
+ * are one population too: those first written 20-60 ms after the clear
+ * (27.5/s alone) and 60-200 ms (8.6/s) read near the population's means
+ * there, those within 20 ms keep the first read's bound. */
+static void test_softdirty_rate_first_round(void **state)
+{
+	static const uint64_t brk[] = { 20000, 60000, 200000 };
+	const double r[] = { 3.6, 183 }, n[] = { 139000, 24500 };
+	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double mle[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	unsigned kc;
+	size_t i;
+
+	(void)state;
+	memset(count, 0, sizeof(count));
+	for (kc = 1; kc <= 3; kc++)
+		for (i = 0; i < 2; i++)
+			count[0][kc] += (uint64_t)(n[i] * (exp(-r[i] * (kc > 1 ? brk[kc - 2] : 0) / 1e6) -
+							   exp(-r[i] * brk[kc - 1] / 1e6)));
+	tier__sd_rate_table(brk, 0, brk, 3, mle);
+	assert_true(tier__sd_rate_table_pop(brk, 0, brk, 3,
+					    (const uint64_t(*)[TIER__SD_MAX_BRK + 1])count, rate, NULL));
+	print_message("# first round: %.1f, %.1f, %.1f /s (alone %.1f, %.1f, %.1f)\n", rate[0][1],
+		      rate[0][2], rate[0][3], mle[0][1], mle[0][2], mle[0][3]);
+	/* the population's own means: 3.5% of those 20-60 ms are hot, and
+	 * they make a third of that bracket's mean */
+	for (kc = 1; kc <= 3; kc++) {
+		double m = 0, z = 0;
+
+		for (i = 0; i < 2; i++) {
+			double k = n[i] * (exp(-r[i] * (kc > 1 ? brk[kc - 2] : 0) / 1e6) -
+					   exp(-r[i] * brk[kc - 1] / 1e6));
+
+			m += k * r[i];
+			z += k;
+		}
+		print_message("# bracket %u: the population's mean %.1f/s\n", kc, m / z);
+		if (kc > 1)
+			assert_true(fabs(rate[0][kc] - m / z) < 0.35 * m / z);
+	}
+	assert_true(mle[0][2] > 20 && rate[0][2] < 12);
+	assert_true(mle[0][3] > 8 && rate[0][3] < 4);
+	assert_true(rate[0][1] > 30);
 }
 
 /* The picture of a target whose pages fell in each pair of brackets as
@@ -1309,6 +1373,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_behind),
 		cmocka_unit_test(test_softdirty_picture_by_tier),
+		cmocka_unit_test(test_softdirty_rate_first_round),
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),
 		cmocka_unit_test(test_softdirty_fault_cost),

@@ -218,11 +218,10 @@ struct pic_ctx {
 	struct tier__sd_pic *pic;
 	const struct tier__sd_pair_tg *tg;
 	const struct tier__sd_pair_run *run;
-	/* counting: pages per class and pair, of those written in both rounds */
+	/* counting: pages per class and pair */
 	uint64_t (*count)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	/* emitting: each class's rates, NULL where the whole's */
+	/* emitting: each class's rates */
 	double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	const bool *fitted;
 };
 
 static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
@@ -233,17 +232,16 @@ static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
 	double r;
 
 	if (pc->count) {
-		if (kp && kc)
-			pc->count[c][kp][kc] += (end - start) >> 12;
+		pc->count[c][kp][kc] += (end - start) >> 12;
 		return;
 	}
-	r = pc->fitted[c] ? pc->rate[c][kp][kc] : pc->rate[TIER__SD_CLASSES][kp][kc];
+	r = pc->rate[c][kp][kc];
 	if ((kc || !pc->tg->last) && r >= TIER__SD_PIC_MIN_RATE)
 		pic_add(pc->pic, pc->tg->pid, start, end, r, kp && kc);
 }
 
 /* Calls piece() over runs [i, j) of one target, split by tier where
- * tiers tells them. */
+ * tiers tells them (all in the last class where not). */
 static void target_pieces(struct pic_ctx *pc, const struct tier__sd_pairs *p, size_t i, size_t j,
 			  tier__sd_tiers_fn *tiers, void *tiers_arg)
 {
@@ -261,39 +259,44 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
 {
 	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	bool fitted[TIER__SD_CLASSES];
+	const unsigned all = TIER__SD_CLASSES;
 	size_t i = 0, j;
 
 	pic->n = 0;
 	while (i < p->n) {
 		const struct tier__sd_pair_tg *tg = &p->tg[p->v[i].tg];
-		struct pic_ctx pc = { .pic = pic, .tg = tg };
+		struct pic_ctx pc = { .pic = pic, .tg = tg, .count = count };
 		unsigned c, kp, kc;
 
 		for (j = i; j < p->n && p->v[j].tg == p->v[i].tg; j++)
 			;
 		memset(count, 0, sizeof(count));
-		memset(fitted, 0, sizeof(fitted));
-		if (tg->steady) {
-			pc.count = count;
-			target_pieces(&pc, p, i, j, tiers, tiers_arg);
-			pc.count = NULL;
-			for (c = 0; c < TIER__SD_CLASSES; c++)
-				for (kp = 1; kp <= tg->nprev_brk; kp++)
-					for (kc = 1; kc <= tg->nbrk; kc++)
-						count[TIER__SD_CLASSES][kp][kc] += count[c][kp][kc];
-		}
-		/* the whole target's population, then each tier's of enough
-		 * pages (tiers told apart only) */
+		target_pieces(&pc, p, i, j, tiers, tiers_arg);
+		for (c = 0; c < TIER__SD_CLASSES; c++)
+			for (kp = 0; kp <= tg->nprev_brk; kp++)
+				for (kc = 0; kc <= tg->nbrk; kc++) {
+					/* pairs over both rounds: steady targets only */
+					if (kp && kc && !tg->steady)
+						count[c][kp][kc] = 0;
+					count[all][kp][kc] += count[c][kp][kc];
+				}
+		/* the whole target's populations, then each tier's of enough
+		 * pages (the whole's where too few) */
 		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[TIER__SD_CLASSES],
-					rate[TIER__SD_CLASSES]);
-		for (c = 0; tiers && tg->steady && c < TIER__SD_CLASSES; c++)
-			fitted[c] = tier__sd_rate_table_pop(
-				tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-				(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[c], rate[c]);
+					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[all],
+					rate[all], NULL);
+		for (c = 0; c < TIER__SD_CLASSES; c++) {
+			if (!tiers) {
+				memcpy(rate[c], rate[all], sizeof(rate[all]));
+				continue;
+			}
+			tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us,
+						tg->nbrk,
+						(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[c],
+						rate[c], (const double(*)[TIER__SD_MAX_BRK + 1])rate[all]);
+		}
+		pc.count = NULL;
 		pc.rate = rate;
-		pc.fitted = fitted;
 		target_pieces(&pc, p, i, j, tiers, tiers_arg);
 		i = j;
 	}

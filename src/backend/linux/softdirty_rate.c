@@ -92,58 +92,58 @@ static double bracket_p(const uint64_t *brk, unsigned k, double r)
 	return exp(-r * f.a) - exp(-r * f.b);
 }
 
-bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
-			     unsigned nbrk, const uint64_t count[][TIER__SD_MAX_BRK + 1],
-			     double rate[][TIER__SD_MAX_BRK + 1])
+/* The cells of one population's fit: each cell's pair of brackets (its
+ * place in the rate table), pages and likelihood at each rate of the
+ * grid. */
+struct pop {
+	unsigned n;
+	unsigned kp[TIER__SD_MAX_BRK * TIER__SD_MAX_BRK], kc[TIER__SD_MAX_BRK * TIER__SD_MAX_BRK];
+	double count[TIER__SD_MAX_BRK * TIER__SD_MAX_BRK];
+	double lik[TIER__SD_MAX_BRK * TIER__SD_MAX_BRK][TIER__SD_POP_GRID];
+};
+
+static double grid_rate(unsigned g)
 {
-	double grid[TIER__SD_POP_GRID], w[TIER__SD_POP_GRID], acc[TIER__SD_POP_GRID];
-	double lik[TIER__SD_MAX_BRK][TIER__SD_MAX_BRK][TIER__SD_POP_GRID];
-	double total = 0;
-	unsigned kp, kc, g, it;
+	return 0.1 * pow(1e4, (double)g / (TIER__SD_POP_GRID - 1));
+}
 
-	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, rate);
-	if (!nprev || !nbrk)
-		return false;
-	for (kp = 1; kp <= nprev; kp++)
-		for (kc = 1; kc <= nbrk; kc++)
-			total += (double)count[kp][kc];
-	if (total < TIER__SD_POP_MIN)
-		return false;
-	/* Each pair's likelihood at each rate, given written in both rounds
-	 * (by the last round's end and by this one's latest read). */
-	for (g = 0; g < TIER__SD_POP_GRID; g++) {
-		double r = 0.1 * pow(1e4, (double)g / (TIER__SD_POP_GRID - 1));
-		double both = -expm1(-r * prev_brk_us[nprev - 1] / 1e6) *
-			      -expm1(-r * brk_us[nbrk - 1] / 1e6);
+/* Fits the mixture's weights over the grid to the cells' counts by EM and
+ * lowers each cell's rate to its posterior mean where that is lower.
+ * Fewer than TIER__SD_POP_MIN pages: each cell takes fb's rate (NULL:
+ * keeps its own), and false. */
+static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
+		    const double fb[][TIER__SD_MAX_BRK + 1])
+{
+	double w[TIER__SD_POP_GRID], acc[TIER__SD_POP_GRID], total = 0;
+	unsigned c, g, it;
 
-		grid[g] = r;
-		w[g] = 1.0 / TIER__SD_POP_GRID;
-		for (kp = 1; kp <= nprev; kp++)
-			for (kc = 1; kc <= nbrk; kc++)
-				lik[kp - 1][kc - 1][g] = both > 0 ? bracket_p(prev_brk_us, kp - 1, r) *
-									    bracket_p(brk_us, kc - 1, r) / both
-								  : 0;
+	for (c = 0; c < p->n; c++)
+		total += p->count[c];
+	if (total < TIER__SD_POP_MIN) {
+		for (c = 0; fb && c < p->n; c++)
+			rate[p->kp[c]][p->kc[c]] = fb[p->kp[c]][p->kc[c]];
+		return false;
 	}
-	/* EM for the mixture's weights. */
+	for (g = 0; g < TIER__SD_POP_GRID; g++)
+		w[g] = 1.0 / TIER__SD_POP_GRID;
 	for (it = 0; it < 500; it++) {
 		double change = 0;
 
 		for (g = 0; g < TIER__SD_POP_GRID; g++)
 			acc[g] = 0;
-		for (kp = 1; kp <= nprev; kp++)
-			for (kc = 1; kc <= nbrk; kc++) {
-				const double *l = lik[kp - 1][kc - 1];
-				double z = 0;
+		for (c = 0; c < p->n; c++) {
+			const double *l = p->lik[c];
+			double z = 0;
 
-				if (!count[kp][kc])
-					continue;
-				for (g = 0; g < TIER__SD_POP_GRID; g++)
-					z += w[g] * l[g];
-				if (z <= 0)
-					continue;
-				for (g = 0; g < TIER__SD_POP_GRID; g++)
-					acc[g] += (double)count[kp][kc] * w[g] * l[g] / z;
-			}
+			if (!p->count[c])
+				continue;
+			for (g = 0; g < TIER__SD_POP_GRID; g++)
+				z += w[g] * l[g];
+			if (z <= 0)
+				continue;
+			for (g = 0; g < TIER__SD_POP_GRID; g++)
+				acc[g] += p->count[c] * w[g] * l[g] / z;
+		}
 		for (g = 0; g < TIER__SD_POP_GRID; g++) {
 			double nw = acc[g] / total;
 
@@ -153,18 +153,68 @@ bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const 
 		if (change < 1e-7)
 			break;
 	}
-	/* Each pair's posterior mean rate. */
+	for (c = 0; c < p->n; c++) {
+		const double *l = p->lik[c];
+		double z = 0, m = 0;
+
+		for (g = 0; g < TIER__SD_POP_GRID; g++) {
+			z += w[g] * l[g];
+			m += w[g] * l[g] * grid_rate(g);
+		}
+		if (z > 0 && m / z < rate[p->kp[c]][p->kc[c]])
+			rate[p->kp[c]][p->kc[c]] = m / z;
+	}
+	return true;
+}
+
+bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
+			     unsigned nbrk, const uint64_t count[][TIER__SD_MAX_BRK + 1],
+			     double rate[][TIER__SD_MAX_BRK + 1],
+			     const double fallback[][TIER__SD_MAX_BRK + 1])
+{
+	struct pop p;
+	unsigned kp, kc, g;
+	bool both = false;
+
+	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, rate);
+	if (!nbrk)
+		return false;
+	/* The pages written in both rounds: each pair's likelihood at each
+	 * rate, given written in both (by the last round's end and by this
+	 * one's latest read). */
+	p.n = 0;
 	for (kp = 1; kp <= nprev; kp++)
 		for (kc = 1; kc <= nbrk; kc++) {
-			const double *l = lik[kp - 1][kc - 1];
-			double z = 0, m = 0;
-
+			p.kp[p.n] = kp;
+			p.kc[p.n] = kc;
+			p.count[p.n] = (double)count[kp][kc];
 			for (g = 0; g < TIER__SD_POP_GRID; g++) {
-				z += w[g] * l[g];
-				m += w[g] * l[g] * grid[g];
+				double r = grid_rate(g);
+				double by = -expm1(-r * prev_brk_us[nprev - 1] / 1e6) *
+					    -expm1(-r * brk_us[nbrk - 1] / 1e6);
+
+				p.lik[p.n][g] = by > 0 ? bracket_p(prev_brk_us, kp - 1, r) *
+								 bracket_p(brk_us, kc - 1, r) / by
+						       : 0;
 			}
-			if (z > 0 && m / z < rate[kp][kc])
-				rate[kp][kc] = m / z;
+			p.n++;
 		}
-	return true;
+	if (p.n)
+		both = pop_fit(&p, rate, fallback);
+	/* The pages written in this round alone (all of a process's in its
+	 * first round): each bracket's likelihood given written by the latest
+	 * read. */
+	p.n = 0;
+	for (kc = 1; kc <= nbrk; kc++) {
+		p.kp[p.n] = 0;
+		p.kc[p.n] = kc;
+		p.count[p.n] = (double)count[0][kc];
+		for (g = 0; g < TIER__SD_POP_GRID; g++) {
+			double r = grid_rate(g), by = -expm1(-r * brk_us[nbrk - 1] / 1e6);
+
+			p.lik[p.n][g] = by > 0 ? bracket_p(brk_us, kc - 1, r) / by : 0;
+		}
+		p.n++;
+	}
+	return pop_fit(&p, rate, fallback) || both;
 }
