@@ -1273,7 +1273,7 @@ static void test_softdirty_behind(void **state)
 	/* 10 million faults of 1 us: all but a sixteenth of it (at most a
 	 * few ms of a wall clock under a second) was faulting */
 	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 10001000 0 0 0 5 3\n");
-	assert_true(tier__softdirty_behind(priv, 100000));
+	assert_true(tier__softdirty_behind(priv, 100000) > 50000);	/* how far: the rest */
 	/* waits count as the faults do: 10 s waited */
 	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 1000 0 0 0 5 3\n");
 	assert_false(tier__softdirty_behind(priv, 5000));

@@ -159,11 +159,12 @@ int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err
  * half of need_us: a read now would see little (the thread holds its early
  * reads back while one is, SD_HOLD). */
 bool tier__softdirty_starved(void *priv, uint64_t need_us);
-/* Whether a target's own time since its clear, as a read now would date
+/* How far a target's own time since its clear, as a read now would date
  * it with its minor faults since the clear for its dirty pages, is still
- * under need_us (the thread holds its early reads back while one is, up to
- * SD_STRETCH times the read's wall time). */
-bool tier__softdirty_behind(void *priv, uint64_t need_us);
+ * under need_us, in us, the most of any target; 0: none is (the thread
+ * holds its early reads back while one is, up to SD_STRETCH times the
+ * read's wall time). */
+uint64_t tier__softdirty_behind(void *priv, uint64_t need_us);
 /* Whether the tracker has read pid's bits at least once since it became
  * a target (its picture holds what it saw of pid; the damon+softdirty
  * tracker holds DAMON's lukewarm regions of pid until then). */
