@@ -1254,6 +1254,56 @@ static void test_softdirty_starved_threads(void **state)
 	tmp_release(&t);
 }
 
+/* The tiers the world says pages are on: all on tier 1; counts what it
+ * was asked. */
+struct asked {
+	unsigned calls;
+	uint64_t pages;
+	pid_t pid;
+};
+
+static void tiers_asked(void *arg, pid_t pid, uint64_t start, uint64_t end,
+			void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
+{
+	struct asked *a = arg;
+
+	a->calls++;
+	a->pages += (end - start) >> 12;
+	a->pid = pid;
+	fn(fctx, start, end, 1);
+}
+
+/* collect() asks the world which tier the picture's pages are on (the
+ * tracker keeps the hook its context came with). */
+static void test_softdirty_asks_tiers(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct asked a = { 0 };
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	t.ctx.tiers = tiers_asked;
+	t.ctx.tiers_arg = &a;
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(a.calls, 0);	/* the tracker's thread does not */
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(a.calls >= 4);
+	assert_int_equal(a.pid, 100);
+	assert_true(a.pages >= 11);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* The tracker holds an early read back until its writer's own time reaches
  * the read's: dated as a read would date it, its minor faults since the
  * clear standing for the pages it wrote (each a fault). */
@@ -1372,6 +1422,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_restart_unwritten),
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_behind),
+		cmocka_unit_test(test_softdirty_asks_tiers),
 		cmocka_unit_test(test_softdirty_picture_by_tier),
 		cmocka_unit_test(test_softdirty_rate_first_round),
 		cmocka_unit_test(test_softdirty_slow_left_out),

@@ -319,6 +319,10 @@ int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx)
 	r->ctx.debugfs_root = r->debugfs_root;
 	r->ctx.kthread_cpu_percent = ctx->kthread_cpu_percent;
 	r->ctx.thread_cpu_percent = ctx->thread_cpu_percent;
+	r->ctx.wait = ctx->wait;
+	r->ctx.wait_arg = ctx->wait_arg;
+	r->ctx.tiers = ctx->tiers;
+	r->ctx.tiers_arg = ctx->tiers_arg;
 	return 0;
 }
 

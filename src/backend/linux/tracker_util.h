@@ -105,7 +105,7 @@ int tier__targets_update(struct tier__targets *set, const struct tier_linux_ctx 
 			 struct tier_err *err);
 void tier__targets_release(struct tier__targets *set);
 
-/* Copies the roots of ctx into owned storage (freed by _release). */
+/* Copies ctx, its roots into owned storage (freed by _release). */
 struct tier__roots {
 	struct tier_linux_ctx ctx;
 	char *sysfs_root, *procfs_root, *debugfs_root;
