@@ -254,6 +254,25 @@ static void target_pieces(struct pic_ctx *pc, const struct tier__sd_pairs *p, si
 	}
 }
 
+/* Whether a tier has pages written in both rounds, or in this one alone,
+ * but too few of them for a fit of its own. */
+static bool few_somewhere(const uint64_t count[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1],
+			  const struct tier__sd_pair_tg *tg)
+{
+	unsigned c, kp, kc;
+
+	for (c = 0; c < TIER__SD_CLASSES; c++) {
+		uint64_t both = 0, alone = 0;
+
+		for (kp = 0; kp <= tg->nprev_brk; kp++)
+			for (kc = 1; kc <= tg->nbrk; kc++)
+				*(kp ? &both : &alone) += count[c][kp][kc];
+		if ((both && both < TIER__SD_POP_MIN) || (alone && alone < TIER__SD_POP_MIN))
+			return true;
+	}
+	return false;
+}
+
 void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 		      tier__sd_tiers_fn *tiers, void *tiers_arg,
 		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
@@ -280,11 +299,17 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 						count[c][kp][kc] = 0;
 					count[all][kp][kc] += count[c][kp][kc];
 				}
-		/* the whole target's populations, then each tier's of enough
-		 * pages (the whole's where too few) */
-		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[all],
-					rate[all], NULL);
+		/* the whole target's populations where a tier has too few
+		 * pages for its own (or tiers are not told apart), then each
+		 * tier's (a fit costs 10-20 ms of CPU under an emulator) */
+		if (!tiers || few_somewhere(count, tg))
+			tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us,
+						tg->nbrk,
+						(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[all],
+						rate[all], NULL);
+		else	/* what a tier without such pages falls back to: none read */
+			tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+					    rate[all]);
 		for (c = 0; c < TIER__SD_CLASSES; c++) {
 			if (!tiers) {
 				memcpy(rate[c], rate[all], sizeof(rate[all]));
