@@ -1060,16 +1060,23 @@ static void test_hint_hot_goes_first(void **state)
  * tick does it all: 155 promotions into the free room (down to the
  * headroom), then 45 exchanges with idle pages - 245 pages, each move()
  * call at most max_batch of them. */
+/* The scenario's machine: 100 pages in the fast tier, the rest below, no
+ * byte budget, moves in batches of 16. */
+static void batch_fx_init(struct fx *f)
+{
+	fx_init(f, "dram-cxl", "1:4", 256, BUD_PAGES);
+	place(f, 0, 100, 0);
+	place(f, 100, BUD_PAGES - 100, 1);
+	f->te.env.budget_bytes_per_s = 0;
+	f->te.env.max_batch = 16;
+}
+
 static void test_unlimited_budget_respects_max_batch(void **state)
 {
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, "dram-cxl", "1:4", 256, BUD_PAGES);
-	place(&f, 0, 100, 0);
-	place(&f, 100, BUD_PAGES - 100, 1);
-	f.te.env.budget_bytes_per_s = 0;
-	f.te.env.max_batch = 16;
+	batch_fx_init(&f);
 	fx_start(&f);
 	next(&f);
 	heat(&f, 500, 200, 60);
@@ -1111,11 +1118,7 @@ static void test_step_pauses(void **state)
 	unsigned k;
 
 	(void)state;
-	fx_init(&f, "dram-cxl", "1:4", 256, BUD_PAGES);
-	place(&f, 0, 100, 0);
-	place(&f, 100, BUD_PAGES - 100, 1);
-	f.te.env.budget_bytes_per_s = 0;
-	f.te.env.max_batch = 16;
+	batch_fx_init(&f);
 	p.te = &f.te;
 	f.te.env.pause = count_pause;
 	f.te.env.pause_ctx = &p;
