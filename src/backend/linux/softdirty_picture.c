@@ -2,27 +2,40 @@
  * (contract in softdirty_picture.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/linux/softdirty_picture.h"
 #include "core/policy.h"
 
+/* Array v of n elements of size elem in cap, with room for one more:
+ * doubled when full (first elements at first), to at most max; NULL when
+ * there is no room (v unchanged). */
+static void *room(void *v, size_t n, size_t *cap, size_t elem, size_t first, size_t max)
+{
+	size_t nc = *cap ? 2 * *cap : first;
+
+	if (n < *cap)
+		return v;
+	if (nc > max || !(v = realloc(v, nc * elem)))
+		return NULL;
+	*cap = nc;
+	return v;
+}
+
 static bool runs_add(struct tier__sd_runs *r, uint64_t start, uint64_t end, unsigned k)
 {
+	struct tier__sd_run *nv;
+
 	if (r->n && r->v[r->n - 1].end == start && r->v[r->n - 1].k == k) {
 		r->v[r->n - 1].end = end;
 		return true;
 	}
-	if (r->n == r->cap) {
-		size_t nc = r->cap ? 2 * r->cap : 64;
-		struct tier__sd_run *nv = realloc(r->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return false;
-		r->v = nv;
-		r->cap = nc;
-	}
+	nv = room(r->v, r->n, &r->cap, sizeof(*r->v), 64, SIZE_MAX / sizeof(*r->v));
+	if (!nv)
+		return false;
+	r->v = nv;
 	r->v[r->n++] = (struct tier__sd_run){ start, end, k };
 	return true;
 }
@@ -70,7 +83,7 @@ int tier__sd_seen_update(struct tier__sd_runs *seen, struct tier__sd_runs *scrat
 static void pic_add(struct tier__sd_pic *pic, pid_t pid, uint64_t start, uint64_t end, double rate,
 		    bool standing)
 {
-	struct tier_linux_addr_obs *o;
+	struct tier_linux_addr_obs *o, *nv;
 	double win = -log(1.0 - 1.0 / TIER__SD_CHECKS) * TIER__SD_CHECKS / rate * 1e6;
 	uint32_t iv = win >= UINT32_MAX ? UINT32_MAX : win < 1 ? 1 : (uint32_t)win;
 
@@ -82,17 +95,12 @@ static void pic_add(struct tier__sd_pic *pic, pid_t pid, uint64_t start, uint64_
 			return;
 		}
 	}
-	if (pic->n == pic->cap) {
-		size_t nc = pic->cap ? 2 * pic->cap : 256;
-		struct tier_linux_addr_obs *nv;
-
-		if (nc > TIER__SD_PICTURE_MAX || !(nv = realloc(pic->v, nc * sizeof(*nv)))) {
-			pic->dropped++;
-			return;
-		}
-		pic->v = nv;
-		pic->cap = nc;
+	nv = room(pic->v, pic->n, &pic->cap, sizeof(*pic->v), 256, TIER__SD_PICTURE_MAX);
+	if (!nv) {
+		pic->dropped++;
+		return;
 	}
+	pic->v = nv;
 	o = &pic->v[pic->n++];
 	memset(o, 0, sizeof(*o));
 	o->pid = pid;
@@ -148,24 +156,19 @@ static void pair_add(void *ctx, uint64_t start, uint64_t end, unsigned kp, unsig
 {
 	struct tier__sd_pairs *p = ctx;
 	uint32_t tg = (uint32_t)(p->ntg - 1);
-	struct tier__sd_pair_run *r;
+	struct tier__sd_pair_run *r, *nv;
 
 	if (p->n && p->v[p->n - 1].tg == tg && p->v[p->n - 1].end == start &&
 	    p->v[p->n - 1].kp == kp && p->v[p->n - 1].kc == kc) {
 		p->v[p->n - 1].end = end;
 		return;
 	}
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? 2 * p->cap : 256;
-		struct tier__sd_pair_run *nv;
-
-		if (nc > TIER__SD_PICTURE_MAX || !(nv = realloc(p->v, nc * sizeof(*nv)))) {
-			p->dropped++;
-			return;
-		}
-		p->v = nv;
-		p->cap = nc;
+	nv = room(p->v, p->n, &p->cap, sizeof(*p->v), 256, TIER__SD_PICTURE_MAX);
+	if (!nv) {
+		p->dropped++;
+		return;
 	}
+	p->v = nv;
 	r = &p->v[p->n++];
 	r->start = start;
 	r->end = end;
@@ -178,15 +181,10 @@ int tier__sd_pairs_add(struct tier__sd_pairs *p, const struct tier__sd_rounds *r
 {
 	struct tier__sd_pair_tg *t;
 
-	if (p->ntg == p->cap_tg) {
-		size_t nc = p->cap_tg ? 2 * p->cap_tg : 8;
-		struct tier__sd_pair_tg *nv = realloc(p->tg, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		p->tg = nv;
-		p->cap_tg = nc;
-	}
+	t = room(p->tg, p->ntg, &p->cap_tg, sizeof(*p->tg), 8, SIZE_MAX / sizeof(*p->tg));
+	if (!t)
+		return -ENOMEM;
+	p->tg = t;
 	t = &p->tg[p->ntg++];
 	memset(t, 0, sizeof(*t));
 	t->pid = r->pid;
