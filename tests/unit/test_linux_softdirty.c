@@ -839,7 +839,7 @@ static void test_softdirty_picture_population(void **state)
 {
 	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
 	uint64_t count[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	struct tier__sd_fits fits = { 0 };
 	const double r[] = { 5, 245 }, n[] = { 139000, 24500 };
 	struct tier__sd_runs seen = { 0 }, prev = { 0 };
 	struct tier__sd_pairs pairs = { 0 };
@@ -877,7 +877,7 @@ static void test_softdirty_picture_population(void **state)
 		rounds.steady = steady;
 		pairs.n = pairs.ntg = 0;
 		assert_int_equal(tier__sd_pairs_add(&pairs, &rounds, false), 0);
-		tier__sd_picture(&pic, &pairs, NULL, NULL, rate);
+		tier__sd_picture(&pic, &pairs, NULL, NULL, &fits);
 		for (i = 0; i < pic.n; i++) {
 			/* a run's rate: 1 write in 2 checks over interval_us */
 			double ri = 2 * log(2) / (pic.v[i].interval_us / 1e6);
@@ -894,10 +894,14 @@ static void test_softdirty_picture_population(void **state)
 		else
 			assert_true(fabs(r22 - log(3) / 0.04) < 0.5);
 	}
+	/* steady or not, the counts differ: fitted each time */
+	assert_int_equal(fits.fitted, 2);
+	assert_int_equal(fits.reused, 0);
 	free(seen.v);
 	free(prev.v);
 	free(pic.v);
 	tier__sd_pairs_free(&pairs);
+	tier__sd_fits_free(&fits);
 }
 
 /* The tiers of the picture-by-tier test: pages below split on tier 0, the
@@ -936,7 +940,8 @@ static void test_softdirty_picture_by_tier(void **state)
 	static const uint64_t brk[] = { 20000, 60000, 200000, 33000000 };
 	uint64_t hot[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	uint64_t cold[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	struct tier__sd_fits fits = { 0 };
+	struct tier__sd_pic again = { 0 };
 	const double rh = 245, nh = 24500, rc = 5, nc = 139000;
 	struct tier__sd_runs seen = { 0 }, prev = { 0 };
 	struct tier__sd_pairs pairs = { 0 };
@@ -980,28 +985,47 @@ static void test_softdirty_picture_by_tier(void **state)
 	assert_int_equal(tier__sd_pairs_add(&pairs, &rounds, false), 0);
 	/* one population: the pair reads the same on both tiers, over the
 	 * 10/s a move must pay for */
-	tier__sd_picture(&pic, &pairs, NULL, NULL, rate);
+	tier__sd_picture(&pic, &pairs, NULL, NULL, &fits);
 	whole11 = pic_rate_at(&pic, hot11);
 	assert_true(pic_rate_at(&pic, cold12) > 10);
 	assert_true(fabs(pic_rate_at(&pic, cold12) - pic_rate_at(&pic, hot12)) < 1e-6);
 	/* by tier: the cold ones' pair reads as cold pages do, the hot ones
 	 * keep theirs */
-	tier__sd_picture(&pic, &pairs, two_tiers, &split, rate);
+	tier__sd_picture(&pic, &pairs, two_tiers, &split, &fits);
 	assert_true(pic_rate_at(&pic, cold12) < 10);
 	assert_true(pic_rate_at(&pic, hot12) > 30);
 	assert_true(pic_rate_at(&pic, hot11) > 30);
+	assert_int_equal(fits.n, 1);
 	print_message("# pair 1,2: %.1f/s the whole, %.1f/s the cold tier's, %.1f/s the hot tier's\n",
-		      pic_rate_at(&pic, hot12) > 0 ? rate[TIER__SD_CLASSES][1][2] : 0,
-		      pic_rate_at(&pic, cold12), pic_rate_at(&pic, hot12));
-	/* too few pages on a tier (255): the whole's fit there */
+		      fits.v[0].rate[TIER__SD_CLASSES][1][2], pic_rate_at(&pic, cold12),
+		      pic_rate_at(&pic, hot12));
+	/* the same pairs on the same tiers: the fits are taken again, and
+	 * the picture is the same */
+	assert_int_equal(fits.fitted, 2);
+	assert_int_equal(fits.reused, 0);
+	tier__sd_picture(&again, &pairs, two_tiers, &split, &fits);
+	assert_int_equal(fits.fitted, 2);
+	assert_int_equal(fits.reused, 1);
+	assert_int_equal(again.n, pic.n);
+	assert_memory_equal(again.v, pic.v, pic.n * sizeof(*pic.v));
+	/* too few pages on a tier (255): the whole's fit there - the pages'
+	 * tiers changed, so the fits are made anew */
 	split = hot11 + (255 << 12);
-	tier__sd_picture(&pic, &pairs, two_tiers, &split, rate);
+	tier__sd_picture(&pic, &pairs, two_tiers, &split, &fits);
+	assert_int_equal(fits.fitted, 3);
 	assert_true(fabs(pic_rate_at(&pic, hot11) - whole11) < 1e-6);
 	assert_true(pic_rate_at(&pic, cold12) > 10);
+	/* a picture without the target drops its fits */
+	pairs.n = pairs.ntg = 0;
+	tier__sd_picture(&pic, &pairs, two_tiers, &split, &fits);
+	assert_int_equal(fits.n, 0);
+	assert_int_equal(pic.n, 0);
 	free(seen.v);
 	free(prev.v);
 	free(pic.v);
+	free(again.v);
 	tier__sd_pairs_free(&pairs);
+	tier__sd_fits_free(&fits);
 }
 
 /* Pages of each pair of brackets (first seen at read kp in one round, at

@@ -219,7 +219,7 @@ struct pic_ctx {
 	/* counting: pages per class and pair */
 	uint64_t (*count)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	/* emitting: each class's rates */
-	double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	const double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 };
 
 static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
@@ -271,9 +271,93 @@ static bool few_somewhere(const uint64_t count[][TIER__SD_MAX_BRK + 1][TIER__SD_
 	return false;
 }
 
+void tier__sd_fits_free(struct tier__sd_fits *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The entry of target pid in f (a new one, not valid, where it has none;
+ * the spare where there is no room for one). */
+static struct tier__sd_fit *fit_of(struct tier__sd_fits *f, pid_t pid)
+{
+	struct tier__sd_fit *e;
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].pid == pid && !f->v[i].used)
+			return &f->v[i];
+	e = room(f->v, f->n, &f->cap, sizeof(*f->v), 4, SIZE_MAX / sizeof(*f->v));
+	if (e)
+		f->v = e;
+	e = e ? &f->v[f->n++] : &f->spare;
+	e->pid = pid;
+	e->valid = false;
+	return e;
+}
+
+/* Whether e's rates are the fit of target tg's counts (in e->count). */
+static bool fit_holds(const struct tier__sd_fit *e, const struct tier__sd_pair_tg *tg,
+		      const uint64_t count[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1],
+		      bool tiers)
+{
+	return e->valid && e->tiers == tiers && e->nbrk == tg->nbrk &&
+	       e->nprev_brk == tg->nprev_brk &&
+	       !memcmp(e->brk_us, tg->brk_us, tg->nbrk * sizeof(*tg->brk_us)) &&
+	       !memcmp(e->prev_brk_us, tg->prev_brk_us, tg->nprev_brk * sizeof(*tg->prev_brk_us)) &&
+	       !memcmp(e->count, count, sizeof(e->count));
+}
+
+/* Fits e's rates to target tg's counts (e->count). */
+static void fit(struct tier__sd_fit *e, const struct tier__sd_pair_tg *tg, bool tiers)
+{
+	const unsigned all = TIER__SD_CLASSES;
+	unsigned c;
+
+	/* the whole target's populations where a tier has too few pages
+	 * for its own (or tiers are not told apart), then each tier's */
+	if (!tiers || few_somewhere((const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
+				    e->count, tg))
+		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[all],
+					e->rate[all], NULL);
+	else	/* what a tier without such pages falls back to: none read */
+		tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+				    e->rate[all]);
+	for (c = 0; c < TIER__SD_CLASSES; c++) {
+		if (!tiers) {
+			memcpy(e->rate[c], e->rate[all], sizeof(e->rate[all]));
+			continue;
+		}
+		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
+					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[c],
+					e->rate[c],
+					(const double(*)[TIER__SD_MAX_BRK + 1])e->rate[all]);
+	}
+	e->tiers = tiers;
+	e->nbrk = tg->nbrk;
+	e->nprev_brk = tg->nprev_brk;
+	memcpy(e->brk_us, tg->brk_us, sizeof(e->brk_us));
+	memcpy(e->prev_brk_us, tg->prev_brk_us, sizeof(e->prev_brk_us));
+	e->valid = true;
+}
+
+/* Drops the entries of targets the picture did not have. */
+static void fits_prune(struct tier__sd_fits *f)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->n; i++)
+		if (f->v[i].used) {
+			if (n != i)
+				f->v[n] = f->v[i];
+			f->v[n++].used = false;
+		}
+	f->n = n;
+}
+
 void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
-		      tier__sd_tiers_fn *tiers, void *tiers_arg,
-		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
+		      tier__sd_tiers_fn *tiers, void *tiers_arg, struct tier__sd_fits *fits)
 {
 	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	const unsigned all = TIER__SD_CLASSES;
@@ -283,6 +367,7 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 	while (i < p->n) {
 		const struct tier__sd_pair_tg *tg = &p->tg[p->v[i].tg];
 		struct pic_ctx pc = { .pic = pic, .tg = tg, .count = count };
+		struct tier__sd_fit *e;
 		unsigned c, kp, kc;
 
 		for (j = i; j < p->n && p->v[j].tg == p->v[i].tg; j++)
@@ -297,30 +382,21 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 						count[c][kp][kc] = 0;
 					count[all][kp][kc] += count[c][kp][kc];
 				}
-		/* the whole target's populations where a tier has too few
-		 * pages for its own (or tiers are not told apart), then each
-		 * tier's (a fit costs 10-20 ms of CPU under an emulator) */
-		if (!tiers || few_somewhere(count, tg))
-			tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us,
-						tg->nbrk,
-						(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[all],
-						rate[all], NULL);
-		else	/* what a tier without such pages falls back to: none read */
-			tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-					    rate[all]);
-		for (c = 0; c < TIER__SD_CLASSES; c++) {
-			if (!tiers) {
-				memcpy(rate[c], rate[all], sizeof(rate[all]));
-				continue;
-			}
-			tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us,
-						tg->nbrk,
-						(const uint64_t(*)[TIER__SD_MAX_BRK + 1])count[c],
-						rate[c], (const double(*)[TIER__SD_MAX_BRK + 1])rate[all]);
+		e = fit_of(fits, tg->pid);
+		if (fit_holds(e, tg, (const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])count,
+			      tiers != NULL)) {
+			fits->reused++;
+		} else {
+			memcpy(e->count, count, sizeof(count));
+			fit(e, tg, tiers != NULL);
+			fits->fitted++;
 		}
+		e->used = true;
 		pc.count = NULL;
-		pc.rate = rate;
+		pc.rate = (const double(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])e->rate;
 		target_pieces(&pc, p, i, j, tiers, tiers_arg);
 		i = j;
 	}
+	fits_prune(fits);
+	fits->spare.used = false;
 }

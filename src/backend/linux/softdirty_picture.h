@@ -116,10 +116,40 @@ typedef void tier__sd_tiers_fn(void *arg, pid_t pid, uint64_t start, uint64_t en
  * TIER__SD_CLASSES - 2, the rest (and pages of no known tier) together. */
 #define TIER__SD_CLASSES 5u
 
+/* A target's fits as a picture left them: its reads, and its pages by
+ * class (the whole target's last) and pair of brackets, from which its
+ * rates were fitted. */
+struct tier__sd_fit {
+	pid_t pid;
+	bool valid;			/* rate[] is the fit of the rest */
+	bool used;			/* by the picture being made */
+	bool tiers;			/* tiers were told apart */
+	uint64_t brk_us[TIER__SD_MAX_BRK], prev_brk_us[TIER__SD_MAX_BRK];
+	unsigned nbrk, nprev_brk;
+	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+};
+
+/* The fits of the last picture, by target, kept for the next: a target
+ * whose reads and counts are as they were takes its rates again rather
+ * than fitting anew. A round's pairs change only at its reads, and its
+ * pages' tiers when pages move, while collect() rates the picture at
+ * every step - and a target's fits (one a class that has pages, one for
+ * the whole) cost 10-20 ms of CPU each under an emulator. */
+struct tier__sd_fits {
+	struct tier__sd_fit *v;
+	size_t n, cap;
+	struct tier__sd_fit spare;	/* a target's where v has no room */
+	uint64_t fitted, reused;	/* targets' fits made anew, and taken again */
+};
+
+void tier__sd_fits_free(struct tier__sd_fits *f);
+
 /* Fills pic (emptied first) from pairs p: each run at the rate of its two
  * brackets (tier__sd_rate_table_pop(): the pages written in both rounds as
- * draws of one population, once the target is steady; rate is scratch
- * for TIER__SD_CLASSES + 1 tables);
+ * draws of one population, once the target is steady; fits holds each
+ * target's rates, and those of the last picture, taken again where a
+ * target's reads and counts did not change - the result is the same);
  * at the round's end (last), the pages this round saw written alone.
  * Pages under TIER__SD_PIC_MIN_RATE are left out. A page written in both
  * rounds stands on two draws: the policy's rate at once
@@ -140,7 +170,6 @@ typedef void tier__sd_tiers_fn(void *arg, pid_t pid, uint64_t start, uint64_t en
  * tier, after the hot set went up, were all cold - 2,400 pages a round
  * moved up and back for nothing - and read as such in their tier's fit. */
 void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
-		      tier__sd_tiers_fn *tiers, void *tiers_arg,
-		      double rate[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1]);
+		      tier__sd_tiers_fn *tiers, void *tiers_arg, struct tier__sd_fits *fits);
 
 #endif

@@ -198,7 +198,7 @@ struct sd_tracker {
 	struct tier__sd_pairs build;	/* the next picture */
 	/* collect()'s own: the picture's runs, rated, and the rates */
 	struct tier__sd_pic obs;
-	double rate[TIER__SD_CLASSES + 1][SD_MAX_BRK + 1][SD_MAX_BRK + 1];
+	struct tier__sd_fits fits;	/* the picture's fits, kept from collect to collect */
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -791,6 +791,7 @@ static void sd_destroy(void *priv)
 	free(t->next.v);
 	tier__sd_pairs_free(&t->build);
 	tier__sd_pairs_free(&t->pic);
+	tier__sd_fits_free(&t->fits);
 	free(t->obs.v);
 	free(t->read);
 	free(t->want);
@@ -895,7 +896,7 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 	t->error = 0;
 	pthread_mutex_unlock(&t->lock);
 	/* rated here, where the pages' tiers may be asked for */
-	tier__sd_picture(&t->obs, &p, t->roots.ctx.tiers, t->roots.ctx.tiers_arg, t->rate);
+	tier__sd_picture(&t->obs, &p, t->roots.ctx.tiers, t->roots.ctx.tiers_arg, &t->fits);
 	if (t->obs.n)
 		sink(ctx, t->obs.v, t->obs.n);
 	pthread_mutex_lock(&t->lock);
