@@ -60,6 +60,8 @@ struct tier_world_stats {
 	 * write-protect faults), what one cost them (measured; 0: not
 	 * known), and the tracker's round period. */
 	uint64_t tracker_faults;
+	double tracker_fault_seconds;	/* ... the CPU they cost them, as each
+					 * round saw one cost its writer */
 	uint64_t tracker_fault_ns, tracker_fault_ns_seen;
 	uint64_t tracker_period_us;
 	/* The tracker's rounds done, observations it dropped (more runs than

@@ -90,8 +90,9 @@ static void print_status(struct json_object *st)
 		printf("  kdamond CPU %.2f s, together %.2f s\n", tierctl_json_dbl(st, "kdamond_cpu_seconds"),
 		       tierctl_json_dbl(st, "system_cpu_seconds"));
 	if (json_object_object_get_ex(st, "tracker_workload_faults", &tiers))
-		printf("  tracking cost the managed processes %llu faults (rounds of %llu ms)\n",
+		printf("  tracking cost the managed processes %llu faults, %.2f s of their CPU (rounds of %llu ms)\n",
 		       (unsigned long long)tierctl_json_u64(st, "tracker_workload_faults"),
+		       tierctl_json_dbl(st, "tracker_workload_fault_seconds"),
 		       (unsigned long long)tierctl_json_u64(st, "tracker_period_ms"));
 	if (json_object_object_get_ex(st, "amat_ns", &tiers))
 		printf("  simulated application: AMAT %.1f ns, %.1f%% of accesses served by tier 0\n",

@@ -115,6 +115,8 @@ static struct json_object *status_figures(struct tierd *d)
 	if (st.tracker_period_us) {
 		json_object_object_add(o, "tracker_workload_faults",
 				       json_object_new_uint64(st.tracker_faults));
+		json_object_object_add(o, "tracker_workload_fault_seconds",
+				       json_object_new_double(st.tracker_fault_seconds));
 		json_object_object_add(o, "tracker_fault_ns",
 				       json_object_new_uint64(st.tracker_fault_ns));
 		json_object_object_add(o, "tracker_fault_ns_seen",

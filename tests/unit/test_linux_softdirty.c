@@ -265,6 +265,8 @@ static void test_softdirty(void **state)
 	/* Each page dirty at the round's end cost its writer one fault. */
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.workload_faults, 12);
+	assert_true(st.workload_fault_ns >= 12 * st.fault_ns &&
+		    st.workload_fault_ns <= 12 * 4 * st.fault_ns);
 	assert_int_equal(st.rounds, 1);
 	assert_int_equal(st.dropped, 0);
 	/* The round's four reads, in wall time and in the writer's (less 12
@@ -1378,7 +1380,7 @@ static void test_softdirty_fault_seen(void **state)
 	 * round's bound (1 ms / 311 pages), then 4 x the calibration's (the
 	 * bound 3 ms / 311 is past it) */
 	static const uint64_t dated_ns[] = { 1000, 1000000 / 311, 4000 };
-	uint64_t run = 0;
+	uint64_t run = 0, cost = 0;
 
 	(void)state;
 	/* 300 more pages written, in a mapping of their own */
@@ -1402,6 +1404,9 @@ static void test_softdirty_fault_seen(void **state)
 		/* 311 pages dirty (11 and 300), no waits */
 		assert_int_equal(st.read_us[0] + 311 * dated_ns[round] / 1000, st.read_wall_us[0]);
 		assert_int_equal(st.fault_ns_seen, ran[round] / 311);
+		/* the round's faults cost the writer what it saw one cost */
+		cost += 311 * (ran[round] / 311 < 4000 ? ran[round] / 311 : 4000);
+		assert_int_equal(st.workload_fault_ns, cost);
 	}
 	/* A new target's first round: its first read dates faults at the
 	 * calibration's figure, the next at the first's bound (1 ms of the
@@ -1429,6 +1434,27 @@ static void test_softdirty_fault_seen(void **state)
 	tmp_release(&t);
 }
 
+/* A round's period keeps the faults it makes at 2% of a core, at what
+ * they cost the writers, and the thread's CPU at its share: a GUPS array
+ * in the guest, 164,000 pages dirty a round at 6.4 us each (2.2 us each
+ * at the calibration's figure, which held the faults to 18 s rounds and
+ * cost the workload 5% of its CPU). */
+static void test_softdirty_period(void **state)
+{
+	(void)state;
+	assert_int_equal(tier__softdirty_period_us(0, 0, 0.03), 1000000);
+	assert_int_equal(tier__softdirty_period_us(164000ull * 6421, 0, 0.03),
+			 164000ull * 6421 / 1000 * 50);
+	assert_int_equal(tier__softdirty_period_us(164000ull * 2225, 0, 0.03),
+			 164000ull * 2225 / 1000 * 50);
+	/* the thread's CPU at its share: 90 ms at 3% is 3 s; without a share, 3% */
+	assert_int_equal(tier__softdirty_period_us(1000000, 90000, 0.03), 3000000);
+	assert_int_equal(tier__softdirty_period_us(1000000, 90000, 0), 3000000);
+	assert_int_equal(tier__softdirty_period_us(1000000, 90000, 0.015), 6000000);
+	/* at most 10 min */
+	assert_int_equal(tier__softdirty_period_us(UINT64_MAX / 2, 0, 0.03), 600000000);
+}
+
 
 int main(void)
 {
@@ -1441,6 +1467,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_picture_population),
 		cmocka_unit_test(test_softdirty_steady_population),
 		cmocka_unit_test(test_softdirty_waits),
+		cmocka_unit_test(test_softdirty_period),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),
 		cmocka_unit_test(test_softdirty_restart_unwritten),

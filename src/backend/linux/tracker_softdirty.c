@@ -189,6 +189,7 @@ struct sd_tracker {
 	size_t nr_tg;
 	uint64_t period_us;
 	uint64_t faults_last;		/* pages dirty at the last round's end */
+	uint64_t faults_last_ns;	/* ... what their faults cost the writers */
 	uint64_t fault_ns;		/* what one cost the writer, measured */
 	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
 	/* a read in progress */
@@ -458,7 +459,7 @@ static int picture_target(struct sd_tracker *t, const struct sd_target *tg, bool
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
-	uint64_t dirty_pages = 0;
+	uint64_t dirty_pages = 0, fault_cost_ns = 0;
 	struct tier__sd_pairs swap;
 	size_t i, k;
 	int ret;
@@ -537,10 +538,17 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			continue;
 		/* Each page dirty now took its writer one fault since the
 		 * clear; this round is the next one's last. */
-		for (k = 0; k < tg->seen.n; k++)
-			dirty_pages += (tg->seen.v[k].end - tg->seen.v[k].start) >> 12;
-		if (tg->cpu_page_ns)
-			tg->fault_ns_seen = tg->cpu_page_ns;
+		{
+			uint64_t written = 0;
+
+			for (k = 0; k < tg->seen.n; k++)
+				written += (tg->seen.v[k].end - tg->seen.v[k].start) >> 12;
+			dirty_pages += written;
+			if (tg->cpu_page_ns)
+				tg->fault_ns_seen = tg->cpu_page_ns;
+			/* ... at what the round saw one cost it */
+			fault_cost_ns += written * writer_fault_ns(t, tg);
+		}
 		{
 			struct tier__sd_runs r = tg->prev;
 
@@ -588,34 +596,37 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	}
 	if (last) {
 		t->faults_last = dirty_pages;
+		t->faults_last_ns = fault_cost_ns;
 		t->stats.workload_faults += dirty_pages;
+		t->stats.workload_fault_ns += fault_cost_ns;
 		t->stats.rounds++;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
 
-/* The next round's period: at least SD_MIN_US,
- * stretched so that the faults and the thread's CPU keep their shares. */
-static void plan_period(struct sd_tracker *t)
+uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share)
 {
 	double p = SD_MIN_US;
-	double faults = (double)t->faults_last * (double)t->fault_ns / 1000.0 / SD_FAULT_SHARE;
-	double share, cpu;
-
-	pthread_mutex_lock(&t->lock);	/* set_budget() may change it */
-	share = t->roots.ctx.thread_cpu_percent > 0 ? t->roots.ctx.thread_cpu_percent / 100 :
-						      SD_CPU_SHARE;
-	pthread_mutex_unlock(&t->lock);
-	cpu = (double)t->cpu_last_us / share;
+	double faults = (double)fault_ns / 1000.0 / SD_FAULT_SHARE;
+	double cpu = (double)cpu_us / (share > 0 ? share : SD_CPU_SHARE);
 
 	if (faults > p)
 		p = faults;
 	if (cpu > p)
 		p = cpu;
-	if (p > SD_MAX_US)
-		p = SD_MAX_US;
-	t->period_us = (uint64_t)p;
+	return p > SD_MAX_US ? SD_MAX_US : (uint64_t)p;
+}
+
+/* The next round's period (tier__softdirty_period_us()). */
+static void plan_period(struct sd_tracker *t)
+{
+	double share;
+
+	pthread_mutex_lock(&t->lock);	/* set_budget() may change it */
+	share = t->roots.ctx.thread_cpu_percent / 100;
+	pthread_mutex_unlock(&t->lock);
+	t->period_us = tier__softdirty_period_us(t->faults_last_ns, t->cpu_last_us, share);
 	pthread_mutex_lock(&t->lock);
 	t->stats.period_us = t->period_us;
 	pthread_mutex_unlock(&t->lock);

@@ -169,6 +169,13 @@ uint64_t tier__softdirty_behind(void *priv, uint64_t need_us);
  * a target (its picture holds what it saw of pid; the damon+softdirty
  * tracker holds DAMON's lukewarm regions of pid until then). */
 bool tier__softdirty_has_read(void *priv, pid_t pid);
+/* A round's period: at least 1 s, stretched so that the faults a round
+ * makes its writers take (fault_ns of their CPU over the last round, each
+ * at what the round saw one cost its writer - under an emulator up to 4
+ * times the calibration's figure) stay under 2% of a core, and the
+ * thread's own CPU over the last round (cpu_us) under share of a core
+ * (3% where share is 0); at most 10 min. */
+uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share);
 /* What one write-protect fault costs here (ns of CPU), taken by a child
  * of the caller; 0 when it cannot be measured. */
 uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx);

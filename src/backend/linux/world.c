@@ -335,6 +335,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 
 		lb->trk->stats(lb->trk_priv, &ts);
 		st->tracker_faults = ts.workload_faults;
+		st->tracker_fault_seconds = (double)ts.workload_fault_ns / 1e9;
 		st->tracker_fault_ns = ts.fault_ns;
 		st->tracker_fault_ns_seen = ts.fault_ns_seen;
 		st->tracker_period_us = ts.period_us;
