@@ -18,6 +18,9 @@
 # lines
 #   time-to-90%-hot kernel=Xs tierd=Ys ratio=R   (R = kernel / tierd: > 1, tierd is faster)
 #   workload-rate tierd/none=F kernel/none=G     (mean update rates over the no-tiering run's)
+#   workload-cpu tierd/none=F kernel/none=G      (the updating thread's user CPU over the run's
+#                                                 wall time, over the no-tiering run's: what the
+#                                                 tiering left the workload of its one CPU)
 #   system-cpu tierd=P%                          (tierd + kdamond CPU over the run's wall time)
 #   system-cpu-from-10s tierd=P%                 (the same from the first tick at 10 s on: the
 #                                                 steady cost, without the first placement's)
@@ -197,6 +200,7 @@ fi
 		pat = at; pmig = mig; pcpu = cpu
 		R[lay, mode, "at"] = at; R[lay, mode, "upd"] = upd; R[lay, mode, "r90"] = reached
 		R[lay, mode, "tierd"] = td; R[lay, mode, "kd"] = kd
+		R[lay, mode, "wlu"] = f["wl_user"] + 0; R[lay, mode, "wls"] = f["wl_sys"] + 0
 		if (R[lay, mode, "at10"] == "" && at >= 10) { R[lay, mode, "at10"] = at; R[lay, mode, "cpu10"] = cpu }
 		R[lay, mode, "kdst"] = num(f["tierd_kd"]); R[lay, mode, "steps"] = num(f["steps"])
 		if (R[lay, mode, "first"] == "" && mode == "tierd" && mig > 0) R[lay, mode, "first"] = at
@@ -230,6 +234,9 @@ fi
 			f["cold0"], f["cold"], 100 * f["cold0"] / f["cold"]
 		d = R[lay, mode, "at"]
 		printf "# %s/%s update rate: mean %.2f M/s over %.1f s\n", lay, mode, (d > 0 ? R[lay, mode, "upd"] / d / 1e6 : 0), d
+		if (d > 0 && R[lay, mode, "wlu"] >= 0)
+			printf "# %s/%s updating thread CPU: user %.2f s (%.1f%%), system %.2f s (%.1f%%) of %.1f s\n", lay, mode,
+				R[lay, mode, "wlu"], 100 * R[lay, mode, "wlu"] / d, R[lay, mode, "wls"], 100 * R[lay, mode, "wls"] / d, d
 		if (mode == "tierd") {
 			printf "# %s/tierd CPU: tierd %.2f s + kdamond %.2f s (DAMON sysfs pids; tierd status says %s) over %.1f s = %.1f%% of one core; %d steps, first move %s\n",
 				lay, R[lay, mode, "tierd"], R[lay, mode, "kd"],
@@ -245,6 +252,7 @@ fi
 		return x >= 0 ? sprintf("%.1fs", x) : sprintf(">%.1fs", R[lay, mode, "at"])
 	}
 	function rate(lay, mode) { return R[lay, mode, "at"] > 0 ? R[lay, mode, "upd"] / R[lay, mode, "at"] : 0 }
+	function wcpu(lay, mode) { return R[lay, mode, "at"] > 0 && R[lay, mode, "wlu"] > 0 ? R[lay, mode, "wlu"] / R[lay, mode, "at"] : 0 }
 	END {
 		for (i = 1; i <= nl; i++) {
 			lay = layouts[i]
@@ -258,6 +266,9 @@ fi
 			printf "\n== workload=%s\n", lay
 			printf "time-to-90%%-hot kernel=%s tierd=%s ratio=%s\n", t90(lay, "kernel"), t90(lay, "tierd"), rs
 			printf "workload-rate tierd/none=%.2f kernel/none=%.2f\n", (none > 0 ? rate(lay, "tierd") / none : 0), (none > 0 ? rate(lay, "kernel") / none : 0)
+			wnone = wcpu(lay, "none")
+			if (wnone > 0)
+				printf "workload-cpu tierd/none=%.2f kernel/none=%.2f\n", wcpu(lay, "tierd") / wnone, wcpu(lay, "kernel") / wnone
 			printf "system-cpu tierd=%.1f%%\n", (tend > 0 ? 100 * (R[lay, "tierd", "tierd"] + R[lay, "tierd", "kd"]) / tend : 0)
 			a10 = R[lay, "tierd", "at10"]
 			if (a10 != "" && tend > a10)

@@ -12,10 +12,11 @@ BENCH=$ROOT/bench/guest-tiering.sh
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-# tick T AT RATE HOT0 REST0 KD [TIERD_MOVED TIERD_CPU TIERD_KD STEPS]
+# tick T AT RATE HOT0 REST0 KD [TIERD_MOVED TIERD_CPU TIERD_KD STEPS]; the
+# updating thread's user and system CPU: $WLU and $WLS
 tick() {
-	printf 'tick t=%s at=%s rate=%s hot0=%s hot=24576 rest0=%s restn=8704 cold0=4800 coldn=9600 vm_moved=0 vm_migrated=%s kd_cpu=%s' \
-		"$1" "$2" "$3" "$4" "$5" "$(($1 * 256))" "$6"
+	printf 'tick t=%s at=%s rate=%s hot0=%s hot=24576 rest0=%s restn=8704 cold0=4800 coldn=9600 vm_moved=0 vm_migrated=%s kd_cpu=%s wl_user=%s wl_sys=%s' \
+		"$1" "$2" "$3" "$4" "$5" "$(($1 * 256))" "$6" "$WLU" "$WLS"
 	[ $# -lt 7 ] || printf ' tierd_moved=%s tierd_cpu=%s tierd_kd=%s steps=%s' "$7" "$8" "$9" "${10}"
 	echo
 }
@@ -26,18 +27,18 @@ end() { # REST0
 	for lay in contiguous scattered; do
 		echo "== run $lay/none"
 		echo "# numa_balancing=0 demotion_enabled=false"
-		tick 1 1.00 4000000 0 0 0.000
-		tick 2 2.00 4000000 0 0 0.000
+		WLU=0.95 WLS=0.01 tick 1 1.00 4000000 0 0 0.000
+		WLU=1.90 WLS=0.02 tick 2 2.00 4000000 0 0 0.000
 		end 0
 		echo "== done $lay/none"
 		echo "== run $lay/kernel"
-		tick 1 1.00 2000000 12288 10 0.000
-		tick 2 2.00 6000000 24576 20 0.000
+		WLU=0.90 WLS=0.05 tick 1 1.00 2000000 12288 10 0.000
+		WLU=1.71 WLS=0.10 tick 2 2.00 6000000 24576 20 0.000
 		end 5000
 		echo "== done $lay/kernel"
 		echo "== run $lay/tierd"
-		tick 1 1.00 1000000 24576 1 0.100 0 0.050 0.090 1
-		tick 2 2.00 3000000 24576 1 0.150 100* 0.100 0.090* 1*
+		WLU=0.70 WLS=0.10 tick 1 1.00 1000000 24576 1 0.100 0 0.050 0.090 1
+		WLU=1.52 WLS=0.16 tick 2 2.00 3000000 24576 1 0.150 100* 0.100 0.090* 1*
 		end 100
 		echo '# status: {"steps":1}'
 		echo "== done $lay/tierd"
@@ -46,10 +47,13 @@ end() { # REST0
 
 run "$BENCH" --render "$TMP/raw" 2
 is "$rc" 0 "--render exits 0"
-is "$(printf '%s\n' "$out" | tail -4)" "time-to-90%-hot kernel=2.0s tierd=1.0s ratio=2.00
+is "$(printf '%s\n' "$out" | tail -5)" "time-to-90%-hot kernel=2.0s tierd=1.0s ratio=2.00
 workload-rate tierd/none=0.50 kernel/none=1.00
+workload-cpu tierd/none=0.80 kernel/none=0.90
 system-cpu tierd=12.5%
-cold-promoted kernel=5000 tierd=100" "the closing lines: ratio kernel/tierd, rates over no tiering, tierd + kdamond CPU, cold pages"
+cold-promoted kernel=5000 tierd=100" "the closing lines: ratio kernel/tierd, rates and CPU shares over no tiering, tierd + kdamond CPU, cold pages"
+like "$out" "# scattered/tierd updating thread CPU: user 1.52 s (76.0%), system 0.16 s (8.0%) of 2.0 s" \
+	"each run's updating thread's CPU, user and system"
 is "$(printf '%s\n' "$out" | grep -c '^== workload=[a-z]*$')" 2 "one section of closing lines per layout"
 like "$out" "
 == workload=scattered
