@@ -34,6 +34,9 @@
  * and faulted in again elsewhere) shows here or in the round-robin
  * query. */
 #define VERIFY_QUIET_US 10000000
+/* The moves' CPU over the pages they moved is the policy's measured move
+ * cost (tier_env's move_cpu_ns) once this many pages moved. */
+#define TIER_LINUX_MOVE_COST_PAGES 256
 
 struct linux_backend {
 	struct tier_world b;
@@ -86,6 +89,7 @@ struct linux_backend {
 	uint64_t tracker_cpu_ns;		/* this thread's CPU in the tracker's collect */
 	/* ... in the world's other parts of a step (tier_world_stats) */
 	uint64_t maps_cpu_ns, verify_cpu_ns, query_cpu_ns, move_cpu_ns;
+	uint64_t moves_done;			/* pages the move calls moved */
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;
 	uint64_t splits;			/* huge pages split */

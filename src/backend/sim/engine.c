@@ -267,6 +267,8 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.work_units = &s->work_units;
 	s->env.in_task = &s->in_task;
 	s->env.cpu_slowdown = s->machine.cpu_slowdown;
+	/* the model's, as the daemon measures its own */
+	s->env.move_cpu_ns = s->cpu_ns.migrate_page;
 }
 
 int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
