@@ -128,6 +128,9 @@ struct tier_linux_tracker_stats {
 	 * (reading the snapshot) and in soft-dirty's (handing over the
 	 * picture), each with what the sink did with it. */
 	uint64_t collect_damon_ns, collect_sd_ns;
+	/* soft-dirty: the picture's populations fitted anew at a collect, and
+	 * their fits taken again (the same reads and counts), so far */
+	uint64_t sd_fitted, sd_fits_reused;
 	/* DAMON: the kdamond's sample interval and most regions now, and
 	 * its CPU over the last window of its share (% of a core; -1: no
 	 * window yet). */

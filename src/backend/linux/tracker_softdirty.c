@@ -913,6 +913,8 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 	pthread_mutex_lock(&t->lock);
 	t->stats.dropped += t->obs.dropped;
 	t->obs.dropped = 0;
+	t->stats.sd_fitted = t->fits.fitted;
+	t->stats.sd_fits_reused = t->fits.reused;
 	if (t->pic_gen == gen)
 		t->pic = p;
 	else

@@ -99,6 +99,11 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms",
 				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6);
 		off = strlen(line);
+		if ((ts.sd_fitted || ts.sd_fits_reused) && off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off,
+				 "; soft-dirty fits so far: %llu made, %llu taken again",
+				 (unsigned long long)ts.sd_fitted, (unsigned long long)ts.sd_fits_reused);
+		off = strlen(line);
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
 				 "; kdamond: %.0f ms samples, %.0f ms aggregations, %u regions at "
