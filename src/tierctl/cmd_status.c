@@ -87,7 +87,7 @@ static void print_status(struct json_object *st)
 		       tierctl_json_dbl(tiers, "node_query"), tierctl_json_dbl(tiers, "moves"),
 		       tierctl_json_dbl(tiers, "policy"));
 	if (tierctl_json_dbl(st, "move_page_ns") > 0)
-		printf("  a page move costs %.1f us of CPU here (the policy's moves pay for it)\n",
+		printf("  a page move costs %.1f us of tierd's CPU here\n",
 		       tierctl_json_dbl(st, "move_page_ns") / 1000);
 	if (json_object_object_get_ex(st, "kdamond_cpu_seconds", &tiers))
 		printf("  kdamond CPU %.2f s, together %.2f s\n", tierctl_json_dbl(st, "kdamond_cpu_seconds"),

@@ -83,7 +83,7 @@ int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 			snprintf(out->verdict, sizeof(out->verdict),
 				     "wants tier %d; stays: a move pays from %.3g accesses/s (it costs "
 				     "%.0f ns, its gain is counted over %.1f s)",
-				     target, pays_from, tier__tierd_move_cost_ns(t),
+				     target, pays_from, t->prm->move_cost_ns,
 				     t->prm->long_tau_us / 1e6);
 		else
 			snprintf(out->verdict, sizeof(out->verdict),

@@ -129,19 +129,13 @@ static bool pays_off(const struct tier__tierd *t, uint64_t page, int from, int t
 	return (double)t->score[page] > tier__tierd_pays_from(t, from, to);
 }
 
-double tier__tierd_move_cost_ns(const struct tier__tierd *t)
-{
-	return t->env->move_cpu_ns > t->prm->move_cost_ns ? t->env->move_cpu_ns :
-							     t->prm->move_cost_ns;
-}
-
 double tier__tierd_pays_from(const struct tier__tierd *t, int from, int to)
 {
 	double gap = t->tier_lat_ns[from > to ? from : to] - t->tier_lat_ns[from < to ? from : to];
 
 	if (gap <= 0)
 		return HUGE_VAL;	/* saves nothing */
-	return tier__tierd_move_cost_ns(t) / (gap * t->prm->long_tau_us / 1e6);
+	return t->prm->move_cost_ns / (gap * t->prm->long_tau_us / 1e6);
 }
 
 /* Whether moving a page of predicted rate hot up and one of rate cold down

@@ -224,14 +224,9 @@ void tier__tierd_bins_init(struct tier__tierd *t);
 int tier__tierd_score_bin(const struct tier__tierd *t, double score);
 /* Accesses/s at the lower edge of a score bin. */
 double tier__tierd_bin_rate(int bin);
-/* What a page move costs (fill.c): the params' move_cost_ns, or what the
- * backend measured a move to cost the mover's CPU (tier_env's
- * move_cpu_ns) where that is more - under an emulator three times the
- * params' figure. */
-double tier__tierd_move_cost_ns(const struct tier__tierd *t);
 /* The rate (accesses/s) above which moving a page from tier rank from up
- * to rank to pays for itself (fill.c): the move's cost over the latency
- * gap times long_tau_us. */
+ * to rank to pays for itself (fill.c): move_cost_ns over the latency gap
+ * times long_tau_us. */
 double tier__tierd_pays_from(const struct tier__tierd *t, int from, int to);
 /* Shrinks or refills each tier's share t->fill[] by its loaded latency. */
 void tier__tierd_balance_loaded(struct tier__tierd *t);
