@@ -17,14 +17,19 @@
 # --out: also write the output to FILE; --render RAW: boot nothing, summarize
 # RAW (the RESULT lines of an earlier run). Prints each run's line
 #   RESULT rep=R layout=L bin=tierd-a|tierd-b reached90=S hot0=N rest0=N
-#          mupd=X tierd_cpu=X kd_cpu=X steps=N
+#          mupd=X tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X
 # (reached90: the first second with 90% of the hot set on node 0, -1 none;
 # rest0: pages outside the hot set on node 0 at the end, the cold pages
 # promoted; mupd: the mean update rate, M/s; tierd_cpu, kd_cpu: CPU
-# seconds of tierd's threads and of its kdamonds), then per layout and
-# build the medians:
+# seconds of tierd's threads and of its kdamonds; wl_user: the updating
+# thread's user CPU seconds by the last tick, at: that tick's second), then
+# per layout and build the medians:
 #   ab LAYOUT tierd-a|tierd-b (VERSION): time-to-90%-hot median=Xs [runs]
 #      cold-promoted median=N [runs] rate median=X M/s cpu median=X s
+#      workload-cpu median=P% [runs]
+# (workload-cpu: wl_user over at: the share of its CPU the workload had for
+# itself - under the emulator the update rate of one set-up swings 2-5
+# times between runs, the share does not; docs/tiered-vm.md).
 # About 65 s a run: 12 runs and the boot with the defaults, 14 min.
 # BENCH_GUEST_LOG_LEVEL=debug runs both builds at that daemon.log_level and
 # keeps each run's tierd log after its RESULT line (a line per step and
@@ -127,14 +132,19 @@ function f(name,    i, kv) {
 	cold[k] = cold[k] " " f("rest0")
 	rate[k] = rate[k] " " f("mupd")
 	cpu[k] = cpu[k] " " (f("tierd_cpu") + f("kd_cpu"))
+	w = f("at") + 0 > 0 && f("wl_user") != "" ? sprintf("%.1f", 100 * f("wl_user") / f("at")) : ""
+	if (w != "") wcpu[k] = wcpu[k] " " w
 }
 END {
 	for (i = 1; i <= nk; i++) {
 		split(order[i], p, SUBSEP)
 		m = median(t90[order[i]])
-		printf "ab %s %s (%s): time-to-90%%-hot median=%s [%s] cold-promoted median=%d [%s] rate median=%.2f M/s cpu median=%.2f s\n",
+		printf "ab %s %s (%s): time-to-90%%-hot median=%s [%s] cold-promoted median=%d [%s] rate median=%.2f M/s cpu median=%.2f s",
 			p[1], p[2], (p[2] in ver ? ver[p[2]] : "?"), (m > secs ? ">" secs : m) "s",
 			substr(shown[order[i]], 2), median(cold[order[i]]), substr(cold[order[i]], 2),
 			median(rate[order[i]]), median(cpu[order[i]])
+		if (wcpu[order[i]] != "")
+			printf " workload-cpu median=%.1f%% [%s]", median(wcpu[order[i]]), substr(wcpu[order[i]], 2)
+		printf "\n"
 	}
 }' "$TMP/raw" | if [ -n "$OUT" ]; then tee "$OUT"; else cat; fi

@@ -5,8 +5,9 @@
 # that builds are compared under the same boot's costs (a write-protect
 # fault's, a move's, which differ between boots). Prints one line a run:
 #   RESULT rep=R layout=L bin=NAME reached90=S hot0=N rest0=N mupd=X
-#          tierd_cpu=X kd_cpu=X steps=N
-# (gups's end and last tick lines; reached90 -1: not within the run).
+#          tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X
+# (gups's end and last tick lines; reached90 -1: not within the run;
+# wl_user: the updating thread's user CPU seconds by the last tick, at s).
 # LOG_LEVEL: tierd's daemon.log_level ('-': the default); other than the
 # default, each run's tierd log and gups's tick lines follow its RESULT line
 # ('# rep=R layout=L bin=NAME log: ...', '... gups: tick ...'; debug logs
@@ -73,7 +74,7 @@ while [ "$rep" -le "$REPS" ]; do
 				"reached90=$(field reached90 "$end") hot0=$(field hot0 "$end")" \
 				"rest0=$(field rest0 "$end") mupd=$mupd" \
 				"tierd_cpu=$(field tierd_cpu "$last") kd_cpu=$(field kd_cpu "$last")" \
-				"steps=${steps:-0}"
+				"steps=${steps:-0} wl_user=$(field wl_user "$last") at=$(field at "$last")"
 			if [ "$LOGLEVEL" != - ]; then
 				sed "s/^/# rep=$rep layout=$layout bin=$(basename "$bin") log: /" /tmp/tierd.log
 				grep '^tick ' /tmp/gups.out |

@@ -116,17 +116,17 @@ AB=$ROOT/bench/guest-ab.sh
 {
 	echo "# tierd-a: tierd aaaaaaa (/a)"
 	echo "# tierd-b: tierd bbbbbbb (/b)"
-	for r in "1 3 100 5.0 2.0 1.0" "2 -1 300 4.0 2.5 1.0" "3 7 200 6.0 3.0 1.0"; do
+	for r in "1 3 100 5.0 2.0 1.0 40.5" "2 -1 300 4.0 2.5 1.0 39.6" "3 7 200 6.0 3.0 1.0 41.4"; do
 		set -- $r
 		echo "RESULT rep=$1 layout=scattered bin=tierd-a reached90=$2 hot0=1 rest0=$3 mupd=$4 tierd_cpu=$5 kd_cpu=$6 steps=4"
-		echo "RESULT rep=$1 layout=scattered bin=tierd-b reached90=2 hot0=1 rest0=$(($3 / 10)) mupd=$4 tierd_cpu=1.0 kd_cpu=0.5 steps=4"
+		echo "RESULT rep=$1 layout=scattered bin=tierd-b reached90=2 hot0=1 rest0=$(($3 / 10)) mupd=$4 tierd_cpu=1.0 kd_cpu=0.5 steps=4 wl_user=$7 at=45.00"
 	done
 } >"$TMP/ab.raw"
 run "$AB" --seconds 45 --render "$TMP/ab.raw"
 is "$rc" 0 "guest-ab --render exits 0"
 is "$(printf '%s\n' "$out" | grep '^ab ')" "ab scattered tierd-a (aaaaaaa): time-to-90%-hot median=7s [3 >45 7] cold-promoted median=200 [100 300 200] rate median=5.00 M/s cpu median=3.50 s
-ab scattered tierd-b (bbbbbbb): time-to-90%-hot median=2s [2 2 2] cold-promoted median=20 [10 30 20] rate median=5.00 M/s cpu median=1.50 s" \
-	"guest-ab: medians per layout and build, a run that never got there counted as the longest"
+ab scattered tierd-b (bbbbbbb): time-to-90%-hot median=2s [2 2 2] cold-promoted median=20 [10 30 20] rate median=5.00 M/s cpu median=1.50 s workload-cpu median=90.0% [90.0 88.0 92.0]" \
+	"guest-ab: medians per layout and build, a run that never got there counted as the longest; the workload's CPU share where the runs give it"
 run "$AB" --reps 0 "$B/tierd"
 is "$rc:$(lines "$err")" "2:1" "guest-ab: --reps 0: status 2, one line"
 run "$AB" --layout diagonal "$B/tierd"
