@@ -232,28 +232,40 @@ static pid_t tierd_pid;
 static const char *go_file;
 static const char *hot_list;
 
-/* A process's or kernel thread's CPU seconds (user + system, every
- * thread) from /proc/PID/stat, -1 when it is gone: read even while tierd
- * is busy in a step and does not answer its socket. */
-static double proc_cpu(pid_t pid)
+/* The user and system CPU seconds in a /proc stat file (fields 14 and
+ * 15); false when it cannot be read (the process is gone). */
+static bool stat_cpu(const char *path, double *user, double *sys)
 {
-	char path[64], buf[1024], *p;
+	char buf[1024], *p;
 	unsigned long ut, st;
 	FILE *f;
 	size_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
+		return false;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	p = strrchr(buf, ')');
 	/* after ") ": state is field 3; utime and stime are fields 14, 15 */
 	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		return false;
+	*user = (double)ut / (double)sysconf(_SC_CLK_TCK);
+	*sys = (double)st / (double)sysconf(_SC_CLK_TCK);
+	return true;
+}
+
+/* A process's or kernel thread's CPU seconds (user + system, every
+ * thread) from /proc/PID/stat, -1 when it is gone: read even while tierd
+ * is busy in a step and does not answer its socket. */
+static double proc_cpu(pid_t pid)
+{
+	char path[64];
+	double user, sys;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return stat_cpu(path, &user, &sys) ? user + sys : -1;
 }
 
 /* The updating (main) thread's user and system CPU seconds, from
@@ -264,24 +276,10 @@ static double proc_cpu(pid_t pid)
  * CPU, the faults and moves it makes the workload take - shows in it. */
 static bool updater_cpu(double *user, double *sys)
 {
-	char path[64], buf[1024], *p;
-	unsigned long ut, st;
-	FILE *f;
-	size_t n;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)getpid());
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return false;
-	*user = (double)ut / (double)sysconf(_SC_CLK_TCK);
-	*sys = (double)st / (double)sysconf(_SC_CLK_TCK);
-	return true;
+	return stat_cpu(path, user, sys);
 }
 
 static double tierd_cpu(void)

@@ -96,6 +96,11 @@ if [ -x "$B/gups" ] && [ -d /sys/devices/system/node/node0 ]; then
 	like "$out" "end t=1 hot0=512 hot=512 rest0=3584 rest=3584 cold0=512 cold=512" \
 		"512 hot pages and 3584 others, all on node 0"
 	like "$out" " kd_cpu=" "the tick line has the kdamonds' CPU"
+	# its updating thread's CPU over the second: user time, most of it
+	# (at least 0.3 s: a busy host may take some)
+	is "$(printf '%s\n' "$out" | sed -n 's/^tick .* wl_user=\([0-9.]*\) wl_sys=\([0-9.]*\).*/\1 \2/p' |
+		awk '{ print ($1 >= 0.3 && $1 <= 1.1 && $2 >= 0 && $1 + $2 <= 1.1) }')" 1 \
+		"the tick line has the updating thread's user and system CPU, about the second's"
 	run "$B/gups" --layout diagonal
 	is "$rc:$err" "2:gups: --layout diagonal: contiguous or scattered" "gups: a bad --layout, one line"
 	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 0 --seconds 1 \
