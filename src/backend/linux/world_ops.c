@@ -177,7 +177,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 	}
 	lb->move_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 	/* What a move has cost here, once enough pages moved to tell
-	 * (env.move_cpu_ns): the policy's moves pay for that. */
+	 * (env.move_cpu_ns, status move_page_ns). */
 	lb->moves_done += (uint64_t)total;
 	if (lb->moves_done >= TIER_LINUX_MOVE_COST_PAGES)
 		lb->env.move_cpu_ns = (double)lb->move_cpu_ns / (double)lb->moves_done;
