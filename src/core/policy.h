@@ -81,15 +81,6 @@ struct tier_env {
 	 * CPU time per page (kernel-nb's kswapd) divides it by this. 0 or 1:
 	 * as modelled (the daemon, every built-in simulated machine). */
 	double cpu_slowdown;
-	/* What a page move has cost the mover's CPU here, ns a page: measured
-	 * by the backend (the daemon: its move calls' thread CPU over the
-	 * pages they moved; tiersim: the cost model's) and kept current; 0:
-	 * not known yet. Under an emulator 5-10 times a server's. Reported
-	 * (status); no policy's gate uses it: at 12 us a move, tierd's bar
-	 * for a promotion (the cost over the latency gap times 2 s) is 40
-	 * accesses a second, above the 35/s the soft-dirty tracker can read,
-	 * and no hot page went up in the guest. */
-	double move_cpu_ns;
 
 	/* Work counter the policy bumps for its own CPU cost: one unit per
 	 * page or observation it visits (the loop converts to time). */

@@ -53,6 +53,14 @@ struct tier_world_stats {
 	 * (the move_pages calls, kernel time included). */
 	bool has_step_cpu;
 	double maps_cpu_seconds, verify_cpu_seconds, query_cpu_seconds, move_cpu_seconds;
+	/* What a page move has cost the mover's CPU, ns a page: the move
+	 * calls' thread CPU over the pages they moved (the Linux world), the
+	 * cost model's (tiersim); 0: not known yet. Under an emulator 5-10
+	 * times a server's. A reported figure: no policy's gate uses it (at
+	 * 12 us a move, tierd's bar for a promotion - the cost over the
+	 * latency gap times 2 s - is 40 accesses a second, above the 35/s the
+	 * soft-dirty tracker can read, and no hot page went up in the guest). */
+	double move_page_ns;
 	/* Pages whose node the node queries read from pagemap, and asked of
 	 * move_pages(2) (both 0 where the world does not query). */
 	uint64_t pagemap_pages, queried_pages;

@@ -112,7 +112,7 @@ static struct json_object *status_figures(struct tierd *d)
 		json_object_object_add(o, "kdamond_cpu_seconds",
 				       json_object_new_double(st.kthread_cpu_seconds));
 	json_object_object_add(o, "step_cpu_seconds", step_cpu_json(d, &st));
-	json_object_object_add(o, "move_page_ns", json_object_new_double(env->move_cpu_ns));
+	json_object_object_add(o, "move_page_ns", json_object_new_double(st.move_page_ns));
 	if (st.tracker_period_us) {
 		json_object_object_add(o, "tracker_workload_faults",
 				       json_object_new_uint64(st.tracker_faults));

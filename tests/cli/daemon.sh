@@ -32,6 +32,8 @@ is "$(echo "$out" | jq -c '[.tiers[] | [.rank, .nodes]]')" '[[0,[0]],[1,[1]]]' "
 check "the policy promoted hot pages" test "$(echo "$out" | jq '.promoted_bytes > 0')" = true
 is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
 check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
+check "status gives the model's move cost ($(echo "$out" | jq .move_page_ns) ns a page)" \
+	test "$(echo "$out" | jq '.move_page_ns > 0')" = true
 is "$(echo "$out" | jq '.interval_ms')" 100 "interval from the config"
 run "$B/tierd" --version
 is "$rc" 0 "tierd --version exits 0"

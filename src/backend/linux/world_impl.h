@@ -34,9 +34,15 @@
  * and faulted in again elsewhere) shows here or in the round-robin
  * query. */
 #define VERIFY_QUIET_US 10000000
-/* The moves' CPU over the pages they moved is the policy's measured move
- * cost (tier_env's move_cpu_ns) once this many pages moved. */
+/* The moves' CPU over the pages they moved is the measured move cost
+ * (tier_world_stats' move_page_ns) once this many pages moved. */
 #define TIER_LINUX_MOVE_COST_PAGES 256
+
+static inline double tier_linux_move_page_ns(uint64_t move_cpu_ns, uint64_t pages_moved)
+{
+	return pages_moved >= TIER_LINUX_MOVE_COST_PAGES ?
+	       (double)move_cpu_ns / (double)pages_moved : 0;
+}
 
 struct linux_backend {
 	struct tier_world b;

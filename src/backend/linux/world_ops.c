@@ -176,11 +176,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 		cpu0 += tier__lw_upkeep(lb, false);
 	}
 	lb->move_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
-	/* What a move has cost here, once enough pages moved to tell
-	 * (env.move_cpu_ns, status move_page_ns). */
-	lb->moves_done += (uint64_t)total;
-	if (lb->moves_done >= TIER_LINUX_MOVE_COST_PAGES)
-		lb->env.move_cpu_ns = (double)lb->move_cpu_ns / (double)lb->moves_done;
+	lb->moves_done += (uint64_t)total;	/* the move cost's (linux_stats()) */
 	return total;
 }
 

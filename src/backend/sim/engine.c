@@ -267,8 +267,6 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.work_units = &s->work_units;
 	s->env.in_task = &s->in_task;
 	s->env.cpu_slowdown = s->machine.cpu_slowdown;
-	/* the model's, as the daemon measures its own */
-	s->env.move_cpu_ns = s->cpu_ns.migrate_page;
 }
 
 int tier_sim_new(const struct tier_sim_params *p, struct tier_sim **out,
@@ -432,6 +430,7 @@ void tier_sim_result(struct tier_sim *s, size_t policy_metadata_bytes,
 	r->pingpong_pages = s->pingpong;
 	r->policy_cpu_s = (s->policy_cpu_ns + (double)s->work_units * s->cpu_ns.work_unit) / 1e9;
 	r->policy_work_units = s->work_units;
+	r->move_page_ns = s->cpu_ns.migrate_page;
 	r->sim_time_s = s->app_ns / 1e9;
 	r->metadata_bytes = policy_metadata_bytes +
 			    s->damon.nr_regions * sizeof(*s->damon.regions);

@@ -118,6 +118,7 @@ struct tier_sim_result {
 	size_t nr_tiers;
 	uint64_t pingpong_pages;	/* moved back within 2 s */
 	double policy_cpu_s;		/* policy + tracker + mover CPU */
+	double move_page_ns;		/* the cost model's CPU a page move takes */
 	/* The cost model: every CPU second of tracking, sampling, faults and
 	 * migration is charged to the core it runs on. The simulated stream
 	 * is what each of the application's app_cores cores runs (the machine

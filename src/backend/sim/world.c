@@ -59,6 +59,7 @@ static void sim_stats(struct tier_world *b, struct tier_world_stats *st)
 			st->moved_pages[i][j] = r.moved_bytes[i][j] >> b->env->page_shift;
 	st->processes = 1;
 	st->metadata_bytes = r.metadata_bytes;
+	st->move_page_ns = r.move_page_ns;
 	st->has_sim_figures = true;
 	st->amat_ns = r.amat_ns;
 	st->fast_access_ratio = r.fast_access_ratio;

@@ -135,6 +135,11 @@ check "tierctl heatmap draws the workload on a terminal" test "${out#*scale, acc
 st=$(tierctl status --json)
 echo "# status: $st"
 echo "$st" | grep -q '"promoted_bytes":[1-9]' && ok "status counts promoted bytes" || notok "status counts promoted bytes"
+# What a move cost: the move calls' CPU over the pages they moved, so no
+# more than the moves' CPU over the pages that changed tier, and more
+# than nothing once 256 pages moved.
+check "status says what a page move cost ($(echo "$st" | jq -c '[.move_page_ns, .step_cpu_seconds.moves, .promoted_bytes, .demoted_bytes]'))" \
+	test "$(echo "$st" | jq '.move_page_ns > 0 and .move_page_ns <= 1.01e9 * .step_cpu_seconds.moves * 4096 / (.promoted_bytes + .demoted_bytes)')" = true
 echo "$st" | grep -q '"tracker":"damon+softdirty"' && ok "tracker damon+softdirty on this kernel" ||
 	notok "tracker damon+softdirty on this kernel"
 echo "$st" | grep -q '"processes":[1-9]' && ok "status counts managed processes" || notok "status counts managed processes"
@@ -366,6 +371,13 @@ echo "# status: $st"
 check "softdirty: status names the tracker" test "$(echo "$st" | jq -r .tracker)" = softdirty
 check "softdirty: status counts the faults it cost the workload" \
 	test "$(echo "$st" | jq '.tracker_workload_faults // 0')" -ge 4096
+# ... and what they cost it, as each round saw one cost its writer: 1-4
+# times the calibrating child's cost a fault (tracker_fault_ns), so no
+# less than a third of it and no more than 1 ms a fault (the emulator's
+# slowest seen: 7 us).
+check "softdirty: status says what its faults cost the workload ($(echo "$st" | jq -c '[.tracker_workload_fault_seconds, .tracker_workload_faults, .tracker_fault_ns]'))" \
+	test "$(echo "$st" | jq '.tracker_workload_fault_seconds as $s | .tracker_workload_faults as $n |
+		$s > 0 and $s >= $n * .tracker_fault_ns / 3e9 and $s <= $n * 1e-3')" = true
 # Faults are counted when a round ends: rounds ended, nothing dropped.
 check "softdirty: status counts its rounds ($(echo "$st" | jq .tracker_rounds)) and drops none" \
 	test "$(echo "$st" | jq '(.tracker_rounds // 0) >= 1 and .tracker_dropped == 0')" = true
