@@ -9,16 +9,22 @@
 # judged by medians of runs in the same boot.
 #
 #   bench/guest-ab.sh [--kernel SUITE] [--layout LAYOUTS] [--reps N]
-#                     [--seconds S] [--out FILE] [--render RAW] A_TIERD [B_TIERD]
+#                     [--seconds S] [--move-at S] [--out FILE] [--render RAW]
+#                     A_TIERD [B_TIERD]
 # A_TIERD, B_TIERD: tierd binaries (B default: TIERD_BUILD/tierd, build/'s);
 # tierctl and gups come from TIERD_BUILD. --kernel: scripts/tiered-vm's;
 # --layout: contiguous, scattered or both comma-separated (default both);
 # --reps: repetitions (default 3); --seconds: each run's ticks (default 45);
+# --move-at: the second of each run at which the hot set moves elsewhere
+# (gups --move-at: contiguous, to the array's end; scattered, to pages of
+# another shuffle), to time how long tierd takes to follow it;
 # --out: also write the output to FILE; --render RAW: boot nothing, summarize
 # RAW (the RESULT lines of an earlier run). Prints each run's line
 #   RESULT rep=R layout=L bin=tierd-a|tierd-b reached90=S hot0=N rest0=N
-#          mupd=X tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X
+#          mupd=X tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X [followed90=F]
 # (reached90: the first second with 90% of the hot set on node 0, -1 none;
+# followed90, with --move-at: the seconds from the move to 90% of the new
+# hot set on node 0, -1 none;
 # rest0: pages outside the hot set on node 0 at the end, the cold pages
 # promoted; mupd: the mean update rate, M/s; tierd_cpu, kd_cpu: CPU
 # seconds of tierd's threads and of its kdamonds; wl_user: the updating
@@ -26,7 +32,7 @@
 # per layout and build the medians:
 #   ab LAYOUT tierd-a|tierd-b (VERSION): time-to-90%-hot median=Xs [runs]
 #      cold-promoted median=N [runs] rate median=X M/s cpu median=X s
-#      workload-cpu median=P% [runs]
+#      workload-cpu median=P% [runs] [time-to-follow median=Xs [runs]]
 # (workload-cpu: wl_user over at: the share of its CPU the workload had for
 # itself - under the emulator the update rate of one set-up swings 2-5
 # times between runs, the share does not; docs/tiered-vm.md).
@@ -41,9 +47,10 @@ KERNEL=
 LAYOUTS=contiguous,scattered
 REPS=3
 SECS=45
+MOVE_AT=-
 OUT=
 RENDER=
-usage="(--kernel SUITE, --layout LAYOUTS, --reps N, --seconds S, --out FILE, --render RAW)"
+usage="(--kernel SUITE, --layout LAYOUTS, --reps N, --seconds S, --move-at S, --out FILE, --render RAW)"
 . "$ROOT/bench/opts.sh"
 bench_opt() {
 	case $1 in
@@ -51,11 +58,12 @@ bench_opt() {
 	layout) LAYOUTS=$2 ;;
 	reps) REPS=$2 ;;
 	seconds) SECS=$2 ;;
+	move-at) MOVE_AT=$2 ;;
 	out) OUT=$2 ;;
 	render) RENDER=$2 ;;
 	esac
 }
-bench_opts guest-ab "kernel layout reps seconds out render" "$usage" "$@"
+bench_opts guest-ab "kernel layout reps seconds move-at out render" "$usage" "$@"
 set -- "${BENCH_ARGS[@]}"
 bench_layouts guest-ab "$LAYOUTS"
 case $REPS$SECS in
@@ -64,6 +72,13 @@ case $REPS$SECS in
 esac
 [ "$REPS" -ge 1 ] && [ "$SECS" -ge 5 ] ||
 	{ echo "guest-ab: --reps at least 1, --seconds at least 5 (got $REPS, $SECS)" >&2; exit 2; }
+case $MOVE_AT in
+-) ;;
+*[!0-9]* | '') echo "guest-ab: --move-at $MOVE_AT: a second of the run, 1 to --seconds ($SECS)" >&2
+	exit 2 ;;
+*) [ "$MOVE_AT" -ge 1 ] && [ "$MOVE_AT" -lt "$SECS" ] ||
+	{ echo "guest-ab: --move-at $MOVE_AT: a second of the run, 1 to --seconds ($SECS)" >&2; exit 2; } ;;
+esac
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -87,7 +102,7 @@ else
 	[ -z "$KERNEL" ] || VM_KERNEL=(--kernel "$KERNEL")
 	nlayouts=$(echo "${LAYOUTS//,/ }" | wc -w)
 	{
-		echo "# command: bench/guest-ab.sh${KERNEL:+ --kernel $KERNEL} --layout $LAYOUTS --reps $REPS --seconds $SECS, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "# command: bench/guest-ab.sh${KERNEL:+ --kernel $KERNEL} --layout $LAYOUTS --reps $REPS --seconds $SECS$([ "$MOVE_AT" = - ] || echo " --move-at $MOVE_AT"), $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 		echo "# tierd-a: $("$TMP/tierd-a" --version 2>/dev/null | head -1) ($A)"
 		echo "# tierd-b: $("$TMP/tierd-b" --version 2>/dev/null | head -1) ($BB)"
 		echo "# guest: scripts/tiered-vm ${VM_KERNEL[*]} --topology \"100:20G:768 250:8G:768 500:2G:768\" (QEMU TCG, 1 vCPU)"
@@ -97,7 +112,8 @@ else
 		--timeout $(((SECS + 90) * 2 * REPS * nlayouts + 200)) \
 		--topology "100:20G:768 250:8G:768 500:2G:768" \
 		--files "$B/gups $TMP/tierd-a $TMP/tierd-b $ROOT/bench/progs/guest-ab-guest.sh" \
-		-- guest-ab-guest.sh "$REPS" "$SECS" "$LAYOUTS" "${BENCH_GUEST_LOG_LEVEL:--}" /usr/local/bin/tierd-a /usr/local/bin/tierd-b \
+		-- guest-ab-guest.sh "$REPS" "$SECS" "$LAYOUTS" "${BENCH_GUEST_LOG_LEVEL:--}" "$MOVE_AT" \
+		/usr/local/bin/tierd-a /usr/local/bin/tierd-b \
 		>>"$TMP/raw" || {
 		rc=$?
 		cat "$TMP/raw"
@@ -134,6 +150,11 @@ function f(name,    i, kv) {
 	cpu[k] = cpu[k] " " (f("tierd_cpu") + f("kd_cpu"))
 	w = f("at") + 0 > 0 && f("wl_user") != "" ? sprintf("%.1f", 100 * f("wl_user") / f("at")) : ""
 	if (w != "") wcpu[k] = wcpu[k] " " w
+	if (f("followed90") != "") {
+		r = f("followed90") + 0
+		fol[k] = fol[k] " " (r < 0 ? secs + 1 : r)
+		fshown[k] = fshown[k] " " (r < 0 ? ">" secs : r)
+	}
 }
 END {
 	for (i = 1; i <= nk; i++) {
@@ -145,6 +166,11 @@ END {
 			median(rate[order[i]]), median(cpu[order[i]])
 		if (wcpu[order[i]] != "")
 			printf " workload-cpu median=%.1f%% [%s]", median(wcpu[order[i]]), substr(wcpu[order[i]], 2)
+		if (fol[order[i]] != "") {
+			m = median(fol[order[i]])
+			printf " time-to-follow median=%s [%s]", (m > secs ? ">" secs : m) "s",
+				substr(fshown[order[i]], 2)
+		}
 		printf "\n"
 	}
 }' "$TMP/raw" | if [ -n "$OUT" ]; then tee "$OUT"; else cat; fi

@@ -5,19 +5,26 @@
 # that builds are compared under the same boot's costs (a write-protect
 # fault's, a move's, which differ between boots). Prints one line a run:
 #   RESULT rep=R layout=L bin=NAME reached90=S hot0=N rest0=N mupd=X
-#          tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X
+#          tierd_cpu=X kd_cpu=X steps=N wl_user=X at=X [followed90=F]
 # (gups's end and last tick lines; reached90 -1: not within the run;
+# followed90, with MOVE_AT: seconds from the hot set's move to 90% of the
+# new one on node 0, -1 not within the run;
 # wl_user: the updating thread's user CPU seconds by the last tick, at s).
 # LOG_LEVEL: tierd's daemon.log_level ('-': the default); other than the
 # default, each run's tierd log and gups's tick lines follow its RESULT line
 # ('# rep=R layout=L bin=NAME log: ...', '... gups: tick ...'; debug logs
 # each step's and resume's CPU and moves, and when it came).
-#   guest-ab-guest.sh REPS SECONDS LAYOUTS LOG_LEVEL BIN...
+# MOVE_AT: the second at which gups moves its hot set (gups --move-at; '-':
+# it does not).
+#   guest-ab-guest.sh REPS SECONDS LAYOUTS LOG_LEVEL MOVE_AT BIN...
 REPS=$1
 SECS=$2
 LAYOUTS=$3
 LOGLEVEL=$4
-shift 4
+MOVE_AT=$5
+shift 5
+MOVE=
+[ "$MOVE_AT" = - ] || MOVE="--move-at $MOVE_AT"
 if [ "$LOGLEVEL" != - ]; then
 	mkdir -p /etc/tierd
 	printf 'daemon:\n  log_level: %s\n' "$LOGLEVEL" >/etc/tierd/tierd.yaml
@@ -41,7 +48,8 @@ while [ "$rep" -le "$REPS" ]; do
 			sync
 			echo 3 >/proc/sys/vm/drop_caches
 			rm -f /tmp/go /tmp/gups.out
-			$GUPS --layout "$layout" --seconds "$SECS" --settle 0 --go-file /tmp/go \
+			# shellcheck disable=SC2086
+			$GUPS --layout "$layout" --seconds "$SECS" --settle 0 --go-file /tmp/go $MOVE \
 				>/tmp/gups.out 2>&1 &
 			g=$!
 			while ! grep -q '^ready$' /tmp/gups.out 2>/dev/null; do
@@ -74,7 +82,8 @@ while [ "$rep" -le "$REPS" ]; do
 				"reached90=$(field reached90 "$end") hot0=$(field hot0 "$end")" \
 				"rest0=$(field rest0 "$end") mupd=$mupd" \
 				"tierd_cpu=$(field tierd_cpu "$last") kd_cpu=$(field kd_cpu "$last")" \
-				"steps=${steps:-0} wl_user=$(field wl_user "$last") at=$(field at "$last")"
+				"steps=${steps:-0} wl_user=$(field wl_user "$last") at=$(field at "$last")" \
+				${MOVE:+"followed90=$(field followed90 "$end")"}
 			if [ "$LOGLEVEL" != - ]; then
 				sed "s/^/# rep=$rep layout=$layout bin=$(basename "$bin") log: /" /tmp/tierd.log
 				grep '^tick ' /tmp/gups.out |

@@ -4,7 +4,7 @@
  *   gups [--array-mib 640] [--hot-mib 96] [--hot-pct 90] [--array-node 1]
  *        [--cold-mib 600] [--cold-node 0] [--seconds 60] [--settle 0]
  *        [--layout contiguous|scattered] [--tierd TIERD_PID] [--go-file FILE]
- *        [--hot-list FILE]
+ *        [--hot-list FILE] [--move-at S]
  *
  * --layout: where the hot set's --hot-mib MiB of pages lie in the array.
  * contiguous (the default): the first --hot-mib MiB. scattered: as many
@@ -25,6 +25,12 @@
  * and unbinds it. The cold memory is never touched again. Prints
  *   gups pid=P hot=0xA-0xB rest=0xB-0xC cold=0xD-0xE
  *   ready
+ * --move-at S: at second S of the run the hot set moves: contiguous, to
+ * the array's last --hot-mib MiB; scattered, to as many pages picked by a
+ * shuffle of another seed (about --hot-mib / --array-mib of them were hot
+ * before). The pages of the first set join the rest; from that tick on,
+ * hot0 and hot count the new set, and a line "move t=S" comes before it.
+ *
  * With --hot-list, the hot pages' addresses go to FILE first, one per line
  * (hex), for probes that ask tierd about them (tierctl explain).
  * With --go-file, it then waits until FILE holds a number (tierd's pid,
@@ -60,9 +66,11 @@
  * the status's steps since the first update (both from the same poll as B).
  * Stops after --seconds ticks, or --settle seconds after the hot share
  * first reached 90% (0: never early), then prints
- *   end t=T hot0=H hot=N rest0=R rest=M cold0=C cold=K reached90=S
+ *   end t=T hot0=H hot=N rest0=R rest=M cold0=C cold=K reached90=S followed90=F
  * from full queries (S: first tick with >= 90% of the hot set on node 0,
- * -1 if never), and with tierd
+ * -1 if never; with --move-at, of the first set before the move; F: the
+ * seconds from the move to the first tick with >= 90% of the new set on
+ * node 0, -1 if never or no move), and with tierd
  *   threads NAME=C ...
  * C: the CPU seconds since the first update of tierd's threads of that
  * name (/proc/TIERD_PID/task/TID/stat, read every tick).
@@ -90,9 +98,17 @@ enum { BATCH = 1024, REST_STRIDE = 16 };
 
 static char *array, *cold;
 static size_t array_len, hot_len, cold_len;
-/* The array's pages (indices) of the hot set and of the rest, ascending. */
-static uint32_t *hot_pg, *rest_pg;
-static size_t nhot_pg, nrest_pg;
+/* The array's pages (indices) of the hot set and of the rest, ascending,
+ * and where the contiguous layout's hot set and rest begin: before the
+ * move (set 0) and after it (set 1). */
+struct pageset {
+	uint32_t *hot_pg, *rest_pg;
+	size_t nhot_pg, nrest_pg;
+	size_t hot_off, rest_off;
+};
+static struct pageset sets[2];
+static int phase;	/* the set the updates go to: 1 from --move-at */
+static int move_at = -1, followed90 = -1;
 static unsigned long updates; /* written by the updater, read by the monitor */
 static volatile int stop;
 static int seconds = 60, settle;
@@ -165,17 +181,20 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Fills hot_pg and rest_pg: the first nhot pages, or (scattered) nhot
- * pages picked by a partial Fisher-Yates shuffle with a fixed seed. */
-static int pick_pages(size_t npages, size_t nhot, int scattered)
+/* Fills set ps: the first nhot pages (moved: the last), or (scattered)
+ * nhot pages picked by a partial Fisher-Yates shuffle with a fixed seed
+ * (moved: another). */
+static int pick_pages(struct pageset *ps, size_t npages, size_t nhot, int scattered, int moved)
 {
 	uint32_t *all = malloc(npages * sizeof(*all));
-	uint64_t s = 0x2545f4914f6cdd1dull;
+	uint64_t s = moved ? 0x9b05688c2b3e6c1full : 0x2545f4914f6cdd1dull;
 
 	if (!all)
 		return -1;
 	for (size_t i = 0; i < npages; i++)
-		all[i] = (uint32_t)i;
+		all[i] = (uint32_t)((i + (!scattered && moved ? npages - nhot : 0)) % npages);
+	ps->hot_off = !scattered && moved ? (npages - nhot) * PAGE : 0;
+	ps->rest_off = !scattered && moved ? 0 : nhot * PAGE;
 	for (size_t i = 0; scattered && i < nhot; i++) {
 		size_t j;
 		uint32_t t;
@@ -190,10 +209,10 @@ static int pick_pages(size_t npages, size_t nhot, int scattered)
 	}
 	qsort(all, nhot, sizeof(*all), cmp_u32);
 	qsort(all + nhot, npages - nhot, sizeof(*all), cmp_u32);
-	hot_pg = all;
-	nhot_pg = nhot;
-	rest_pg = all + nhot;
-	nrest_pg = npages - nhot;
+	ps->hot_pg = all;
+	ps->nhot_pg = nhot;
+	ps->rest_pg = all + nhot;
+	ps->nrest_pg = npages - nhot;
 	return 0;
 }
 
@@ -539,6 +558,7 @@ static void *monitor(void *arg)
 		struct timespec dl = { t0.tv_sec + t, t0.tv_nsec };
 		unsigned long u, hot, hot0, restn, rest0, coldn = 0, cold0 = 0;
 		double dt, user = -1, sys = -1;
+		const struct pageset *ps;
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL) == EINTR)
 			;
@@ -550,8 +570,13 @@ static void *monitor(void *arg)
 		}
 		dt = (double)(now.tv_sec - prev.tv_sec) + (double)(now.tv_nsec - prev.tv_nsec) / 1e9;
 		prev = now;
-		hot0 = list_on_node0(hot_pg, nhot_pg, 1, &hot);
-		rest0 = list_on_node0(rest_pg, nrest_pg, REST_STRIDE, &restn);
+		if (t == move_at) {
+			__atomic_store_n(&phase, 1, __ATOMIC_RELAXED);
+			printf("move t=%d\n", t);
+		}
+		ps = &sets[__atomic_load_n(&phase, __ATOMIC_RELAXED)];
+		hot0 = list_on_node0(ps->hot_pg, ps->nhot_pg, 1, &hot);
+		rest0 = list_on_node0(ps->rest_pg, ps->nrest_pg, REST_STRIDE, &restn);
 		if (cold_len)
 			cold0 = on_node0(cold, cold_len, REST_STRIDE, &coldn);
 		vm_moved(&vm, &mig);
@@ -577,9 +602,12 @@ static void *monitor(void *arg)
 		}
 		printf("\n");
 		fflush(stdout);
-		if (reached90 < 0 && hot0 * 10 >= hot * 9)
+		if (reached90 < 0 && (move_at < 0 || t < move_at) && hot0 * 10 >= hot * 9)
 			reached90 = t;
-		if (settle > 0 && reached90 >= 0 && t >= reached90 + settle)
+		if (move_at > 0 && t >= move_at && followed90 < 0 && hot0 * 10 >= hot * 9)
+			followed90 = t - move_at;
+		if (settle > 0 && reached90 >= 0 && t >= reached90 + settle &&
+		    (move_at < 0 || followed90 >= 0))
 			break;
 	}
 	stop = 1;
@@ -635,6 +663,8 @@ int main(int argc, char **argv)
 			hot_list = v;
 		else if (!strcmp(o, "--settle"))
 			settle = atoi(v);
+		else if (!strcmp(o, "--move-at"))
+			move_at = atoi(v);
 		else if (!strcmp(o, "--layout") && (!strcmp(v, "contiguous") || !strcmp(v, "scattered")))
 			scattered = !strcmp(v, "scattered");
 		else if (!strcmp(o, "--layout")) {
@@ -651,10 +681,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gups: need 0 < --hot-mib < --array-mib, --hot-pct <= 100\n");
 		return 2;
 	}
+	if (move_at == 0 || move_at > seconds || move_at < -1) {
+		fprintf(stderr, "gups: --move-at %d: a second of the run, 1 to --seconds (%d)\n",
+			move_at, seconds);
+		return 2;
+	}
 	array_len = array_mib * MIB;
 	hot_len = hot_mib * MIB;
 	cold_len = cold_mib * MIB;
-	if (pick_pages(array_len / PAGE, hot_len / PAGE, scattered)) {
+	if (pick_pages(&sets[0], array_len / PAGE, hot_len / PAGE, scattered, 0) ||
+	    (move_at > 0 && pick_pages(&sets[1], array_len / PAGE, hot_len / PAGE, scattered, 1))) {
 		fprintf(stderr, "gups: out of memory for the page lists\n");
 		return 1;
 	}
@@ -693,8 +729,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gups: --hot-list %s: %s\n", hot_list, strerror(errno));
 			return 1;
 		}
-		for (size_t i = 0; i < nhot_pg; i++)
-			fprintf(h, "%#lx\n", (unsigned long)(uintptr_t)(array + (size_t)hot_pg[i] * PAGE));
+		for (size_t i = 0; i < sets[0].nhot_pg; i++)
+			fprintf(h, "%#lx\n",
+				(unsigned long)(uintptr_t)(array + (size_t)sets[0].hot_pg[i] * PAGE));
 		if (fclose(h)) {
 			fprintf(stderr, "gups: --hot-list %s: %s\n", hot_list, strerror(errno));
 			return 1;
@@ -703,7 +740,7 @@ int main(int argc, char **argv)
 	printf("gups pid=%d layout=%s array=%#lx-%#lx hot_pages=%zu cold=%#lx-%#lx\nready\n",
 	       (int)getpid(), scattered ? "scattered" : "contiguous",
 	       (unsigned long)(uintptr_t)array, (unsigned long)(uintptr_t)(array + array_len),
-	       nhot_pg, (unsigned long)(uintptr_t)cold, (unsigned long)(uintptr_t)(cold + cold_len));
+	       sets[0].nhot_pg, (unsigned long)(uintptr_t)cold, (unsigned long)(uintptr_t)(cold + cold_len));
 	fflush(stdout);
 	if (go_file) {
 		/* Wait for the tiering under test to be switched on; the file
@@ -726,7 +763,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	{
-		uint64_t *hw = (uint64_t *)array, *rw = (uint64_t *)(array + hot_len);
 		uint64_t nhot = hot_len / 8, nrest = (array_len - hot_len) / 8;
 		uint64_t cut = (uint64_t)((double)hot_pct / 100.0 * 65536.0);
 		unsigned long n = 0;
@@ -736,6 +772,11 @@ int main(int argc, char **argv)
 		const uint64_t wpp = PAGE / 8;
 
 		while (!stop) {
+			const struct pageset *ps = &sets[__atomic_load_n(&phase, __ATOMIC_RELAXED)];
+			const uint32_t *hot_pg = ps->hot_pg, *rest_pg = ps->rest_pg;
+			uint64_t *hw = (uint64_t *)(array + ps->hot_off);
+			uint64_t *rw = (uint64_t *)(array + ps->rest_off);
+
 			if (scattered) {
 				for (int k = 0; k < 4096; k++) {
 					uint64_t r = next(), hi = r >> 16, w;
@@ -765,13 +806,19 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	t_end = (unsigned long)(b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9 + 0.5);
-	hot0 = list_on_node0(hot_pg, nhot_pg, 1, &hot);
-	rest0 = list_on_node0(rest_pg, nrest_pg, 1, &rest);
+	{
+		const struct pageset *ps = &sets[phase];
+
+		hot0 = list_on_node0(ps->hot_pg, ps->nhot_pg, 1, &hot);
+		rest0 = list_on_node0(ps->rest_pg, ps->nrest_pg, 1, &rest);
+	}
 	cold0 = cold_len ? on_node0(cold, cold_len, 1, &coldn) : (coldn = 0);
-	printf("end t=%lu hot0=%lu hot=%lu rest0=%lu rest=%lu cold0=%lu cold=%lu reached90=%d\n",
-	       t_end, hot0, hot, rest0, rest, cold0, coldn, reached90);
+	printf("end t=%lu hot0=%lu hot=%lu rest0=%lu rest=%lu cold0=%lu cold=%lu reached90=%d "
+	       "followed90=%d\n",
+	       t_end, hot0, hot, rest0, rest, cold0, coldn, reached90, followed90);
 	if (tierd_pid)
 		print_tierd_threads();
-	free(hot_pg);
+	free(sets[0].hot_pg);
+	free(sets[1].hot_pg);
 	return 0;
 }

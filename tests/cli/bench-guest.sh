@@ -101,6 +101,20 @@ if [ -x "$B/gups" ] && [ -d /sys/devices/system/node/node0 ]; then
 	is "$(printf '%s\n' "$out" | sed -n 's/^tick .* wl_user=\([0-9.]*\) wl_sys=\([0-9.]*\).*/\1 \2/p' |
 		awk '{ print ($1 >= 0.3 && $1 <= 1.1 && $2 >= 0 && $1 + $2 <= 1.1) }')" 1 \
 		"the tick line has the updating thread's user and system CPU, about the second's"
+	# --move-at: the hot set moves at that tick (on one node: followed at once)
+	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 0 --seconds 2 \
+		--move-at 1
+	is "$rc" 0 "gups --move-at runs"
+	is "$(printf '%s\n' "$out" | grep -E '^(move|tick|end)' | cut -d' ' -f1,2)" "move t=1
+tick t=1
+tick t=2
+end t=2" "gups --move-at: a move line before the tick it happens in"
+	like "$out" "reached90=-1 followed90=0" \
+		"gups --move-at: the time to follow, the first set's time only before the move"
+	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 0 --seconds 2 \
+		--move-at 3
+	is "$rc:$err" "2:gups: --move-at 3: a second of the run, 1 to --seconds (2)" \
+		"gups: a --move-at past the run, one line"
 	run "$B/gups" --layout diagonal
 	is "$rc:$err" "2:gups: --layout diagonal: contiguous or scattered" "gups: a bad --layout, one line"
 	run "$B/gups" --array-node 0 --cold-node 0 --array-mib 16 --hot-mib 2 --cold-mib 0 --seconds 1 \
@@ -132,6 +146,15 @@ is "$rc" 0 "guest-ab --render exits 0"
 is "$(printf '%s\n' "$out" | grep '^ab ')" "ab scattered tierd-a (aaaaaaa): time-to-90%-hot median=7s [3 >45 7] cold-promoted median=200 [100 300 200] rate median=5.00 M/s cpu median=3.50 s
 ab scattered tierd-b (bbbbbbb): time-to-90%-hot median=2s [2 2 2] cold-promoted median=20 [10 30 20] rate median=5.00 M/s cpu median=1.50 s workload-cpu median=90.0% [90.0 88.0 92.0]" \
 	"guest-ab: medians per layout and build, a run that never got there counted as the longest; the workload's CPU share where the runs give it"
+# with --move-at, the time to follow the moved hot set too
+sed 's/ steps=4$/ steps=4 followed90=4/; s/bin=tierd-b \(.*\)$/bin=tierd-b \1 followed90=-1/' "$TMP/ab.raw" |
+	sed '0,/followed90=4/s//followed90=9/' >"$TMP/ab-move.raw"
+run "$AB" --seconds 45 --move-at 20 --render "$TMP/ab-move.raw"
+is "$(printf '%s\n' "$out" | grep '^ab ' | sed 's/.*time-to-follow/time-to-follow/')" "time-to-follow median=4s [9 4 4]
+time-to-follow median=>45s [>45 >45 >45]" "guest-ab --move-at: the time to follow the moved hot set, medians"
+run "$AB" --move-at 45 "$B/tierd"
+is "$rc:$err" "2:guest-ab: --move-at 45: a second of the run, 1 to --seconds (45)" \
+	"guest-ab: a --move-at past the run, one line"
 run "$AB" --reps 0 "$B/tierd"
 is "$rc:$(lines "$err")" "2:1" "guest-ab: --reps 0: status 2, one line"
 run "$AB" --layout diagonal "$B/tierd"
