@@ -47,6 +47,11 @@ struct tier_linux_ctx {
 	void (*tiers)(void *arg, pid_t pid, uint64_t start, uint64_t end,
 		      void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier),
 		      void *fctx);
+	/* A number that changes whenever tiers() may say otherwise of some
+	 * range than it said before (a page moved, a mapping changed, the
+	 * tiers were rebuilt); the same arg. NULL: not known (ask tiers()
+	 * each time). */
+	uint64_t (*tiers_gen)(void *arg);
 	void *tiers_arg;
 };
 
@@ -128,9 +133,16 @@ struct tier_linux_tracker_stats {
 	 * (reading the snapshot) and in soft-dirty's (handing over the
 	 * picture), each with what the sink did with it. */
 	uint64_t collect_damon_ns, collect_sd_ns;
+	/* soft-dirty: the CPU its last collect took rating the picture
+	 * (tier__sd_picture(): the fits and the pages' tiers), the sink's
+	 * part left out */
+	uint64_t collect_sd_rate_ns;
 	/* soft-dirty: the picture's populations fitted anew at a collect, and
 	 * their fits taken again (the same reads and counts), so far */
 	uint64_t sd_fitted, sd_fits_reused;
+	/* ... and pictures handed over again as rated at the last collect
+	 * (neither the picture nor the pages' tiers changed since) */
+	uint64_t sd_pictures_reused;
 	/* DAMON: the kdamond's sample interval and most regions now, and
 	 * its CPU over the last window of its share (% of a core; -1: no
 	 * window yet). */

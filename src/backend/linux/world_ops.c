@@ -23,7 +23,18 @@ struct collect_ctx {
 	void *sink_ctx;
 	pid_t pid[SEEN_PIDS];
 	uint64_t obs[SEEN_PIDS], accessed_kib[SEEN_PIDS];
+	uint64_t sink_ns;	/* the sink's CPU (the policy taking them in) */
 };
+
+/* The core's sink, its CPU counted apart. */
+static void timed_sink(void *ctx, const struct tier_obs *obs, size_t n)
+{
+	struct collect_ctx *cc = ctx;
+	uint64_t cpu0 = tier_linux_thread_cpu_ns();
+
+	cc->sink(cc->sink_ctx, obs, n);
+	cc->sink_ns += tier_linux_thread_cpu_ns() - cpu0;
+}
 
 static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n)
 {
@@ -41,7 +52,10 @@ static void addr_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 			cc->accessed_kib[k] += (obs[i].end - obs[i].start) >> 10;
 		}
 	}
-	tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
+	if (cc->lb->log_level >= LOG_DEBUG)
+		tier_linux_space_translate(cc->lb->space, obs, n, timed_sink, cc);
+	else
+		tier_linux_space_translate(cc->lb->space, obs, n, cc->sink, cc->sink_ctx);
 }
 
 /* Once, and again when it changes: soft-dirty dating writes by less than
@@ -72,7 +86,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 			   void *ctx, struct tier_err *err)
 {
 	struct linux_backend *lb = priv;
-	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 } };
+	struct collect_ctx cc = { lb, sink, ctx, { 0 }, { 0 }, { 0 }, 0 };
 	struct tier_linux_tracker_stats ts;
 	uint64_t cpu0 = tier_linux_thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
@@ -96,13 +110,20 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 						(unsigned long long)cc.accessed_kib[k]);
 		if ((ts.collect_damon_ns || ts.collect_sd_ns) && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
-				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms",
-				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6);
+				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms (rating %.1f)",
+				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6,
+				 (double)ts.collect_sd_rate_ns / 1e6);
+		off = strlen(line);
+		if (off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off, "; the policy taking them in %.1f ms",
+				 (double)cc.sink_ns / 1e6);
 		off = strlen(line);
 		if ((ts.sd_fitted || ts.sd_fits_reused) && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
-				 "; soft-dirty fits so far: %llu made, %llu taken again",
-				 (unsigned long long)ts.sd_fitted, (unsigned long long)ts.sd_fits_reused);
+				 "; soft-dirty fits so far: %llu made, %llu taken again; pictures "
+				 "rated as at the last collect: %llu",
+				 (unsigned long long)ts.sd_fitted, (unsigned long long)ts.sd_fits_reused,
+				 (unsigned long long)ts.sd_pictures_reused);
 		off = strlen(line);
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
