@@ -1330,6 +1330,75 @@ static void test_softdirty_asks_tiers(void **state)
 	tmp_release(&t);
 }
 
+/* ... and rates the picture again only when it or the pages' tiers
+ * changed: collects in between hand over the last rates, asking nothing. */
+struct asked_gen {
+	struct asked a;
+	uint64_t gen;
+};
+
+static void tiers_asked_gen(void *arg, pid_t pid, uint64_t start, uint64_t end,
+			    void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier),
+			    void *fctx)
+{
+	tiers_asked(&((struct asked_gen *)arg)->a, pid, start, end, fn, fctx);
+}
+
+static uint64_t tiers_gen_of(void *arg)
+{
+	return ((struct asked_gen *)arg)->gen;
+}
+
+static void test_softdirty_picture_reused(void **state)
+{
+	const pid_t pids[] = { 100 };
+	struct asked_gen a = { { 0 }, 7 };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 }, first;
+	struct tmp t;
+	unsigned calls;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "pagemap");
+	write_pagemaps(&t);
+	t.ctx.tiers = tiers_asked_gen;
+	t.ctx.tiers_gen = tiers_gen_of;
+	t.ctx.tiers_arg = &a;
+	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	read_collect(priv, TIER__SD_READ, &g, 4);
+	calls = a.a.calls;
+	assert_true(calls >= 4);
+	first = g;
+	/* Nothing changed: the same observations, the world not asked. */
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_memory_equal(g.v, first.v, 4 * sizeof(g.v[0]));
+	assert_int_equal(a.a.calls, calls);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.sd_pictures_reused, 1);
+	/* A page moved (the world's number changed): asked again. */
+	a.gen++;
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(a.a.calls >= calls + 4);
+	calls = a.a.calls;
+	/* A new read (a new picture), the tiers as they were: asked again. */
+	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
+	read_collect(priv, TIER__SD_READ, &g, 5);
+	assert_true(a.a.calls >= calls + 5);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.sd_pictures_reused, 1);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* The tracker holds an early read back until its writer's own time reaches
  * the read's: dated as a read would date it, its minor faults since the
  * clear standing for the pages it wrote (each a fault). */
@@ -1474,6 +1543,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_behind),
 		cmocka_unit_test(test_softdirty_asks_tiers),
+		cmocka_unit_test(test_softdirty_picture_reused),
 		cmocka_unit_test(test_softdirty_picture_by_tier),
 		cmocka_unit_test(test_softdirty_rate_first_round),
 		cmocka_unit_test(test_softdirty_slow_left_out),

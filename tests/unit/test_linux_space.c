@@ -340,10 +340,14 @@ static void test_update_unchanged(void **state)
 {
 	static const pid_t pids[] = { 4201, 4202 };
 	struct fixture fx;
+	uint64_t gen;
 
 	(void)state;
 	load_v1(&fx);
+	gen = tier_linux_space_gen(fx.s);
 	assert_int_equal(fx_update(&fx, "space-v1", pids, 2), 0);
+	/* every address on the page it was: what the pages' nodes say holds */
+	assert_int_equal(tier_linux_space_gen(fx.s), gen);
 	assert_int_equal(fx.fg.n, 0);
 	assert_int_equal(tier_linux_space_nr_pages(fx.s), 43);
 	assert_int_equal(page_of(&fx, 4201, A + 15 * PG), 24);
@@ -358,13 +362,17 @@ static void test_update_grow_shrink_vanish(void **state)
 	struct fixture fx;
 	uint64_t i;
 
+	uint64_t gen;
+
 	(void)state;
 	load_v1(&fx);
+	gen = tier_linux_space_gen(fx.s);
 	/* v2: [heap] grew by 4 pages, A lost its first 4, B went, C was
 	 * remapped from another file, E is new, [stack] grew down 4 pages,
 	 * 4202 exited. */
 	if (fx_update(&fx, "space-v2", pids, 2))
 		fail_msg("update: %s", fx.err.msg);
+	assert_true(tier_linux_space_gen(fx.s) != gen);
 	/* A's head 9-12; B 25-28 and C 29-36 (adjacent, one range); 4202. */
 	assert_int_equal(fx.fg.n, 3);
 	assert_int_equal(fx.fg.first[0], 9);
@@ -869,7 +877,7 @@ static void test_pagemap_query(void **state)
 	char root[] = "/tmp/tierd-pagemap-XXXXXX", path[512];
 	const pid_t pid = 4194000;
 	const uint8_t *node;
-	uint64_t first, i;
+	uint64_t first, i, gen;
 
 	(void)state;
 	assert_non_null(mkdtemp(root));
@@ -883,7 +891,10 @@ static void test_pagemap_query(void **state)
 	if (tier_linux_space_update(s, &pid, 1, NULL, NULL, &err))
 		fail_msg("update: %s", err.msg);
 	assert_true(tier_linux_space_page(s, pid, base, &first));
+	gen = tier_linux_space_gen(s);
 	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	/* nodes found: what they say changed */
+	assert_true(tier_linux_space_gen(s) != gen);
 	node = tier_linux_space_page_node(s);
 	for (i = 0; i < 16; i++)
 		if (node[first + i] != want[i])
@@ -912,10 +923,15 @@ static void test_pagemap_query(void **state)
 		assert_int_equal(pc.node[0], TIER_NODE_NONE);
 	}
 
+	/* Queried again, every page where it was: nothing changed. */
+	gen = tier_linux_space_gen(s);
+	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	assert_int_equal(tier_linux_space_gen(s), gen);
 	/* Page 1 unmapped since: absent at the next query (round robin). */
 	pm[1] = 0;
 	put_pagemap(root, pid, base, pm, 16);
 	assert_int_equal(tier_linux_space_query(s, 16, &err), 0);
+	assert_true(tier_linux_space_gen(s) != gen);
 	node = tier_linux_space_page_node(s);
 	assert_int_equal(node[first + 1], TIER_NODE_NONE);
 	assert_int_equal(node[first + 2], 1);

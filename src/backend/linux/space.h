@@ -119,6 +119,11 @@ void tier_linux_space_last_diff(const struct tier_linux_space *s,
 uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s);
 
 uint64_t tier_linux_space_nr_pages(const struct tier_linux_space *s);
+/* A number that changes whenever a page's node in page_node does, or an
+ * update maps an address of a process to another page id (or none): what
+ * tier_linux_space_nodes() says of an address range is what it said at
+ * the same number. */
+uint64_t tier_linux_space_gen(const struct tier_linux_space *s);
 /* [nr_pages]; the pointers may change across tier_linux_space_update(). */
 const uint8_t *tier_linux_space_page_node(const struct tier_linux_space *s);
 const uint8_t *tier_linux_space_page_owner(const struct tier_linux_space *s);

@@ -80,6 +80,9 @@ struct tier_linux_space {
 
 	uint64_t nr_pages, cap_pages;
 	uint8_t *page_node, *page_owner;
+	/* Bumped whenever a page's node in page_node changes, or the
+	 * extents do (tier_linux_space_gen()). */
+	uint64_t gen;
 
 	struct tier__extent *ext;	/* sorted by (slot, start) */
 	size_t nr_ext;

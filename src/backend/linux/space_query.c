@@ -51,10 +51,23 @@ bool tier__space_call_gone(const struct tier_linux_space *s, pid_t pid, int e)
 
 void tier__space_set_node(struct tier_linux_space *s, uint64_t id, int st)
 {
+	uint8_t nd;
+
 	if (st >= 0)
-		s->page_node[id] = st < TIER_NODE_NONE ? (uint8_t)st : TIER_NODE_NONE;
+		nd = st < TIER_NODE_NONE ? (uint8_t)st : TIER_NODE_NONE;
 	else if (st == -ENOENT || st == -EFAULT)
-		s->page_node[id] = TIER_NODE_NONE;
+		nd = TIER_NODE_NONE;
+	else
+		return;
+	if (s->page_node[id] != nd) {
+		s->page_node[id] = nd;
+		s->gen++;
+	}
+}
+
+uint64_t tier_linux_space_gen(const struct tier_linux_space *s)
+{
+	return s->gen;
 }
 
 uint64_t tier_linux_space_nr_fresh(const struct tier_linux_space *s)
@@ -241,7 +254,7 @@ static int move_pages_query(struct tier_linux_space *s, size_t a, size_t b, pid_
 
 		if (tier__space_call_gone(s, pid, e)) {
 			for (i = a; i < b; i++)
-				s->page_node[s->reqs[i].id] = TIER_NODE_NONE;
+				tier__space_set_node(s, s->reqs[i].id, -ENOENT);
 			return 0;
 		}
 		return tier_err_set(err, -e, "move_pages(%d) query of %zu pages: %s", (int)pid,

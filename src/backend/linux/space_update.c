@@ -565,6 +565,28 @@ static void merge_extents(const struct tier_linux_space *s, struct update *u)
 }
 
 /* Hands the new extents, slots and indexes over to the space. */
+/* Whether the update leaves every address of every process on the page
+ * id it had (nothing released or added, the extents and slots as they
+ * were). */
+static bool same_map(const struct tier_linux_space *s, const struct update *u)
+{
+	size_t i;
+
+	if (u->nr_rel || u->nr_pend || u->nr_ext != s->nr_ext || u->nr_slots != s->nr_slots)
+		return false;
+	for (i = 0; i < u->nr_ext; i++) {
+		const struct tier__extent *a = &u->ext[i], *b = &s->ext[i];
+
+		if (a->start != b->start || a->first != b->first || a->nr != b->nr ||
+		    a->slot != b->slot)
+			return false;
+	}
+	for (i = 0; i < u->nr_procs; i++)
+		if (u->procs[i].slot >= s->nr_slots || s->slots[u->procs[i].slot].pid != u->procs[i].pid)
+			return false;
+	return true;
+}
+
 static void install(struct tier_linux_space *s, struct update *u)
 {
 	size_t i;
@@ -608,6 +630,8 @@ int tier_linux_space_update(struct tier_linux_space *s, const pid_t *pids, size_
 	commit_releases(s, &u, forget, ctx);
 	commit_pending(s, &u);
 	merge_extents(s, &u);
+	if (!same_map(s, &u))
+		s->gen++;	/* what an address maps to may differ */
 	install(s, &u);
 out:
 	update_release(&u);

@@ -200,6 +200,11 @@ struct sd_tracker {
 	/* collect()'s own: the picture's runs, rated, and the rates */
 	struct tier__sd_pic obs;
 	struct tier__sd_fits fits;	/* the picture's fits, kept from collect to collect */
+	/* obs rates the picture pic_gen as the world's tiers were at
+	 * tiers_gen (tier_linux_ctx.tiers_gen): handed over again while
+	 * both hold */
+	bool obs_valid;
+	uint64_t obs_pic_gen, obs_tiers_gen;
 };
 
 static bool smaps_has_soft_dirty(const char *path)
@@ -894,7 +899,8 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 {
 	struct sd_tracker *t = priv;
 	struct tier__sd_pairs p;
-	uint64_t gen;
+	uint64_t gen, rate_ns, tiers_gen;
+	bool reused = false;
 	int ret;
 
 	pthread_mutex_lock(&t->lock);
@@ -906,8 +912,22 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 		tier_err_set(err, ret, "%s", t->error_msg);
 	t->error = 0;
 	pthread_mutex_unlock(&t->lock);
-	/* rated here, where the pages' tiers may be asked for */
-	tier__sd_picture(&t->obs, &p, t->roots.ctx.tiers, t->roots.ctx.tiers_arg, &t->fits);
+	/* Rated here, where the pages' tiers may be asked for - unless the
+	 * picture and the pages' tiers are those of the last collect: its
+	 * rates again (a round's pairs change only at its reads, seconds
+	 * to a minute apart, while collects come at every step). */
+	rate_ns = tier_linux_thread_cpu_ns();
+	tiers_gen = t->roots.ctx.tiers_gen ? t->roots.ctx.tiers_gen(t->roots.ctx.tiers_arg) : 0;
+	if (t->obs_valid && t->roots.ctx.tiers_gen && t->obs_pic_gen == gen &&
+	    t->obs_tiers_gen == tiers_gen) {
+		reused = true;
+	} else {
+		tier__sd_picture(&t->obs, &p, t->roots.ctx.tiers, t->roots.ctx.tiers_arg, &t->fits);
+		t->obs_valid = true;
+		t->obs_pic_gen = gen;
+		t->obs_tiers_gen = tiers_gen;
+	}
+	rate_ns = tier_linux_thread_cpu_ns() - rate_ns;
 	if (t->obs.n)
 		sink(ctx, t->obs.v, t->obs.n);
 	pthread_mutex_lock(&t->lock);
@@ -915,6 +935,8 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 	t->obs.dropped = 0;
 	t->stats.sd_fitted = t->fits.fitted;
 	t->stats.sd_fits_reused = t->fits.reused;
+	t->stats.collect_sd_rate_ns = rate_ns;
+	t->stats.sd_pictures_reused += reused;
 	if (t->pic_gen == gen)
 		t->pic = p;
 	else

@@ -322,6 +322,7 @@ int tier__roots_init(struct tier__roots *r, const struct tier_linux_ctx *ctx)
 	r->ctx.wait = ctx->wait;
 	r->ctx.wait_arg = ctx->wait_arg;
 	r->ctx.tiers = ctx->tiers;
+	r->ctx.tiers_gen = ctx->tiers_gen;
 	r->ctx.tiers_arg = ctx->tiers_arg;
 	return 0;
 }

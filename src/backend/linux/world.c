@@ -53,6 +53,15 @@ static void lw_tiers(void *arg, pid_t pid, uint64_t start, uint64_t end,
 	tier_linux_space_nodes(lb->space, pid, start, end, lw_tier_of, &c);
 }
 
+/* ... and when what it says may have changed: the space's pages' nodes
+ * and extents, and the tiers of the nodes (tier_linux_ctx.tiers_gen). */
+static uint64_t lw_tiers_gen(void *arg)
+{
+	const struct linux_backend *lb = arg;
+
+	return (lb->space ? tier_linux_space_gen(lb->space) : 0) + lb->ranks_gen;
+}
+
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 {
 	va_list ap;
@@ -450,6 +459,7 @@ static int linux_retopology(struct tier_world *b, const struct tier_topology_spe
 	tier_topology_release(&lb->topo);
 	lb->topo = fresh;
 	tier_node_rank_map(&lb->topo, lb->node_rank);
+	lb->ranks_gen++;
 	return 0;
 }
 
@@ -502,6 +512,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->ctx.wait = lw_wait;
 	lb->ctx.wait_arg = lb;
 	lb->ctx.tiers = lw_tiers;
+	lb->ctx.tiers_gen = lw_tiers_gen;
 	lb->ctx.tiers_arg = lb;
 	ret = tier_topology_build(&tier_linux_topology_ops, &lt, p->topology, &lb->topo, err);
 	if (ret)

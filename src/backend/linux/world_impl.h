@@ -62,6 +62,7 @@ struct linux_backend {
 	int log_level;
 	struct tier_loop *loop;		/* for forget() during an update */
 	int node_rank[TIER_MAX_NODES];
+	uint64_t ranks_gen;		/* node_rank[] rebuilt (retopology) */
 	/* selection */
 	pid_t *sel_pids;
 	size_t nr_sel_pids;
