@@ -14,7 +14,8 @@
 #   make bench-ab A=PATH  another tierd build (A) against build/tierd (or
 #                 B=PATH) on bench-guest's workload, in one boot, REPS
 #                 times (default 3) each layout, medians (bench/guest-ab.sh;
-#                 ~14 min); KERNEL and LAYOUT as for bench-guest
+#                 ~14 min); KERNEL and LAYOUT as for bench-guest; MOVE_AT=S
+#                 moves the hot set at second S of each run (time to follow)
 #   make calib-guest  tiersim against the guest's recorded series
 #                 (bench/guest-calib.sh: per second, kernel and tierd, both
 #                 layouts; RESULTS=FILE another bench-guest output; ~2 min)
@@ -87,7 +88,7 @@ bench-guest: all
 
 bench-ab: all
 	@[ -n "$(A)" ] || { echo "make bench-ab: A=PATH names the tierd to compare build/tierd with" >&2; exit 2; }
-	bench/guest-ab.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(REPS),--reps $(REPS)) $(A) $(B)
+	bench/guest-ab.sh $(if $(KERNEL),--kernel $(KERNEL)) $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(REPS),--reps $(REPS)) $(if $(MOVE_AT),--seconds 60 --move-at $(MOVE_AT)) $(A) $(B)
 
 calib-guest: all
 	for r in kernel tierd; do for l in contiguous scattered; do \
