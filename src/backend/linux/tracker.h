@@ -105,7 +105,7 @@ struct tier_linux_tracker_stats {
 					 * page written after each clear) */
 	uint64_t workload_fault_ns;	/* ... what they cost them (soft-dirty:
 					 * each at what its round saw one cost
-					 * its writer, writer_fault_ns()) */
+					 * its writer, tier__sd_writer_fault_ns()) */
 	uint64_t rounds;		/* clear-and-read rounds done */
 	uint64_t period_us;		/* the current round's period */
 	uint64_t dropped;		/* observations dropped (soft-dirty: runs past

@@ -105,107 +105,9 @@
 #include <unistd.h>
 
 #include "backend/linux/procs.h"
-#include "backend/linux/schedstat.h"
-#include "backend/linux/softdirty_picture.h"
-#include "backend/linux/softdirty_rate.h"
-#include "backend/linux/softdirty_scan.h"
+#include "backend/linux/softdirty_impl.h"
 #include "backend/linux/sysfs.h"
-#include "backend/linux/tracker.h"
-#include "backend/linux/tracker_util.h"
 #include "core/policy.h"
-
-#define SD_MIN_US	1000000u	/* a round: at least 1 s */
-#define SD_MAX_US	600000000u	/* ... and at most 10 min */
-#define SD_READ1_US	20000u		/* the reads after a clear */
-#define SD_READ2_US	60000u
-#define SD_READ3_US	200000u
-#define SD_HOLD		4u		/* an early read waits for a starved writer until
-					 * this many times its time after the clear */
-#define SD_STRETCH	16u		/* ... and for its own time to reach the read's
-					 * until this many */
-#define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
-#define SD_MAX_BRK	TIER__SD_MAX_BRK
-#define SD_UNWRITTEN	4.0		/* dirty_unwritten(): faults at a quarter of
-					 * the child's cost, at the fastest */
-#define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
-#define SD_SEEN_PAGES	256u		/* a read's dirty pages that bound a fault's cost */
-#define SD_SEEN_MAX	4u		/* ... at most this many times the calibration's */
-#define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
-#define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
-
-struct sd_target {
-	pid_t pid;
-	uint64_t t0_us;			/* its last clear */
-	/* the round's reads, after the clear: bracket k is
-	 * (brk_us[k - 1], brk_us[k]], (0, brk_us[0]] the first */
-	uint64_t brk_us[SD_MAX_BRK];
-	uint64_t wall_us[SD_MAX_BRK];	/* ... in wall time */
-	uint64_t ran_us[SD_MAX_BRK];	/* ... its busiest thread's time on a CPU */
-	unsigned nbrk;
-	/* its threads' times before and after its last clear (schedstat.h) */
-	struct tier_linux_waits wait_c0, wait_c1;
-	/* its CPU per dirty page: the least over this round's reads so far,
-	 * and over the last whole round's (0: none yet) */
-	uint64_t cpu_page_ns, fault_ns_seen;
-	/* the share of the wall clock its busiest thread wants a CPU, at
-	 * its last clear (tier_linux_runnable_share(); 0: not known) */
-	double duty;
-	/* its minor faults at its last clear (minflt_known: read then) */
-	uint64_t minflt_c0;
-	bool minflt_known;
-	struct tier__sd_runs seen;	/* written this round, address order */
-	struct tier__sd_runs prev;	/* written in the last whole round */
-	uint64_t prev_brk_us[SD_MAX_BRK];	/* ... and its reads */
-	uint64_t prev_wall_us[SD_MAX_BRK];
-	uint64_t prev_ran_us[SD_MAX_BRK];
-	unsigned nprev_brk;
-	unsigned whole_rounds;		/* rounds ended since it became a target */
-	bool cleared;
-};
-
-struct sd_tracker {
-	struct tier__roots roots;
-	bool threaded;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* wakes the thread to stop, or to start */
-	bool stop;
-	/* A round without targets ends as soon as targets arrive (kick), so
-	 * that a new process's first reads come within SD_READ2_US, not a
-	 * round later. */
-	bool idle_round, kick;
-	/* under lock: what set_targets() asked for, what the thread saw */
-	pid_t *want;
-	size_t nr_want;
-	struct tier__sd_pairs pic;	/* the latest picture (empty while collect() reads it) */
-	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
-	size_t nr_read, cap_read;
-	uint64_t pic_gen;		/* pictures made */
-	struct tier_linux_tracker_stats stats;
-	int error;			/* the thread's last error, for collect() */
-	char error_msg[256];
-	/* the thread's own */
-	struct sd_target *tg;
-	size_t nr_tg;
-	uint64_t period_us;
-	uint64_t faults_last;		/* pages dirty at the last round's end */
-	uint64_t faults_last_ns;	/* ... what their faults cost the writers */
-	uint64_t fault_ns;		/* what one cost the writer, measured */
-	uint64_t cpu_last_us;		/* the thread's CPU in the last round */
-	/* a read in progress */
-	struct tier__sd_scan scan;	/* a target's dirty runs (softdirty_scan.h) */
-	struct tier__sd_runs next;	/* a target's seen runs, rebuilt */
-	struct tier_linux_waits wait_r0, wait_r1;	/* a target's threads around a read */
-	struct tier__sd_pairs build;	/* the next picture */
-	/* collect()'s own: the picture's runs, rated, and the rates */
-	struct tier__sd_pic obs;
-	struct tier__sd_fits fits;	/* the picture's fits, kept from collect to collect */
-	/* obs rates the picture pic_gen as the world's tiers were at
-	 * tiers_gen (tier_linux_ctx.tiers_gen): handed over again while
-	 * both hold */
-	bool obs_valid;
-	uint64_t obs_pic_gen, obs_tiers_gen;
-};
 
 static bool smaps_has_soft_dirty(const char *path)
 {
@@ -376,74 +278,6 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err)
 	return 0;
 }
 
-/* Whether a read that saw `dirty` pages first written since the clear,
- * the writer having run ran_ns since (all its threads; 0: unknown), saw
- * more than it could have written: each of those writes was a fault, of
- * at least a quarter of what the calibrating child's cost, and SD_SEEN_PAGES
- * or more of them. A mapping made or grown since the clear (a new
- * thread's stack or an allocator's arena mapped next to one of the
- * process's mappings, which the kernel merges into it) is soft-dirty
- * whole until the next clear (the VMA's flag, which pagemap reports for
- * every page of it): in a sid guest run, a GUPS process's first thread
- * made its 1.27 GiB mapping read written 20 ms after the clear, 310,000
- * pages in 20 ms of its time, and the round that followed, stretched by
- * those "faults" to keep their share, rated every page hot for the rest
- * of the run. */
-static bool dirty_unwritten(const struct sd_tracker *t, uint64_t dirty, uint64_t ran_ns)
-{
-	return ran_ns && dirty >= SD_SEEN_PAGES &&
-	       (double)dirty * (double)t->fault_ns / SD_UNWRITTEN > (double)ran_ns;
-}
-
-/* What a fault cost tg's writer: the least CPU a dirty page over the last
- * whole round's reads - or, before the process has had one, over this
- * round's earlier reads (its first round is the one a new hot set is first
- * seen in; at the child's figure, a writer whose faults cost it 3-4 times
- * that had its first writes dated late: hot pages read below the bar a
- * move must pay for) - up to SD_SEEN_MAX times the child's, and at least
- * the child's. */
-static uint64_t writer_fault_ns(const struct sd_tracker *t, const struct sd_target *tg)
-{
-	uint64_t seen = tg->fault_ns_seen ? tg->fault_ns_seen : tg->cpu_page_ns;
-
-	if (seen <= t->fault_ns)
-		return t->fault_ns;
-	return seen < SD_SEEN_MAX * t->fault_ns ? seen : SD_SEEN_MAX * t->fault_ns;
-}
-
-/* The writer's own time at wall_us after tg's clear, `dirty` pages written
- * since, its threads' runs and waits from the clear's two ends (d0, d1):
- * less the time its threads waited for a CPU between the middles of the
- * clear and of the read (schedstat.h: behind this thread's clear and read
- * on a machine with one CPU free, the writer waits all through them), and
- * less the faults the clear made it take - one per page dirty, taken as
- * serial (writers faulting on several CPUs at once read as faster than
- * they are) - but at least a sixteenth of it; and at most the time its
- * busiest thread ran, less the same faults, over the share of the wall
- * clock it wants a CPU (tg->duty): a writer that neither ran nor waited
- * meanwhile was blocked - by tierd's own moves (its pages under migration)
- * and page walks, or asleep longer than it sleeps - and wrote nothing.
- * At least 1. */
-static uint64_t writer_us(const struct sd_tracker *t, const struct sd_target *tg,
-			  uint64_t wall_us, uint64_t dirty, const struct tier_linux_waits_delta *d0,
-			  const struct tier_linux_waits_delta *d1)
-{
-	uint64_t faults = dirty * writer_fault_ns(t, tg) / 1000;
-	uint64_t lost = faults + (tier_linux_waits_delta_mean(d0) +
-				  tier_linux_waits_delta_mean(d1)) / 2000;
-	uint64_t at = lost < wall_us - wall_us / 16 ? wall_us - lost : wall_us / 16 + 1;
-	uint64_t busy = (d0->max_ran_ns + d1->max_ran_ns) / 2000;
-
-	if (busy && tg->duty > 0) {
-		uint64_t own = faults < busy - busy / 16 ? busy - faults : busy / 16 + 1;
-
-		own = (uint64_t)((double)own / tg->duty);
-		if (own < at)
-			at = own;
-	}
-	return at ? at : 1;
-}
-
 /* tg's picture, added to the one being built (softdirty_picture.h). */
 static int picture_target(struct sd_tracker *t, const struct sd_target *tg, bool last)
 {
@@ -508,10 +342,10 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			ran = (d0.ran_ns + d1.ran_ns) / 2;
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
-			whole = dirty_unwritten(t, dirty, ran);
-			at = writer_us(t, tg, wall, dirty, &d0, &d1);
+			whole = tier__sd_dirty_unwritten(t, dirty, ran);
+			at = tier__sd_writer_us(t, tg, wall, dirty, &d0, &d1);
 			/* What a fault cost the writer, bounded by its CPU per
-			 * dirty page (writer_fault_ns()). */
+			 * dirty page (tier__sd_writer_fault_ns()). */
 			if (!whole && dirty >= SD_SEEN_PAGES && ran &&
 			    (!tg->cpu_page_ns || ran / dirty < tg->cpu_page_ns))
 				tg->cpu_page_ns = ran / dirty;
@@ -552,7 +386,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			if (tg->cpu_page_ns)
 				tg->fault_ns_seen = tg->cpu_page_ns;
 			/* ... at what the round saw one cost it */
-			fault_cost_ns += written * writer_fault_ns(t, tg);
+			fault_cost_ns += written * tier__sd_writer_fault_ns(t, tg);
 		}
 		{
 			struct tier__sd_runs r = tg->prev;
@@ -610,33 +444,6 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	return 0;
 }
 
-uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share)
-{
-	double p = SD_MIN_US;
-	double faults = (double)fault_ns / 1000.0 / SD_FAULT_SHARE;
-	double cpu = (double)cpu_us / (share > 0 ? share : SD_CPU_SHARE);
-
-	if (faults > p)
-		p = faults;
-	if (cpu > p)
-		p = cpu;
-	return p > SD_MAX_US ? SD_MAX_US : (uint64_t)p;
-}
-
-/* The next round's period (tier__softdirty_period_us()). */
-static void plan_period(struct sd_tracker *t)
-{
-	double share;
-
-	pthread_mutex_lock(&t->lock);	/* set_budget() may change it */
-	share = t->roots.ctx.thread_cpu_percent / 100;
-	pthread_mutex_unlock(&t->lock);
-	t->period_us = tier__softdirty_period_us(t->faults_last_ns, t->cpu_last_us, share);
-	pthread_mutex_lock(&t->lock);
-	t->stats.period_us = t->period_us;
-	pthread_mutex_unlock(&t->lock);
-}
-
 /* ---- the thread ------------------------------------------------------------ */
 
 /* Waits until the monotonic time at_us; false when told to stop. */
@@ -662,51 +469,6 @@ static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool tier__softdirty_starved(void *priv, uint64_t need_us)
-{
-	struct sd_tracker *t = priv;
-	size_t i;
-
-	for (i = 0; i < t->nr_tg; i++) {
-		const struct sd_target *tg = &t->tg[i];
-		struct tier_linux_waits_delta d;
-
-		if (!tg->cleared || !tg->wait_c1.n ||
-		    tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
-			continue;
-		/* per thread that ran or waited: both sums over as many */
-		tier_linux_waits_delta(&tg->wait_c1, &t->wait_r0, &d);
-		if (d.threads && d.waited_ns > d.ran_ns && d.ran_ns / d.threads / 1000 < need_us / 2)
-			return true;
-	}
-	return false;
-}
-
-uint64_t tier__softdirty_behind(void *priv, uint64_t need_us)
-{
-	struct sd_tracker *t = priv;
-	uint64_t most = 0;
-	size_t i;
-
-	for (i = 0; i < t->nr_tg; i++) {
-		const struct sd_target *tg = &t->tg[i];
-		struct tier_linux_waits_delta d0, d1;
-		uint64_t now = tier_linux_now_us(), minflt, at;
-
-		if (!tg->cleared || !tg->minflt_known || !tg->wait_c1.n ||
-		    tier_linux_minor_faults(&t->roots.ctx, tg->pid, &minflt) ||
-		    tier_linux_waits_read(t->roots.ctx.procfs_root, tg->pid, &t->wait_r0))
-			continue;
-		tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
-		tier_linux_waits_delta(&tg->wait_c1, &t->wait_r0, &d1);
-		at = writer_us(t, tg, now > tg->t0_us ? now - tg->t0_us : 1,
-			       minflt > tg->minflt_c0 ? minflt - tg->minflt_c0 : 0, &d0, &d1);
-		if (at < need_us && need_us - at > most)
-			most = need_us - at;
-	}
-	return most;
-}
-
 static void *sd_thread(void *arg)
 {
 	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
@@ -719,7 +481,7 @@ static void *sd_thread(void *arg)
 		size_t k;
 		int ret;
 
-		plan_period(t);
+		tier__sd_plan_period(t);
 		ret = sync_targets(t);
 		if (!ret)
 			ret = round_clear(t, &err);
