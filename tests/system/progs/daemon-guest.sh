@@ -353,7 +353,7 @@ kill "$hog"
 # a write-hot set on the slowest node comes to node 0 within seconds, and
 # status counts the write-protect faults it costs the workload.
 start_hog /tmp/hog5.out --mib 96 --hot-mib 16 --hot-node 2 --cold-node 0
-printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 50\npolicy:\n  tracker: softdirty\n' "$hog" >/etc/tierd/tierd.yaml
+printf 'processes:\n  pids: [%d]\ndaemon:\n  interval_ms: 200\n  max_cpu_percent: 50\n  log_level: debug\npolicy:\n  tracker: softdirty\n' "$hog" >/etc/tierd/tierd.yaml
 tierd --foreground 2>$LOG &
 tierd_pid=$!
 wait_socket
@@ -396,6 +396,13 @@ check "softdirty: early reads held for the writer's time" \
 # time is its runs and waits, not the CPU clock or the wall clock.
 check "softdirty: dates writes by schedstat ($(echo "$st" | jq -c .tracker_writer_time))" \
 	test "$(echo "$st" | jq -r .tracker_writer_time)" = schedstat
+# The debug log's collect lines: the picture's population fits made, and
+# collects that handed over the last rates again (nothing read or moved
+# since; the hot set placed, most collects are such).
+fits=$(grep -o 'soft-dirty fits so far: [0-9]* made, [0-9]* taken again; pictures rated as at the last collect: [0-9]*' $LOG | tail -1)
+echo "# softdirty: $fits"
+check "softdirty: the debug log counts fits made and pictures rated again (${fits:-no collect line})" \
+	test "$(echo "$fits" | awk '{ print ($5 >= 1 && $NF >= 1) }')" = 1
 kill "$tierd_pid"
 wait "$tierd_pid"
 kill "$hog"
