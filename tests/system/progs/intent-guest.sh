@@ -59,6 +59,15 @@ start() { echo "${1%-*}"; }
 # on PID RANGE NODE: pages of RANGE of PID on NODE (move_pages queries).
 on() { $WHERE "$1" "$2" | tr ' ' '\n' | sed -n "s/^node$3=//p"; }
 node0_free_kib() { sed -n 's/.*MemFree: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo; }
+# What tierd leaves free on node 0 (src/backend/linux/space_mem.c): its
+# zones' high watermark and as much again as lies between min and high,
+# and the tierd policy's headroom, 0.5% of the node, in KiB.
+node0_floor_kib() {
+	awk '/^Node/ { n = ($2 == "0,") } n && $1 == "min" { mn += $2 } n && $1 == "high" { hi += $2 }
+		END { print (hi + (hi > mn ? hi - mn : 0)) * 4 }' /proc/zoneinfo |
+		awk -v total="$(sed -n 's/.*MemTotal: *\([0-9]*\) kB/\1/p' /sys/devices/system/node/node0/meminfo)" \
+			'{ printf "%d\n", $1 + total * 0.005 }'
+}
 
 
 # tierd alone: the kernel's own tiering would move pages too (tierd would
@@ -135,6 +144,15 @@ echo "# control pages on node 0: $ctl0; node 0 free: $(node0_free_kib) KiB; hot 
 kill -USR2 "$root_hog"
 check "the hot phase began" wait_for /tmp/hog.out '^hot-phase$' 100
 
+# The hot set took the room the control range left: at least 90% of its
+# pages - or, where something else took part of the room meanwhile (the
+# guest's kernel and page cache: in one run 1,200 pages), node 0 at what
+# tierd leaves free (4 MiB over it at most) and at least 80% of them.
+hot_took_room() {
+	[ $((h0 * 10)) -ge $((ctl0 * 9)) ] ||
+		{ [ $((h0 * 10)) -ge $((ctl0 * 8)) ] && [ "$(node0_free_kib)" -le $(($(node0_floor_kib) + 4096)) ]; }
+}
+
 # Poll until the placement settles: every pinned page on node 0, the
 # advised (now hot) range on node 2, the control range gone from node 0 and
 # hot pages in its place.
@@ -144,7 +162,7 @@ while :; do
 	a2=$(on "$root_hog" "$advised" 2) c0=$(on "$root_hog" "$control" 0) h0=$(on "$root_hog" "$hot" 0)
 	t=$(($(date +%s) - t0))
 	if [ "$p0" -eq "$np_pin" ] && [ "$s0" -eq "$np_self" ] && [ "$u0" -eq "$np_up" ] &&
-		[ "$a2" -eq "$np_adv" ] && [ $((c0 * 10)) -le "$ctl0" ] && [ $((h0 * 10)) -ge $((ctl0 * 9)) ]; then
+		[ "$a2" -eq "$np_adv" ] && [ $((c0 * 10)) -le "$ctl0" ] && hot_took_room; then
 		break
 	fi
 	[ "$t" -ge $SETTLE_S ] && break
@@ -163,8 +181,8 @@ check "pin-fast kept the range pulled up from node 2 on node 0 ($u0 of $np_up)" 
 check "the unpinned control range was demoted ($c0 of $ctl0 pages left on node 0)" \
 	test $((c0 * 10)) -le "$ctl0"
 # The hot set took the room: at least 90% of the control range's pages.
-check "the hot set fills the rest of node 0 ($h0 hot pages there, control had $ctl0)" \
-	test $((h0 * 10)) -ge $((ctl0 * 9))
+check "the hot set fills the rest of node 0 ($h0 hot pages there, control had $ctl0; node 0 free $(node0_free_kib) KiB, tierd leaves $(node0_floor_kib))" \
+	hot_took_room
 check "the hot set is larger than node 0's room ($((np_hot - h0)) hot pages still below)" \
 	test "$h0" -lt "$np_hot"
 check "the range advised cold stayed on the slowest node while hot ($a2 of $np_adv pages on node 2)" \
