@@ -1323,11 +1323,33 @@ static void tiers_asked(void *arg, pid_t pid, uint64_t start, uint64_t end,
 	fn(fctx, start, end, 1);
 }
 
+/* A tracker by hand over fixture process 100's pages (its bits cleared),
+ * with the world's tiers' hook and its generation (NULL: none). */
+static void *manual_with_tiers(struct tmp *t,
+			       void (*tiers)(void *, pid_t, uint64_t, uint64_t,
+					     void (*)(void *, uint64_t, uint64_t, unsigned), void *),
+			       uint64_t (*tiers_gen)(void *), void *arg)
+{
+	const pid_t pids[] = { 100 };
+	struct tier_err err = { "" };
+	void *priv;
+
+	tmp_init(t, "pagemap");
+	write_pagemaps(t);
+	t->ctx.tiers = tiers;
+	t->ctx.tiers_gen = tiers_gen;
+	t->ctx.tiers_arg = arg;
+	if (tier__softdirty_create_manual(&t->ctx, 1000000, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	return priv;
+}
+
 /* collect() asks the world which tier the picture's pages are on (the
  * tracker keeps the hook its context came with). */
 static void test_softdirty_asks_tiers(void **state)
 {
-	const pid_t pids[] = { 100 };
 	struct asked a = { 0 };
 	struct tier_err err = { "" };
 	struct got g = { .n = 0 };
@@ -1335,14 +1357,7 @@ static void test_softdirty_asks_tiers(void **state)
 	void *priv;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	t.ctx.tiers = tiers_asked;
-	t.ctx.tiers_arg = &a;
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	priv = manual_with_tiers(&t, tiers_asked, NULL, &a);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	assert_int_equal(a.calls, 0);	/* the tracker's thread does not */
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
@@ -1375,7 +1390,6 @@ static uint64_t tiers_gen_of(void *arg)
 
 static void test_softdirty_picture_reused(void **state)
 {
-	const pid_t pids[] = { 100 };
 	struct asked_gen a = { { 0 }, 7 };
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
@@ -1385,15 +1399,7 @@ static void test_softdirty_picture_reused(void **state)
 	void *priv;
 
 	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	t.ctx.tiers = tiers_asked_gen;
-	t.ctx.tiers_gen = tiers_gen_of;
-	t.ctx.tiers_arg = &a;
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	priv = manual_with_tiers(&t, tiers_asked_gen, tiers_gen_of, &a);
 	read_collect(priv, TIER__SD_READ, &g, 4);
 	calls = a.a.calls;
 	assert_true(calls >= 4);
