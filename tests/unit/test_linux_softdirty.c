@@ -611,6 +611,56 @@ static void test_softdirty_waits(void **state)
 	tmp_release(&t);
 }
 
+/* A round whose targets are all new is a quick one: it ends at its early
+ * reads, and nothing of its targets is handed over - nor do they count as
+ * read - until their second round's third read; the second round is a
+ * whole one. A target whose round was not quick is handed over at once. */
+static void test_softdirty_quick_first_round(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+	unsigned k;
+
+	(void)state;
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR_QUICK, &err), 0);
+	for (k = 0; k < 4; k++) {
+		assert_int_equal(tier__softdirty_step(priv, k < 3 ? TIER__SD_READ : TIER__SD_READ_LAST,
+						      &err), 0);
+		assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+		assert_int_equal(g.n, 0);
+		assert_false(tier__softdirty_has_read(priv, 100));
+	}
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.rounds, 1);
+	/* the second round: held for two reads, handed over at the third */
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR_QUICK, &err), 0);
+	for (k = 0; k < 3; k++) {
+		assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+		assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+		assert_int_equal(g.n, k < 2 ? 0 : 4);
+		assert_int_equal(tier__softdirty_has_read(priv, 100), k == 2);
+	}
+	/* the pages written in both rounds stand on both */
+	assert_int_equal(g.v[0].write, TIER_OBS_STANDING);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+
+	/* not quick: the first read is handed over */
+	g.n = 0;
+	priv = sd_fixture(&t, 1000000, 1);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 4);
+	assert_true(tier__softdirty_has_read(priv, 100));
+	assert_int_equal(g.v[0].write, 0);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* ... and by no more than its busiest thread ran, less its faults, over
  * the share of the wall clock it wants a CPU: a writer blocked meanwhile
  * (by tierd's moves of its pages, say) wrote nothing. duty: the writer's
@@ -1566,6 +1616,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_picture_population),
 		cmocka_unit_test(test_softdirty_steady_population),
 		cmocka_unit_test(test_softdirty_waits),
+		cmocka_unit_test(test_softdirty_quick_first_round),
 		cmocka_unit_test(test_softdirty_period),
 		cmocka_unit_test(test_softdirty_blocked_writer),
 		cmocka_unit_test(test_softdirty_fault_seen),
