@@ -24,6 +24,10 @@
  * alone; a page this round has not seen yet counts "not by the latest
  * read"), at most ln 2 over the first read's time (35/s: a page first
  * written within 20 ms in both rounds, which no finer read could part).
+ * So that a new process is placed on two draws, not one, a round whose
+ * targets are all new is a quick one: it ends at its early reads, the
+ * next round begins at once, and nothing of those targets is handed over
+ * until the next round's third read (round_start()).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
  * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
  * ln(5 P) / P. The times are the writer's own: less the time its threads
