@@ -25,7 +25,7 @@
  * read"), at most ln 2 over the first read's time (35/s: a page first
  * written within 20 ms in both rounds, which no finer read could part).
  * So that a new process is placed on two draws, not one, a round whose
- * targets are all new is a quick one: it ends at its early reads, the
+ * targets are all new is a quick one: it ends at its first read, the
  * next round begins at once, and nothing of those targets is handed over
  * until the next round's third read (round_start()).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
@@ -272,9 +272,9 @@ static int round_clear(struct sd_tracker *t, struct tier_err *err);
 
 /* Takes the targets set_targets() asked for and clears their bits. With
  * quick_rule, a round whose targets are all new - tierd's start, or the
- * first process after none - is a quick one (*quick): it ends at its early
- * reads, and its targets' pictures are held until their second round's
- * early reads (tier__sd_shown()). One round is one draw a page: in the
+ * first process after none - is a quick one (*quick): it ends at its
+ * first read, and its targets' pictures are held until their second
+ * round's early reads (tier__sd_shown()). One round is one draw a page: in the
  * guest's scattered bench, 7% of the GUPS array's pages written 3.6 times
  * a second are first written within 20 ms of a clear, as 97% of its hot
  * ones are - 9,800 pages beside 23,900 that the first round's picture
@@ -509,7 +509,7 @@ static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
 
 static void *sd_thread(void *arg)
 {
-	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
+	static const uint64_t reads[SD_EARLY_READS] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
 	struct sd_tracker *t = arg;
 	struct tier_err err = { "" };
 	uint64_t start;
@@ -526,7 +526,10 @@ static void *sd_thread(void *arg)
 			tier__sd_plan_period(t);
 		ret = round_start(t, true, &quick, &err);
 		start = tier_linux_now_us();
-		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
+		/* A quick round has one read, its last: whether a page was
+		 * written within the first 20 ms is what parts the hot
+		 * pages from the rest in the next round's pairs. */
+		for (k = 0; !ret && k < (quick ? 1 : SD_EARLY_READS); k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
 			/* A writer starved of CPU since the clear (behind
@@ -566,10 +569,10 @@ static void *sd_thread(void *arg)
 				if (!wait_until(t, now + to_go < cap ? now + to_go : cap))
 					return NULL;
 			}
-			ret = round_read(t, false, &err);
+			ret = round_read(t, quick, &err);
 		}
-		if (!ret) {
-			if (!wait_until(t, quick ? 0 : start + t->period_us))
+		if (!ret && !quick) {
+			if (!wait_until(t, start + t->period_us))
 				return NULL;
 			ret = round_read(t, true, &err);
 		}
