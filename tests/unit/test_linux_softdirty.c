@@ -642,6 +642,22 @@ static void test_softdirty_quick_first_round(void **state)
 	}
 	/* the pages written in both rounds stand on both */
 	assert_int_equal(g.v[0].write, TIER_OBS_STANDING);
+	/* the debug log's account of the pairs: the process, both rounds'
+	 * reads (one, then three) */
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	printf("# %s\n", st.sd_pairs);
+	assert_non_null(strstr(st.sd_pairs, "pid 100 (not steady), reads "));
+	{
+		const char *then = strstr(st.sd_pairs, " then ");
+		const char *q = then;
+		unsigned slashes = 0;
+
+		assert_non_null(then);
+		assert_null(memchr(st.sd_pairs, '/', (size_t)(then - st.sd_pairs)));
+		while ((q = strchr(q, '/')) && q < strstr(then, " ms;"))
+			slashes++, q++;
+		assert_int_equal(slashes, 2);
+	}
 	tier__linux_tracker_softdirty.destroy(priv);
 	tmp_release(&t);
 

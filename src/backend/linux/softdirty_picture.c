@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -356,14 +357,49 @@ static void fits_prune(struct tier__sd_fits *f)
 	f->n = n;
 }
 
+/* fits->say (softdirty_picture.h) for target tg, its pages by class and
+ * pair as counted before the fit (count), at e's rates. */
+static void say_pairs(struct tier__sd_fits *fits, const struct tier__sd_pair_tg *tg,
+		      const uint64_t count[][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1],
+		      const struct tier__sd_fit *e)
+{
+	char *b = fits->say;
+	size_t len = sizeof(fits->say), off = 0;
+	unsigned c, kp, kc, k;
+
+#define SAY(...)                                                              \
+	do {                                                                  \
+		if (off < len)                                                \
+			off += (size_t)snprintf(b + off, len - off, __VA_ARGS__); \
+	} while (0)
+	b[0] = 0;
+	SAY("pid %d%s, reads", (int)tg->pid, tg->steady ? "" : " (not steady)");
+	for (k = 0; k < tg->nprev_brk; k++)
+		SAY("%s%.0f", k ? "/" : " ", tg->prev_brk_us[k] / 1e3);
+	SAY(" then");
+	for (k = 0; k < tg->nbrk; k++)
+		SAY("%s%.0f", k ? "/" : " ", tg->brk_us[k] / 1e3);
+	SAY(" ms; pairs at %.0f/s or more:", TIER__SD_SAY_RATE);
+	for (c = 0; c < TIER__SD_CLASSES; c++)
+		for (kp = 0; kp <= tg->nprev_brk; kp++)
+			for (kc = 0; kc <= tg->nbrk; kc++)
+				if (count[c][kp][kc] >= TIER__SD_SAY_PAGES &&
+				    e->rate[c][kp][kc] >= TIER__SD_SAY_RATE)
+					SAY(" tier %u %u/%u %llu@%.1f", c, kp, kc,
+					    (unsigned long long)count[c][kp][kc], e->rate[c][kp][kc]);
+#undef SAY
+}
+
 void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 		      tier__sd_tiers_fn *tiers, void *tiers_arg, struct tier__sd_fits *fits)
 {
 	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	uint64_t said[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	const unsigned all = TIER__SD_CLASSES;
 	size_t i = 0, j;
 
 	pic->n = 0;
+	fits->say[0] = 0;
 	while (i < p->n) {
 		const struct tier__sd_pair_tg *tg = &p->tg[p->v[i].tg];
 		struct pic_ctx pc = { .pic = pic, .tg = tg, .count = count };
@@ -374,6 +410,8 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 			;
 		memset(count, 0, sizeof(count));
 		target_pieces(&pc, p, i, j, tiers, tiers_arg);
+		if (!i)
+			memcpy(said, count, sizeof(said));
 		for (c = 0; c < TIER__SD_CLASSES; c++)
 			for (kp = 0; kp <= tg->nprev_brk; kp++)
 				for (kc = 0; kc <= tg->nbrk; kc++) {
@@ -392,6 +430,8 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 			fits->fitted++;
 		}
 		e->used = true;
+		if (!i)
+			say_pairs(fits, tg, (const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])said, e);
 		pc.count = NULL;
 		pc.rate = (const double(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])e->rate;
 		target_pieces(&pc, p, i, j, tiers, tiers_arg);

@@ -141,7 +141,15 @@ struct tier__sd_fits {
 	size_t n, cap;
 	struct tier__sd_fit spare;	/* a target's where v has no room */
 	uint64_t fitted, reused;	/* targets' fits made anew, and taken again */
+	/* The first target's pairs as the last picture rated them, for the
+	 * debug log: its reads (ms of the writer's time, the last round's
+	 * then this one's), and each pair of TIER__SD_SAY_PAGES pages or more
+	 * of a class rated TIER__SD_SAY_RATE or more: "tier t: kp/kc pages@rate". */
+	char say[512];
 };
+
+#define TIER__SD_SAY_PAGES 64u
+#define TIER__SD_SAY_RATE 5.0
 
 void tier__sd_fits_free(struct tier__sd_fits *f);
 

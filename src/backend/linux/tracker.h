@@ -143,6 +143,9 @@ struct tier_linux_tracker_stats {
 	/* ... and pictures handed over again as rated at the last collect
 	 * (neither the picture nor the pages' tiers changed since) */
 	uint64_t sd_pictures_reused;
+	/* ... and its first target's pairs as the last rating saw them
+	 * (struct tier__sd_fits.say; the debug log's) */
+	char sd_pairs[512];
 	/* DAMON: the kdamond's sample interval and most regions now, and
 	 * its CPU over the last window of its share (% of a core; -1: no
 	 * window yet). */

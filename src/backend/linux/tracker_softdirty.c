@@ -742,6 +742,8 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 	t->stats.sd_fits_reused = t->fits.reused;
 	t->stats.collect_sd_rate_ns = rate_ns;
 	t->stats.sd_pictures_reused += reused;
+	if (!reused)
+		memcpy(t->stats.sd_pairs, t->fits.say, sizeof(t->stats.sd_pairs));
 	if (t->pic_gen == gen)
 		t->pic = p;
 	else

@@ -100,7 +100,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	say_writer_time(lb, &ts);
 
 	if (lb->log_level >= LOG_DEBUG) {
-		char line[768] = "";
+		char line[1536] = "";
 		size_t k, off = 0;
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
@@ -124,6 +124,9 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 "rated as at the last collect: %llu",
 				 (unsigned long long)ts.sd_fitted, (unsigned long long)ts.sd_fits_reused,
 				 (unsigned long long)ts.sd_pictures_reused);
+		off = strlen(line);
+		if (ts.sd_pairs[0] && off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off, "; soft-dirty's %s", ts.sd_pairs);
 		off = strlen(line);
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
