@@ -23,7 +23,6 @@
 #define SD_READ1_US	20000u		/* the reads after a clear */
 #define SD_READ2_US	60000u
 #define SD_READ3_US	200000u
-#define SD_EARLY_READS	3u		/* ... three of them */
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
 #define SD_STRETCH	16u		/* ... and for its own time to reach the read's
@@ -65,10 +64,6 @@ struct sd_target {
 	uint64_t prev_ran_us[SD_MAX_BRK];
 	unsigned nprev_brk;
 	unsigned whole_rounds;		/* rounds ended since it became a target */
-	/* Its first round was a quick one (tier__sd_round_start()): its
-	 * picture is held until its second round's early reads. */
-	bool quick;
-	bool held;			/* ... and was at its last read */
 	bool cleared;
 };
 
@@ -115,14 +110,6 @@ struct sd_tracker {
 	bool obs_valid;
 	uint64_t obs_pic_gen, obs_tiers_gen;
 };
-
-/* Whether tg's picture is handed over: not while its first round was a
- * quick one and its second has not had its early reads. */
-static inline bool tier__sd_shown(const struct sd_target *tg)
-{
-	return !tg->quick || tg->whole_rounds >= 2 ||
-	       (tg->whole_rounds == 1 && tg->nbrk >= SD_EARLY_READS);
-}
 
 /* ---- softdirty_writer.c ---- */
 

@@ -24,10 +24,6 @@
  * alone; a page this round has not seen yet counts "not by the latest
  * read"), at most ln 2 over the first read's time (35/s: a page first
  * written within 20 ms in both rounds, which no finer read could part).
- * So that a new process is placed on two draws, not one, a round whose
- * targets are all new is a quick one: it ends at its first read, the
- * next round begins at once, and nothing of those targets is handed over
- * until the next round's third read (round_start()).
  * Alone, a page first written within 20 ms reads 35/s, between 20 and
  * 60 ms 27.5/s, between 60 and 200 ms 8.6/s, after that about
  * ln(5 P) / P. The times are the writer's own: less the time its threads
@@ -268,39 +264,6 @@ static int clear_target(struct sd_tracker *t, struct sd_target *tg, bool first,
 	return 0;
 }
 
-static int round_clear(struct sd_tracker *t, struct tier_err *err);
-
-/* Takes the targets set_targets() asked for and clears their bits. With
- * quick_rule, a round whose targets are all new - tierd's start, or the
- * first process after none - is a quick one (*quick): it ends at its
- * first read, and its targets' pictures are held until their second
- * round's early reads (tier__sd_shown()). One round is one draw a page: in the
- * guest's scattered bench, 7% of the GUPS array's pages written 3.6 times
- * a second are first written within 20 ms of a clear, as 97% of its hot
- * ones are - 9,800 pages beside 23,900 that the first round's picture
- * cannot tell apart (its first bracket reads 35/s). Placed on that
- * picture, the first step's 65,535 moves (the migration budget's burst)
- * took 31,300 pages up, a third of them cold, and left the hot set at 87%
- * on node 0; that step's CPU (1.1-1.5 s under TCG) then paused the steps
- * 2-20 s on the CPU share's account. A second draw within the same second
- * parts them: both rounds' first 20 ms hold 94% of the hot pages and
- * 0.5% of the rest. */
-static int round_start(struct sd_tracker *t, bool quick_rule, bool *quick, struct tier_err *err)
-{
-	size_t i;
-	int ret = sync_targets(t);
-
-	if (ret)
-		return tier_err_set(err, ret, "softdirty: out of memory");
-	*quick = quick_rule && t->nr_tg;
-	for (i = 0; i < t->nr_tg; i++)
-		if (t->tg[i].whole_rounds || t->tg[i].nbrk)
-			*quick = false;
-	for (i = 0; *quick && i < t->nr_tg; i++)
-		t->tg[i].quick = true;
-	return round_clear(t, err);
-}
-
 /* Clears the bits of every target; a process that exited drops out. */
 static int round_clear(struct sd_tracker *t, struct tier_err *err)
 {
@@ -408,8 +371,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 		tg->ran_us[tg->nbrk - 1] = ran_us;
 		if (tier__sd_seen_update(&tg->seen, &t->next, &t->scan, tg->nbrk - 1))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
-		tg->held = !tier__sd_shown(tg);
-		if (!tg->held && picture_target(t, tg, last))
+		if (picture_target(t, tg, last))
 			return tier_err_set(err, -ENOMEM, "softdirty: out of memory");
 		if (!last)
 			continue;
@@ -450,7 +412,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	}
 	t->nr_read = 0;
 	for (k = 0; k < t->nr_tg && k < t->cap_read; k++)
-		if ((t->tg[k].nbrk || t->tg[k].nprev_brk) && !t->tg[k].held)
+		if (t->tg[k].nbrk || t->tg[k].nprev_brk)
 			t->read[t->nr_read++] = t->tg[k].pid;
 	t->stats.dropped += t->build.dropped;
 	t->build.dropped = 0;
@@ -509,27 +471,22 @@ static void report(struct sd_tracker *t, int ret, const struct tier_err *err)
 
 static void *sd_thread(void *arg)
 {
-	static const uint64_t reads[SD_EARLY_READS] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
+	static const uint64_t reads[] = { SD_READ1_US, SD_READ2_US, SD_READ3_US };
 	struct sd_tracker *t = arg;
 	struct tier_err err = { "" };
 	uint64_t start;
-	bool quick = false;
 
 	for (;;) {
 		uint64_t cpu0 = thread_cpu_us();
 		size_t k;
 		int ret;
 
-		/* A quick round's faults are a fraction of a whole round's:
-		 * the round after it keeps the period planned before. */
-		if (!quick)
-			tier__sd_plan_period(t);
-		ret = round_start(t, true, &quick, &err);
+		tier__sd_plan_period(t);
+		ret = sync_targets(t);
+		if (!ret)
+			ret = round_clear(t, &err);
 		start = tier_linux_now_us();
-		/* A quick round has one read, its last: whether a page was
-		 * written within the first 20 ms is what parts the hot
-		 * pages from the rest in the next round's pairs. */
-		for (k = 0; !ret && k < (quick ? 1 : SD_EARLY_READS); k++) {
+		for (k = 0; !ret && k < sizeof(reads) / sizeof(reads[0]); k++) {
 			if (!wait_until(t, start + reads[k]))
 				return NULL;
 			/* A writer starved of CPU since the clear (behind
@@ -569,9 +526,9 @@ static void *sd_thread(void *arg)
 				if (!wait_until(t, now + to_go < cap ? now + to_go : cap))
 					return NULL;
 			}
-			ret = round_read(t, quick, &err);
+			ret = round_read(t, false, &err);
 		}
-		if (!ret && !quick) {
+		if (!ret) {
 			if (!wait_until(t, start + t->period_us))
 				return NULL;
 			ret = round_read(t, true, &err);
@@ -789,12 +746,13 @@ int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t per
 int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err)
 {
 	struct sd_tracker *t = priv;
-	bool quick;
+	int ret;
 
 	switch (op) {
 	case TIER__SD_CLEAR:
-	case TIER__SD_CLEAR_QUICK:
-		return round_start(t, op == TIER__SD_CLEAR_QUICK, &quick, err);
+		ret = sync_targets(t);
+		return ret ? tier_err_set(err, ret, "softdirty: out of memory")
+			   : round_clear(t, err);
 	case TIER__SD_READ:
 		return round_read(t, false, err);
 	case TIER__SD_READ_LAST:

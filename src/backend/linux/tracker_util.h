@@ -148,12 +148,9 @@ void tier__run_gap(struct tier__run *r);
 
 /* For tests: a soft-dirty tracker without its sampling thread, whose
  * rounds (of period_us) the test drives: CLEAR takes the targets and
- * clears their bits, CLEAR_QUICK does so as the thread starts a round
- * (a round whose targets are all new is a quick one, of one read - its
- * last: their pictures are held until their second round's third read), READ reads them (queues
- * what is newly written), READ_LAST reads them at the round's end (and
- * counts the faults). */
-enum tier__softdirty_op { TIER__SD_CLEAR, TIER__SD_CLEAR_QUICK, TIER__SD_READ, TIER__SD_READ_LAST };
+ * clears their bits, READ reads them (queues what is newly written),
+ * READ_LAST reads them at the round's end (and counts the faults). */
+enum tier__softdirty_op { TIER__SD_CLEAR, TIER__SD_READ, TIER__SD_READ_LAST };
 int tier__softdirty_create_manual(const struct tier_linux_ctx *ctx, uint64_t period_us,
 				  void **priv, struct tier_err *err);
 int tier__softdirty_step(void *priv, enum tier__softdirty_op op, struct tier_err *err);
