@@ -77,6 +77,7 @@ static struct json_object *status_figures(struct tierd *d)
 	tierd_tier_bytes(env, topo, per_tier);
 	for (r = 0; r < topo->nr_tiers; r++) {
 		struct json_object *t = json_object_new_object(), *nodes = json_object_new_array();
+		uint64_t total, free;
 
 		for (k = 0; k < topo->tiers[r].nr_nodes; k++)
 			json_object_array_add(nodes, json_object_new_int(topo->tiers[r].nodes[k]));
@@ -86,6 +87,11 @@ static struct json_object *status_figures(struct tierd *d)
 				       json_object_new_uint64(r < TIER_MAX_TIERS ? per_tier[r] : 0));
 		json_object_object_add(t, "capacity_bytes",
 				       json_object_new_uint64(tierd_tier_capacity(topo, r)));
+		/* the room the policy fills from: Linux, the nodes' MemFree
+		 * less the kernel's reserve (space_mem.c) */
+		if (!tier_tier_pages(env, (int)r, &total, &free))
+			json_object_object_add(t, "free_bytes",
+					       json_object_new_uint64(free << env->page_shift));
 		json_object_array_add(tiers, t);
 	}
 	d->be->stats(d->be, &st);

@@ -30,6 +30,9 @@ is "$(echo "$out" | jq -c '[has("tiers"), has("promoted_bytes"), has("demoted_by
 	"status has the contract's fields"
 is "$(echo "$out" | jq -c '[.tiers[] | [.rank, .nodes]]')" '[[0,[0]],[1,[1]]]' "status lists the machine's tiers"
 check "the policy promoted hot pages" test "$(echo "$out" | jq '.promoted_bytes > 0')" = true
+check "status gives each tier's free room, within its capacity, tier 0's partly filled ($(echo "$out" | jq -c '[.tiers[] | [.free_bytes, .capacity_bytes]]'))" \
+	test "$(echo "$out" | jq '([.tiers[] | has("free_bytes") and .free_bytes <= .capacity_bytes] | all)
+		and .tiers[0].free_bytes < .tiers[0].capacity_bytes')" = true
 is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
 check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
 check "status gives the model's move cost ($(echo "$out" | jq .move_page_ns) ns a page)" \
