@@ -144,7 +144,9 @@ struct tier__sd_fits {
 	/* The first target's pairs as the last picture rated them, for the
 	 * debug log: its reads (ms of the writer's time, the last round's
 	 * then this one's), and each pair of TIER__SD_SAY_PAGES pages or more
-	 * of a class rated TIER__SD_SAY_RATE or more: "tier t: kp/kc pages@rate". */
+	 * of a class rated TIER__SD_SAY_RATE or more: "tier C KP/KC PAGES@RATE"
+	 * (C the class: a tier's rank, TIER__SD_CLASSES - 1 also for the
+	 * slower ones and pages of no known tier). */
 	char say[512];
 };
 
