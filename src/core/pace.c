@@ -46,10 +46,7 @@ uint64_t tier_pace_step(struct tier_pace *p, uint64_t start_us, uint64_t end_us,
 		return end_us;
 	if (move_us > cpu_us)
 		move_us = cpu_us;
-	/* The first placement is a one-off, as the first step is (pace.h). */
-	charge(p, end_us, move_us && !p->placed && p->steps ? 0 : cpu_us, share_milli);
-	if (move_us)
-		p->placed = true;
+	charge(p, end_us, cpu_us, share_milli);
 	if (p->steps++ > 0) {
 		p->recent_us[p->next_recent] = cpu_us - move_us;
 		p->next_recent = (p->next_recent + 1) % TIER_PACE_WINDOW;

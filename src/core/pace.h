@@ -35,20 +35,10 @@
  * the 0.67 s a 1.67% share holds), the second step, which acts on the
  * trackers' first reports, emptied it, and the third, which finds a
  * scattered hot set, came 5-8 s later instead of at once.
- * So is the first step that moves pages, where that is not the first (a
- * hot set found after the catalogue - a scattered one, which the trackers'
- * first reports name - is placed then): its CPU is not taken from the
- * bucket. Charged, a placement under TCG (1.1-1.5 s of CPU, 12-18 us a
- * page moved) overdrew it past its size when moves cost the most, and the
- * step that would have placed the rest of the hot set - the first left it
- * at 87-89% on node 0, the migration budget's burst spent - came 10-20 s
- * later (time to 90%: 14 s on sid, 26 s on 6.12, against 3-8 s where the
- * placement cost less).
  *
  * The bound this keeps: over any window of W seconds after the first step,
  * the steps take at most share x (W + 2 x TIER_PACE_BURST_S) of CPU, plus
- * the one step and the one resume that ran when they were due, plus the
- * first placement where the window holds it.
+ * the one step and the one resume that ran when they were due.
  * Pure: no clock, no CPU reading; the step thread feeds it.
  */
 #ifndef TIER_PACE_H
@@ -67,7 +57,6 @@ enum { TIER_PACE_WINDOW = 4 };
 
 struct tier_pace {
 	uint64_t last_end_us;		/* when the last step ended; 0 before the first */
-	bool placed;			/* a step has moved pages (the first is not charged) */
 	int64_t debt_us;		/* CPU used beyond the share (negative: credit) */
 	uint64_t recent_us[TIER_PACE_WINDOW];	/* steps' CPU less moves, the first left out */
 	unsigned nr_recent, next_recent;

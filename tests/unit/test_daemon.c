@@ -554,12 +554,6 @@ static void test_pace_share(void **state)
 	next = tier_pace_step(&p, now, now + 3000000, 3000000, 0, 25);
 	assert_int_equal(next, now + 3000000);
 	now = next;
-	/* The first step that moves pages (the first placement), 1.5 s: a
-	 * one-off too, the bucket left full. */
-	next = tier_pace_step(&p, now, now + 1500000, 1500000, 1200000, 25);
-	assert_int_equal(next, now + 1500000);
-	assert_int_equal(p.debt_us, -(int64_t)size);
-	now = next;
 	/* Then 10 ms steps from a full bucket: back to back until about
 	 * its size is spent (the share accrues meanwhile: 1 s / 9.75 ms),
 	 * then 400 ms apart. */
@@ -614,8 +608,7 @@ static void test_pace_one_step_no_steady_cost(void **state)
 	uint64_t now = 1000000, next;
 
 	(void)state;
-	/* the catalogue, which placed a hot set (the first placement) */
-	now = tier_pace_step(&p, now, now + 300000, 300000, 100000, 25);
+	now = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);
 	/* 1.05 s of CPU, 0.75 s of it moves: 50 ms past the bucket. */
 	next = tier_pace_step(&p, now, now + 1050000, 1050000, 750000, 25);
 	assert_true(next - (now + 1050000) <= TIER_PACE_MAX_CATCHUP_US);
@@ -656,38 +649,6 @@ static void test_pace_look_after_moves(void **state)
 	/* the look after it moves nothing: the steady spacing again */
 	next = tier_pace_step(&p, now, now + 150000, 150000, 0, 25);
 	assert_true(next - now >= 150000 * 1000 / 25);
-}
-
-/* The first step that moves pages is not charged where it is not the
- * first step (a hot set the trackers' first reports name, placed after
- * the catalogue): in the sid guest a 1.5 s placement overdrew the bucket
- * and the step that would have placed the rest of the hot set came 10 s
- * later. Only the first: the next placement pays as any step does. */
-static void test_pace_first_placement(void **state)
-{
-	struct tier_pace p = { 0 };
-	uint64_t now = 1000000, next;
-	int64_t debt;
-	int i;
-
-	(void)state;
-	now = tier_pace_step(&p, now, now + 300000, 300000, 0, 25);	/* the catalogue */
-	for (i = 0; i < 6; i++)		/* looks of 60 ms: 360 ms of the bucket */
-		now = tier_pace_step(&p, now, now + 60000, 60000, 0, 25);
-	debt = p.debt_us;
-	assert_true(debt < 0);
-	/* the placement: 1.5 s of CPU, 1.2 s of it moves; the next step at once */
-	next = tier_pace_step(&p, now, now + 1500000, 1500000, 1200000, 25);
-	assert_int_equal(next, now + 1500000);
-	assert_true(p.debt_us <= debt);
-	now = next;
-	/* the next step that moves pages is charged: 2 s overdraws the
-	 * bucket past its size (1 s: 40 s of 2.5%), and the excess is paid
-	 * at once */
-	next = tier_pace_step(&p, now, now + 2000000, 2000000, 1600000, 25);
-	assert_true(p.debt_us > 1000000);
-	assert_int_equal(next - (now + 2000000),
-			 (uint64_t)(p.debt_us - 1000000) * 1000 / 25 + TIER_PACE_MAX_CATCHUP_US);
 }
 
 /* Resumes between steps (core/pace.h): charged to the bucket like a
@@ -774,7 +735,6 @@ int main(void)
 		cmocka_unit_test(test_pace_resume),
 		cmocka_unit_test(test_pace_one_step_no_steady_cost),
 		cmocka_unit_test(test_pace_look_after_moves),
-		cmocka_unit_test(test_pace_first_placement),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
