@@ -1122,12 +1122,6 @@ static double rate_at(const struct got *g, uint64_t addr)
 	return 0;
 }
 
-/* The tracker turns the population fit on once a target's last round was
- * not its first (softdirty_rate.h): three rounds of the same writes (the
- * population above, each page in its pair of brackets), and the pages
- * first written 20-60 ms after both clears read as the warm pages the
- * second round's picture makes of them (27.5/s alone), as the cold ones
- * the third's does (under 10/s); the hot pages' pair keeps its rate. */
 /* The '/'s between "reads" and " ms;" of a debug account (sd_pairs). */
 static unsigned slashes(const char *say)
 {
@@ -1139,6 +1133,14 @@ static unsigned slashes(const char *say)
 	return n;
 }
 
+/* The tracker turns the population fit on once a target's last round was
+ * not its first (softdirty_rate.h): three rounds of the same writes (the
+ * population above, each page in its pair of brackets), and the pages
+ * first written 20-60 ms after both clears read as the warm pages the
+ * second round's picture makes of them (27.5/s alone), as the cold ones
+ * the third's does (under 10/s); the hot pages' pair keeps its rate. The
+ * debug log's account of the pairs (sd_pairs) names the rounds' reads and
+ * the pairs above 5/s. */
 static void test_softdirty_steady_population(void **state)
 {
 	struct tier_linux_tracker_stats st;
