@@ -67,12 +67,7 @@ uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *
 	uint64_t at = lost < wall_us - wall_us / 16 ? wall_us - lost : wall_us / 16 + 1;
 	uint64_t busy = (d0->max_ran_ns + d1->max_ran_ns) / 2000;
 
-	/* With its waits known (a duty), a busiest thread that has not run
-	 * since the clear has written nothing: not a time unknown. Taken as
-	 * unknown, a writer blocked through a read's first 37 ms (sid guest,
-	 * tierd's own moves of its hot set) had its early read taken at once,
-	 * dated 0.9 ms of its time after the clear. */
-	if (tg->duty > 0) {
+	if (busy && tg->duty > 0) {
 		uint64_t own = faults < busy - busy / 16 ? busy - faults : busy / 16 + 1;
 
 		own = (uint64_t)((double)own / tg->duty);
