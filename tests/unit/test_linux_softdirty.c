@@ -434,6 +434,20 @@ static void test_waits(void **state)
 	put(&t, "proc/100/task/102/schedstat", "2000000 0 3\n");
 	assert_int_equal(tier_linux_waits_read(t.proc, 100, &b), 0);
 	assert_int_equal(tier_linux_waits_mean(&a, &b), 4000000);
+	/* Stalled: a thread that neither ran nor waited in between and is
+	 * runnable (R) or blocked in the kernel (D) now; 100 ran, so it is
+	 * not, whatever its state; 102 in S (asleep) is not, in R or D it
+	 * is, and with no stat file it is not. */
+	put(&t, "proc/100/task/100/stat", "100 (a (b) c) R 1 100 100 0 -1 0\n");
+	put(&t, "proc/100/task/102/stat", "102 (w) S 1 100 100 0 -1 0\n");
+	assert_false(tier_linux_waits_stalled(t.proc, 100, &a, &b));
+	put(&t, "proc/100/task/102/stat", "102 (w) R 1 100 100 0 -1 0\n");
+	assert_true(tier_linux_waits_stalled(t.proc, 100, &a, &b));
+	put(&t, "proc/100/task/102/stat", "102 (w) D 1 100 100 0 -1 0\n");
+	assert_true(tier_linux_waits_stalled(t.proc, 100, &a, &b));
+	snprintf(path, sizeof(path), "%s/proc/100/task/102/stat", t.dir);
+	assert_int_equal(unlink(path), 0);
+	assert_false(tier_linux_waits_stalled(t.proc, 100, &a, &b));
 	/* 100 gone, a new thread 103 in its place: none in both that ran */
 	snprintf(path, sizeof(path), "%s/proc/100/task/100/schedstat", t.dir);
 	assert_int_equal(unlink(path), 0);
@@ -614,8 +628,9 @@ static void test_softdirty_waits(void **state)
 /* ... and by no more than its busiest thread ran, less its faults, over
  * the share of the wall clock it wants a CPU: a writer blocked meanwhile
  * (by tierd's moves of its pages, say) wrote nothing. duty: the writer's
- * runnable share over its life (run + wait since it started). */
-static uint64_t sd_blocked_read(double duty, uint64_t *ran_us)
+ * runnable share over its life (run + wait since it started); it ran
+ * run_us in the read's 40 ms and is in state `state` then. */
+static uint64_t sd_blocked_read(double duty, uint64_t run_us, char state, uint64_t *ran_us)
 {
 	struct tier_linux_tracker_stats st;
 	struct tier_err err = { "" };
@@ -635,10 +650,14 @@ static uint64_t sd_blocked_read(double duty, uint64_t *ran_us)
 		 (unsigned long long)wait0);
 	put(&t, "proc/100/task/100/schedstat", line);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
-	/* 40 ms on the wall clock: it ran 5 ms and waited for none */
-	snprintf(line, sizeof(line), "%llu %llu 4\n", (unsigned long long)run0 + 5000000,
+	/* 40 ms on the wall clock: it ran run_us and waited for none */
+	snprintf(line, sizeof(line), "%llu %llu 4\n", (unsigned long long)(run0 + run_us * 1000),
 		 (unsigned long long)wait0);
 	put(&t, "proc/100/task/100/schedstat", line);
+	snprintf(line, sizeof(line),
+		 "100 (a writer) %c 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n",
+		 state, (unsigned long long)(98 * hz));
+	put(&t, "proc/100/task/100/stat", line);
 	usleep(40000);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
@@ -658,14 +677,26 @@ static void test_softdirty_blocked_writer(void **state)
 	(void)state;
 	/* Runnable all its life: its 5 ms less 11 faults of 1 us, not the
 	 * 40 ms of the wall clock. */
-	assert_int_equal(sd_blocked_read(1.0, &ran), 5000 - 11);
+	assert_int_equal(sd_blocked_read(1.0, 5000, 'R', &ran), 5000 - 11);
 	assert_int_equal(ran, 5000);
 	/* Runnable a quarter of its life: a quarter of the wall clock is
 	 * what 5 ms of running stands for. */
-	assert_int_equal(sd_blocked_read(0.25, &ran), (5000 - 11) * 4);
+	assert_int_equal(sd_blocked_read(0.25, 5000, 'S', &ran), (5000 - 11) * 4);
 	/* Runnable a hundredth: no more than the wall clock less waits
 	 * and faults (the least of the two). */
-	assert_int_equal(sd_blocked_read(0.01, &ran) + 11 >= 40000, 1);
+	assert_int_equal(sd_blocked_read(0.01, 5000, 'S', &ran) + 11 >= 40000, 1);
+	/* Not run at all since the clear, runnable now (waiting for a CPU
+	 * since before the clear: schedstat shows no wait until it runs)
+	 * or blocked in the kernel: it wrote nothing, whatever the wall
+	 * clock - at any duty. */
+	assert_true(sd_blocked_read(1.0, 0, 'R', &ran) <= 1);
+	assert_int_equal(ran, 0);
+	assert_true(sd_blocked_read(0.01, 0, 'D', &ran) <= 1);
+	/* ... asleep by its own choice: its wall clock less its faults, as
+	 * where its runs are unknown (a writer that sleeps between bursts
+	 * has its pages rated by the wall clock). */
+	assert_true(sd_blocked_read(1.0, 0, 'S', &ran) + 11 >= 40000);
+	assert_true(sd_blocked_read(0.25, 0, 'S', &ran) + 11 >= 40000);
 }
 
 /* A page written slower than twice a second is left out of the picture

@@ -113,30 +113,70 @@ void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_
 	}
 }
 
-/* The thread's start, in clock ticks after boot: stat's 22nd field,
- * counted after the ')' that ends its name (which may hold spaces). */
-static bool thread_start(const char *procfs_root, pid_t pid, pid_t tid, unsigned long long *ticks)
+/* The thread's stat file, from its state on (field 3): after the ')' that
+ * ends its name, which may hold spaces. NULL when it cannot be read. */
+static const char *thread_stat(const char *procfs_root, pid_t pid, pid_t tid, char *buf,
+			       size_t sz)
 {
-	char path[512], buf[1024], *p;
+	char path[512];
 	size_t n;
 	FILE *f;
-	int field;
+	char *p;
 
 	if (tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task/%d/stat", (int)pid, (int)tid))
-		return false;
+		return NULL;
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, sz - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	/* ") S ppid ...": the state is field 3. */
-	for (field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p, " %llu", ticks) == 1;
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/* The thread's start, in clock ticks after boot: stat's 22nd field. */
+static bool thread_start(const char *procfs_root, pid_t pid, pid_t tid, unsigned long long *ticks)
+{
+	char buf[1024];
+	const char *p = thread_stat(procfs_root, pid, tid, buf, sizeof(buf));
+	int field;
+
+	/* "S ppid ...": p is at field 3 */
+	for (field = 3; field < 22 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p && sscanf(p, "%llu", ticks) == 1;
+}
+
+bool tier_linux_waits_stalled(const char *procfs_root, pid_t pid, const struct tier_linux_waits *a,
+			      const struct tier_linux_waits *b)
+{
+	size_t i = 0, j = 0;
+
+	if (a->cpu_clock || b->cpu_clock)
+		return false;	/* no thread's own times */
+	while (i < a->n && j < b->n) {
+		if (a->v[i].tid < b->v[j].tid) {
+			i++;
+		} else if (a->v[i].tid > b->v[j].tid) {
+			j++;
+		} else {
+			char buf[1024];
+			const char *st;
+
+			if (b->v[j].run_ns == a->v[i].run_ns && b->v[j].wait_ns == a->v[i].wait_ns) {
+				st = thread_stat(procfs_root, pid, b->v[j].tid, buf, sizeof(buf));
+				if (st && (*st == 'R' || *st == 'D'))
+					return true;
+			}
+			i++;
+			j++;
+		}
+	}
+	return false;
 }
 
 double tier_linux_runnable_share(const char *procfs_root, pid_t pid,

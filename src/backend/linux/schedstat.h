@@ -50,6 +50,15 @@ struct tier_linux_waits_delta {
 void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
 			    struct tier_linux_waits_delta *d);
 
+/* Whether a thread in both readings a and then b that neither ran nor
+ * waited in between is runnable or blocked in the kernel now
+ * (<procfs>/PID/task/TID/stat's state R or D): waiting for a CPU since
+ * before a (the kernel adds a wait to schedstat only when the thread runs
+ * again), or for the kernel (its page under migration, its address space's
+ * lock) - not asleep by its own choice. False for CPU clock readings. */
+bool tier_linux_waits_stalled(const char *procfs_root, pid_t pid, const struct tier_linux_waits *a,
+			      const struct tier_linux_waits *b);
+
 /* The share of its life each thread of reading w was runnable (on a CPU
  * or waiting for one: schedstat's two times over the time since it
  * started, <procfs>/PID/task/TID/stat's starttime against

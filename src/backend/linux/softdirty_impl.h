@@ -119,10 +119,18 @@ bool tier__sd_dirty_unwritten(const struct sd_tracker *t, uint64_t dirty, uint64
 /* What a fault cost tg's writer, ns. */
 uint64_t tier__sd_writer_fault_ns(const struct sd_tracker *t, const struct sd_target *tg);
 /* The writer's own time at wall_us after tg's clear, `dirty` pages
- * written since, its threads' runs and waits from the clear's two ends. */
+ * written since, its threads' runs and waits from the clear's two ends,
+ * and whether it is stalled (tier__sd_stalled()). */
 uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *tg,
 			    uint64_t wall_us, uint64_t dirty, const struct tier_linux_waits_delta *d0,
-			    const struct tier_linux_waits_delta *d1);
+			    const struct tier_linux_waits_delta *d1, bool stalled);
+/* Whether none of tg's threads ran since its clear (d0, d1: from the
+ * clear's two ends to `now`, a reading of its threads) and one of them is
+ * runnable or blocked in the kernel (tier_linux_waits_stalled()). Reads
+ * the threads' stat files only when none ran. */
+bool tier__sd_stalled(const struct sd_tracker *t, const struct sd_target *tg,
+		      const struct tier_linux_waits_delta *d0, const struct tier_linux_waits_delta *d1,
+		      const struct tier_linux_waits *now);
 /* The next round's period (tier__softdirty_period_us()), into t->period_us
  * and the stats. */
 void tier__sd_plan_period(struct sd_tracker *t);

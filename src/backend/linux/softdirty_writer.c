@@ -56,10 +56,16 @@ uint64_t tier__sd_writer_fault_ns(const struct sd_tracker *t, const struct sd_ta
  * clock it wants a CPU (tg->duty): a writer that neither ran nor waited
  * meanwhile was blocked - by tierd's own moves (its pages under migration)
  * and page walks, or asleep longer than it sleeps - and wrote nothing.
- * At least 1. */
+ * stalled: none of its threads ran since the clear and one of them is
+ * runnable or blocked in the kernel (tier_linux_waits_stalled()): waiting
+ * since the clear, for a CPU (a wait schedstat shows only once it runs)
+ * or for the kernel, it wrote nothing however long the wall clock (in a
+ * sid guest run an early read went ahead 37.6 ms after the clear, dated
+ * 0.9 ms of such a writer's time); one that ran nothing asleep by its own
+ * choice has its wall clock, less what it waited. At least 1. */
 uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *tg,
 			  uint64_t wall_us, uint64_t dirty, const struct tier_linux_waits_delta *d0,
-			  const struct tier_linux_waits_delta *d1)
+			  const struct tier_linux_waits_delta *d1, bool stalled)
 {
 	uint64_t faults = dirty * tier__sd_writer_fault_ns(t, tg) / 1000;
 	uint64_t lost = faults + (tier_linux_waits_delta_mean(d0) +
@@ -67,6 +73,8 @@ uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *
 	uint64_t at = lost < wall_us - wall_us / 16 ? wall_us - lost : wall_us / 16 + 1;
 	uint64_t busy = (d0->max_ran_ns + d1->max_ran_ns) / 2000;
 
+	if (!busy && stalled)
+		return 1;
 	if (busy && tg->duty > 0) {
 		uint64_t own = faults < busy - busy / 16 ? busy - faults : busy / 16 + 1;
 
@@ -75,6 +83,14 @@ uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *
 			at = own;
 	}
 	return at ? at : 1;
+}
+
+bool tier__sd_stalled(const struct sd_tracker *t, const struct sd_target *tg,
+		      const struct tier_linux_waits_delta *d0, const struct tier_linux_waits_delta *d1,
+		      const struct tier_linux_waits *now)
+{
+	return !d0->max_ran_ns && !d1->max_ran_ns &&
+	       tier_linux_waits_stalled(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c1, now);
 }
 
 uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share)
@@ -142,7 +158,8 @@ uint64_t tier__softdirty_behind(void *priv, uint64_t need_us)
 		tier_linux_waits_delta(&tg->wait_c0, &t->wait_r0, &d0);
 		tier_linux_waits_delta(&tg->wait_c1, &t->wait_r0, &d1);
 		at = tier__sd_writer_us(t, tg, now > tg->t0_us ? now - tg->t0_us : 1,
-			       minflt > tg->minflt_c0 ? minflt - tg->minflt_c0 : 0, &d0, &d1);
+			       minflt > tg->minflt_c0 ? minflt - tg->minflt_c0 : 0, &d0, &d1,
+			       tier__sd_stalled(t, tg, &d0, &d1, &t->wait_r0));
 		if (at < need_us && need_us - at > most)
 			most = need_us - at;
 	}

@@ -343,7 +343,8 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
 			whole = tier__sd_dirty_unwritten(t, dirty, ran);
-			at = tier__sd_writer_us(t, tg, wall, dirty, &d0, &d1);
+			at = tier__sd_writer_us(t, tg, wall, dirty, &d0, &d1,
+						tier__sd_stalled(t, tg, &d0, &d1, &t->wait_r1));
 			/* What a fault cost the writer, bounded by its CPU per
 			 * dirty page (tier__sd_writer_fault_ns()). */
 			if (!whole && dirty >= SD_SEEN_PAGES && ran &&
