@@ -534,7 +534,12 @@ static void test_pick(void **state)
 	assert_string_equal(tier_linux_trackers[2]->name, "idle");
 	assert_string_equal(tier_linux_trackers[3]->name, "softdirty");
 	assert_string_equal(tier_linux_trackers[4]->name, "perf");
-	assert_null(tier_linux_trackers[5]);
+	assert_string_equal(tier_linux_trackers[5]->name, "damon+hint");
+	assert_string_equal(tier_linux_trackers[6]->name, "hint");
+	assert_null(tier_linux_trackers[7]);
+	assert_true(tier_linux_tracker_find("hint")->hint_faults);
+	assert_true(tier_linux_tracker_find("damon+hint")->hint_faults);
+	assert_false(tier_linux_tracker_find("damon+softdirty")->hint_faults);
 
 	/* DAMON's sysfs, the pagemap fixture's procfs: like Debian 6.12. */
 	tmp_init(&t, "damon-sysfs/v6.12");
@@ -565,7 +570,7 @@ static void test_pick(void **state)
 	assert_non_null(strstr(why, "perf: no PMU"));
 
 	assert_int_equal(tier_linux_tracker_pick(&t.ctx, "bogus", &ops, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "unknown tracker 'bogus' (known: damon+softdirty damon idle softdirty perf, auto)\n");
+	assert_string_equal(why, "unknown tracker 'bogus' (known: damon+softdirty damon idle softdirty perf damon+hint hint, auto)\n");
 
 	/* The pagemap fixture's sysfs has page_idle but no DAMON: idle. */
 	assert_int_equal(tier_linux_tracker_pick(&p.ctx, "auto", &ops, why, sizeof(why)), 0);
@@ -584,6 +589,173 @@ static void test_pick(void **state)
 	assert_ptr_equal(ops, &tier__linux_tracker_damon);
 	assert_non_null(strstr(why, "softdirty: "));
 	tmp_release(&t);
+}
+
+/* ---- hint faults --------------------------------------------------------- */
+
+#define HR (1ull << HINT_RANGE_SHIFT)	/* a range's bytes */
+
+/* The obs in g for [start, end) of pid: its rate (-1: none). */
+static double hint_rate_of(const struct got *g, pid_t pid, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (g->v[i].pid == pid && g->v[i].start == start && g->v[i].end == end) {
+			assert_int_equal(g->v[i].kind, TIER_OBS_ACCESSED);
+			assert_int_equal(g->v[i].write, TIER_OBS_STANDING);
+			return tier__obs_rate(&g->v[i]);
+		}
+	return -1;
+}
+
+/* The kernel's passes told apart per range by a page faulting again; a
+ * fault's latency from its pass's start rates it at ln 2 over it; an
+ * estimate holds for its pass and the next; a slow one is left out. */
+static void test_hint_passes(void **state)
+{
+	struct tier__hint_passes hp;
+	struct got g = { .n = 0 };
+	const uint64_t a = 16 * HR, t = 5000000;	/* a range's start; the first fault */
+	const pid_t keep[] = { 101 };
+
+	(void)state;
+	tier__hint_passes_init(&hp);
+	assert_false(tier__hint_passes_read(&hp, 100, t));
+	/* Pass 1: page 0 at once, page 8 after 10 ms, pages 16 and 17 after
+	 * 100 ms, page 1 after 500 ms. */
+	assert_int_equal(tier__hint_fault(&hp, 100, a, t), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 8 * 4096 + 123, t + 10000), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 16 * 4096, t + 100000), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 17 * 4096, t + 100400), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 1 * 4096, t + 500000), 0);
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_int_equal(g.n, 3);
+	/* ln 2 over at least 1 ms; over 10 ms; 16 and 17 one run at 100 ms */
+	assert_float_equal(hint_rate_of(&g, 100, a, a + 4096), M_LN2 / 0.001, 1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + 8 * 4096, a + 9 * 4096), M_LN2 / 0.010, 1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + 16 * 4096, a + 18 * 4096), M_LN2 / 0.100,
+			   1e-6);
+	/* 1.39/s: under HINT_MIN_RATE, left out */
+	assert_true(hint_rate_of(&g, 100, a + 4096, a + 2 * 4096) < 0);
+	/* The first pass is over HINT_FIRST_PASS_US after the first fault. */
+	assert_false(tier__hint_passes_read(&hp, 100, t + HINT_FIRST_PASS_US - 1));
+	assert_true(tier__hint_passes_read(&hp, 100, t + HINT_FIRST_PASS_US));
+	assert_false(tier__hint_passes_read(&hp, 101, t + HINT_FIRST_PASS_US));
+	/* Page 0 faults again 1.5 s later: the range's pass 2 begins; page
+	 * 8 keeps pass 1's estimate, page 0 has its new one (20 ms). */
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 100, t + 1500000), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 2 * 4096, t + 1520000), 0);
+	g.n = 0;
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_float_equal(hint_rate_of(&g, 100, a + 8 * 4096, a + 9 * 4096), M_LN2 / 0.010, 1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + 2 * 4096, a + 3 * 4096), M_LN2 / 0.020, 1e-6);
+	/* Another range has passes of its own: its first fault starts one. */
+	assert_int_equal(tier__hint_fault(&hp, 100, a + HR + 4096, t + 1600000), 0);
+	/* Pass 3: page 8, not seen in pass 2, loses its estimate. */
+	assert_int_equal(tier__hint_fault(&hp, 100, a, t + 3000000), 0);
+	g.n = 0;
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_true(hint_rate_of(&g, 100, a + 8 * 4096, a + 9 * 4096) < 0);
+	assert_float_equal(hint_rate_of(&g, 100, a, a + 4096), M_LN2 / 0.001, 1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + 2 * 4096, a + 3 * 4096), M_LN2 / 0.020, 1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + HR + 4096, a + HR + 2 * 4096),
+			   M_LN2 / 0.001, 1e-6);
+	assert_int_equal(hp.faults, 9);
+	/* A process no longer watched: its ranges and its first pass go. */
+	tier__hint_passes_drop(&hp, keep, 1);
+	g.n = 0;
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_int_equal(g.n, 0);
+	assert_false(tier__hint_passes_read(&hp, 100, t + 10000000));
+	/* ... and it is new again if it comes back. */
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 8 * 4096, t + 4000000), 0);
+	g.n = 0;
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_float_equal(hint_rate_of(&g, 100, a + 8 * 4096, a + 9 * 4096), M_LN2 / 0.001, 1e-6);
+	tier__hint_passes_release(&hp);
+}
+
+/* Many ranges of many processes: the table grows and finds each again. */
+static void test_hint_passes_many(void **state)
+{
+	struct tier__hint_passes hp;
+	struct got g = { .n = 0 };
+	pid_t keep[8];
+	int p, r;
+
+	(void)state;
+	tier__hint_passes_init(&hp);
+	for (p = 0; p < 16; p++)
+		for (r = 0; r < 12; r++)
+			assert_int_equal(tier__hint_fault(&hp, 200 + p, (uint64_t)r * HR, 1000000), 0);
+	for (p = 0; p < 16; p++)
+		for (r = 0; r < 12; r++)	/* page 0 again: pass 2 of each */
+			assert_int_equal(tier__hint_fault(&hp, 200 + p, (uint64_t)r * HR, 1005000), 0);
+	assert_int_equal(hp.n, 192);
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_int_equal(g.n, 192);	/* page 0 of each */
+	for (p = 0; p < 8; p++)
+		keep[p] = 200 + 2 * p;
+	tier__hint_passes_drop(&hp, keep, 8);
+	assert_int_equal(hp.n, 96);
+	for (p = 0; p < 8; p++)
+		assert_int_equal(tier__hint_fault(&hp, keep[p], 4096, 2000000), 0);
+	assert_int_equal(hp.n, 96);	/* found again, not added */
+	tier__hint_passes_release(&hp);
+}
+
+/* Pages 0-1 on tier 0, 2-5 on tier 1, the rest of no known tier. */
+static void tiers_fake(void *arg, pid_t pid, uint64_t start, uint64_t end,
+		       void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
+{
+	static const uint64_t cut[] = { 0, 2 * 4096, 6 * 4096, UINT64_MAX };
+	static const unsigned tier[] = { 0, 1, TIER_LINUX_TIER_NONE };
+	int k;
+
+	(void)arg;
+	(void)pid;
+	for (k = 0; k < 3; k++) {
+		uint64_t a = start > cut[k] ? start : cut[k], e = end < cut[k + 1] ? end : cut[k + 1];
+
+		if (a < e)
+			fn(fctx, a, e, tier[k]);
+	}
+}
+
+static bool covered_100(void *arg, pid_t pid)
+{
+	(void)arg;
+	return pid == 100;
+}
+
+/* damon+hint: DAMON's regions of a process the hint faults rate go on
+ * only on the top tier (or where the tier is not known); the others whole. */
+static void test_obs_top_tier(void **state)
+{
+	struct tier_linux_addr_obs acc[2] = {
+		{ .pid = 100, .start = 0, .end = 8 * 4096, .kind = TIER_OBS_ACCESSED, .count = 3,
+		  .max = 20, .interval_us = 100000 },
+		{ .pid = 101, .start = 0, .end = 4 * 4096, .kind = TIER_OBS_ACCESSED, .count = 1,
+		  .max = 20, .interval_us = 100000 },
+	};
+	struct tier_linux_ctx ctx = { 0 };
+	struct got g = { .n = 0 };
+
+	(void)state;
+	ctx.tiers = tiers_fake;
+	tier__obs_top_tier(acc, 2, &ctx, covered_100, NULL, sink, &g);
+	assert_int_equal(g.n, 3);
+	expect_obs(&g.v[0], 100, 0, 2 * 4096, TIER_OBS_ACCESSED, 3, 20);
+	expect_obs(&g.v[1], 100, 6 * 4096, 8 * 4096, TIER_OBS_ACCESSED, 3, 20);
+	expect_obs(&g.v[2], 101, 0, 4 * 4096, TIER_OBS_ACCESSED, 1, 20);
+	assert_int_equal(g.v[0].interval_us, 100000);
+	/* Without the world's tiers: all of them whole. */
+	ctx.tiers = NULL;
+	g.n = 0;
+	tier__obs_top_tier(acc, 2, &ctx, covered_100, NULL, sink, &g);
+	assert_int_equal(g.n, 2);
+	expect_obs(&g.v[0], 100, 0, 8 * 4096, TIER_OBS_ACCESSED, 3, 20);
 }
 
 /* ---- kernel tiering ----------------------------------------------------- */
@@ -605,6 +777,12 @@ static void test_kernel_tiering(void **state)
 	assert_true(tier_linux_kernel_tiering_active(&kt));
 	tier_linux_kernel_tiering_describe(&kt, buf, sizeof(buf));
 	assert_string_equal(buf, "numa_balancing=1 (NUMA balancing), demotion_enabled=false");
+	/* No promotion rate limit (before 6.0): no hint faults only, and
+	 * nothing written. */
+	assert_false(kt.has_rate_limit);
+	assert_int_equal(tier_linux_kernel_tiering_hint_only(&t.ctx, &saved, &err), -EOPNOTSUPP);
+	assert_non_null(strstr(err.msg, "numa_balancing_promote_rate_limit_MBps missing"));
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "1");
 	tmp_release(&t);
 
 	tmp_init(&t, "kernel-tiering/tiering");
@@ -622,6 +800,23 @@ static void test_kernel_tiering(void **state)
 	if (tier_linux_kernel_tiering_restore(&t.ctx, &saved, &err))
 		fail_msg("restore: %s", err.msg);
 	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "true");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+			    "65536");
+
+	/* Hint faults only (the hint-fault tracker): memory tiering mode, no
+	 * promotion, no demotion; put back as found. */
+	assert_true(saved.has_rate_limit);
+	assert_int_equal(saved.rate_limit_mbps, 65536);
+	if (tier_linux_kernel_tiering_hint_only(&t.ctx, &saved, &err))
+		fail_msg("hint_only: %s", err.msg);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"), "0");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "false");
+	if (tier_linux_kernel_tiering_restore(&t.ctx, &saved, &err))
+		fail_msg("restore: %s", err.msg);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+			    "65536");
 	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "true");
 
 	/* Not writable: a clear error, nothing left half-done. As root the
@@ -783,6 +978,54 @@ static void test_guard_after_crash(void **state)
 	assert_int_equal(tier_linux_guard_restore_leftovers(&t.ctx, state_file(&t), NULL, NULL,
 							    &found, &err), 0);
 	assert_false(found);
+	tmp_release(&t);
+}
+
+/* For the hint-fault tracker: NUMA balancing takes hint faults and moves
+ * nothing while tierd runs; a tierd killed then leaves the three settings
+ * in its state file, and the next start puts them back. */
+static void test_guard_hint_faults(void **state)
+{
+	struct tier_linux_guard g, g2;
+	struct tier_linux_kernel_state st;
+	struct tier_err err = { "" };
+	struct tmp t;
+
+	(void)state;
+	tmp_init(&t, "kernel-tiering/sid");
+	said[0] = '\0';
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), say_collect, NULL,
+					       &err), 0);
+	if (tier_linux_guard_hint_faults(&g, &err))
+		fail_msg("hint faults: %s", err.msg);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"), "0");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "false");
+	assert_non_null(strstr(said, "takes hint faults for tierd and moves nothing"));
+	if (tier_linux_kernel_state_load(state_file(&t), &st, &err))
+		fail_msg("load: %s", err.msg);
+	assert_true(st.tiering.has_rate_limit);
+	assert_int_equal(st.tiering.rate_limit_mbps, 65536);
+	assert_int_equal(st.tiering.numa_balancing, 2);
+	assert_true(st.tiering.demotion_enabled);
+	/* Killed here: the next start puts all three back. */
+	said[0] = '\0';
+	if (tier_linux_guard_open(&g2, &t.ctx, state_file(&t), say_collect, NULL, &err))
+		fail_msg("reopen: %s", err.msg);
+	assert_non_null(strstr(said, "numa_balancing_promote_rate_limit_MBps=65536"));
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+			    "65536");
+	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "true");
+	assert_null(get(&t, "tierd/state"));
+	assert_int_equal(tier_linux_guard_close(&g2, &err), 0);
+	/* A kernel without the rate limit: refused, nothing changed. */
+	tmp_release(&t);
+	tmp_init(&t, "kernel-tiering/debian");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err), 0);
+	assert_int_equal(tier_linux_guard_hint_faults(&g, &err), -EOPNOTSUPP);
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "1");
+	assert_int_equal(tier_linux_guard_close(&g, &err), 0);
+	assert_null(get(&t, "tierd/state"));
 	tmp_release(&t);
 }
 
@@ -1089,6 +1332,10 @@ int main(void)
 		cmocka_unit_test(test_kernel_tiering),
 		cmocka_unit_test(test_guard_take_and_give_back),
 		cmocka_unit_test(test_guard_after_crash),
+		cmocka_unit_test(test_guard_hint_faults),
+		cmocka_unit_test(test_hint_passes),
+		cmocka_unit_test(test_hint_passes_many),
+		cmocka_unit_test(test_obs_top_tier),
 		cmocka_unit_test(test_guard_refuses),
 		cmocka_unit_test(test_guard_keeps),
 	};

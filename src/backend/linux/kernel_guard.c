@@ -180,6 +180,31 @@ int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 	return 0;
 }
 
+int tier_linux_guard_hint_faults(struct tier_linux_guard *g, struct tier_err *err)
+{
+	struct tier_linux_kernel_tiering kt;
+	char desc[128];
+	int ret;
+
+	ret = tier_linux_kernel_tiering_read(&g->ctx, &kt, err);
+	if (ret)
+		return ret;
+	g->st.tiering = kt;
+	ret = save(g, err);
+	if (!ret)
+		ret = tier_linux_kernel_tiering_hint_only(&g->ctx, &kt, err);
+	if (ret) {
+		memset(&g->st.tiering, 0, sizeof(g->st.tiering));
+		return ret;
+	}
+	tier_linux_kernel_tiering_describe(&kt, desc, sizeof(desc));
+	tier_sayf(g->say, g->say_arg, LOG_INFO,
+	    "kernel NUMA balancing takes hint faults for tierd and moves nothing while tierd runs "
+	    "(numa_balancing=2, numa_balancing_promote_rate_limit_MBps=0, demotion off; was %s, "
+	    "rate limit %llu)", desc, (unsigned long long)kt.rate_limit_mbps);
+	return 0;
+}
+
 int tier_linux_guard_kdamond(struct tier_linux_guard *g, bool running, unsigned index,
 			     pid_t pid, struct tier_err *err)
 {

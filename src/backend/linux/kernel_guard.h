@@ -57,6 +57,12 @@ int tier_linux_guard_damon_stat(struct tier_linux_guard *g, bool disable, struct
 int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 				    struct tier_err *err);
 
+/* For a tracker that reads the kernel's NUMA hint faults: the kernel's
+ * NUMA balancing set to take them on the slower tiers' pages and move
+ * nothing (tier_linux_kernel_tiering_hint_only()), saved first, put back
+ * at close. Returns 0 or -errno (-EOPNOTSUPP: a kernel without it). */
+int tier_linux_guard_hint_faults(struct tier_linux_guard *g, struct tier_err *err);
+
 /* The kdamond tierd runs now (running false: none). Rewrites the state
  * file when this changed. Returns 0 or -errno. */
 int tier_linux_guard_kdamond(struct tier_linux_guard *g, bool running, unsigned index,

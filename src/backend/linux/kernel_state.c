@@ -20,7 +20,7 @@
 bool tier_linux_kernel_state_empty(const struct tier_linux_kernel_state *st)
 {
 	return !st->tiering.has_numa_balancing && !st->tiering.has_demotion &&
-	       !st->damon_stat && !st->has_kdamond;
+	       !st->tiering.has_rate_limit && !st->damon_stat && !st->has_kdamond;
 }
 
 /* A decimal number that fits in max, the whole word. */
@@ -39,7 +39,8 @@ static int parse_line(char *line, struct tier_linux_kernel_state *st, const char
 		      unsigned lineno, struct tier_err *err)
 {
 	static const char *const keys[] = {
-		"pid", "numa_balancing", "demotion_enabled", "damon_stat", "kdamond", NULL,
+		"pid", "numa_balancing", "demotion_enabled", "damon_stat", "kdamond",
+		"numa_balancing_promote_rate_limit_MBps", NULL,
 	};
 	char *words[4], *save = NULL, *w;
 	unsigned long a, b;
@@ -67,6 +68,10 @@ static int parse_line(char *line, struct tier_linux_kernel_state *st, const char
 		   (!strcmp(words[1], "true") || !strcmp(words[1], "false"))) {
 		st->tiering.has_demotion = true;
 		st->tiering.demotion_enabled = !strcmp(words[1], "true");
+	} else if (!strcmp(words[0], "numa_balancing_promote_rate_limit_MBps") && n == 2 &&
+		   parse_num(words[1], ULONG_MAX, &a)) {
+		st->tiering.has_rate_limit = true;
+		st->tiering.rate_limit_mbps = a;
 	} else if (!strcmp(words[0], "damon_stat") && n == 2 && !strcmp(words[1], "Y")) {
 		st->damon_stat = true;
 	} else if (!strcmp(words[0], "kdamond") && n == 3 && parse_num(words[1], 4095, &a) &&
@@ -161,6 +166,9 @@ int tier_linux_kernel_state_save(const char *path, const struct tier_linux_kerne
 		fprintf(f, "numa_balancing %u\n", st->tiering.numa_balancing);
 	if (st->tiering.has_demotion)
 		fprintf(f, "demotion_enabled %s\n", st->tiering.demotion_enabled ? "true" : "false");
+	if (st->tiering.has_rate_limit)
+		fprintf(f, "numa_balancing_promote_rate_limit_MBps %llu\n",
+			(unsigned long long)st->tiering.rate_limit_mbps);
 	if (st->damon_stat)
 		fprintf(f, "damon_stat Y\n");
 	if (st->has_kdamond)
@@ -235,13 +243,19 @@ int tier_linux_kernel_state_restore(const struct tier_linux_ctx *ctx,
 		done[0] = '\0';
 	if (st->has_kdamond)
 		first = stop_kdamond(ctx, st, done, done_sz, err);
-	if (st->tiering.has_numa_balancing || st->tiering.has_demotion) {
+	if (st->tiering.has_numa_balancing || st->tiering.has_demotion ||
+	    st->tiering.has_rate_limit) {
 		ret = tier_linux_kernel_tiering_restore(ctx, &st->tiering, first ? &e2 : err);
 		if (!ret) {
 			char desc[128];
 
 			tier_linux_kernel_tiering_describe(&st->tiering, desc, sizeof(desc));
 			done_add(done, done_sz, desc);
+			if (st->tiering.has_rate_limit) {
+				snprintf(desc, sizeof(desc), "numa_balancing_promote_rate_limit_MBps=%llu",
+					 (unsigned long long)st->tiering.rate_limit_mbps);
+				done_add(done, done_sz, desc);
+			}
 		} else if (!first) {
 			first = ret;
 		}

@@ -15,6 +15,9 @@
  *   pid 1234                 the tierd that wrote it
  *   numa_balancing 2         /proc/sys/kernel/numa_balancing before
  *   demotion_enabled true    /sys/kernel/mm/numa/demotion_enabled before
+ *   numa_balancing_promote_rate_limit_MBps 65536
+ *                            /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+ *                            before (the hint-fault tracker sets it to 0)
  *   damon_stat Y             damon_stat was enabled and tierd switched it off
  *   kdamond 0 567            kdamonds/0 runs for tierd, its thread is pid 567
  * A key appears only when tierd changed that setting (or runs a kdamond).

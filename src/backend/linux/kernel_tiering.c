@@ -11,6 +11,7 @@
 
 #define NUMA_BALANCING	"sys/kernel/numa_balancing"
 #define DEMOTION	"kernel/mm/numa/demotion_enabled"
+#define RATE_LIMIT	"sys/kernel/numa_balancing_promote_rate_limit_MBps"
 
 static int paths(const struct tier_linux_ctx *ctx, char *nb, char *dem, size_t sz,
 		 struct tier_err *err)
@@ -21,17 +22,32 @@ static int paths(const struct tier_linux_ctx *ctx, char *nb, char *dem, size_t s
 	return 0;
 }
 
+static int rate_path(const struct tier_linux_ctx *ctx, char *rl, size_t sz, struct tier_err *err)
+{
+	if (tier_sysfs_path(rl, sz, ctx->procfs_root, RATE_LIMIT))
+		return tier_err_set(err, -ENAMETOOLONG, "kernel tiering: root path too long");
+	return 0;
+}
+
 int tier_linux_kernel_tiering_read(const struct tier_linux_ctx *ctx,
 				   struct tier_linux_kernel_tiering *out, struct tier_err *err)
 {
-	char nb[512], dem[512], buf[64];
+	char nb[512], dem[512], rl[512], buf[64];
 	uint64_t v;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
 	ret = paths(ctx, nb, dem, sizeof(nb), err);
+	if (!ret)
+		ret = rate_path(ctx, rl, sizeof(rl), err);
 	if (ret)
 		return ret;
+	if (tier_sysfs_exists(rl)) {
+		ret = tier_sysfs_read_u64(rl, &out->rate_limit_mbps, err);
+		if (ret)
+			return ret;
+		out->has_rate_limit = true;
+	}
 	if (tier_sysfs_exists(nb)) {
 		ret = tier_sysfs_read_u64(nb, &v, err);
 		if (ret)
@@ -127,19 +143,78 @@ int tier_linux_kernel_tiering_disable(const struct tier_linux_ctx *ctx,
 	return 0;
 }
 
+int tier_linux_kernel_tiering_hint_only(const struct tier_linux_ctx *ctx,
+					struct tier_linux_kernel_tiering *saved,
+					struct tier_err *err)
+{
+	char nb[512], dem[512], rl[512], v[32];
+	bool nb_written = false, rl_written = false;
+	int ret;
+
+	ret = tier_linux_kernel_tiering_read(ctx, saved, err);
+	if (!ret)
+		ret = paths(ctx, nb, dem, sizeof(nb), err);
+	if (!ret)
+		ret = rate_path(ctx, rl, sizeof(rl), err);
+	if (ret)
+		return ret;
+	if (!saved->has_numa_balancing || !saved->has_rate_limit)
+		return tier_err_set(err, -EOPNOTSUPP, "%s missing (a kernel without memory "
+				    "tiering's NUMA balancing, before 6.0)",
+				    !saved->has_numa_balancing ? nb : rl);
+	if (saved->rate_limit_mbps) {
+		ret = write_setting(rl, "0", err);
+		if (ret)
+			return ret;
+		rl_written = true;
+	}
+	if (saved->numa_balancing != TIER_NUMA_BALANCING_TIERING) {
+		snprintf(v, sizeof(v), "%u", TIER_NUMA_BALANCING_TIERING);
+		ret = write_setting(nb, v, err);
+		if (ret)
+			goto undo;
+		nb_written = true;
+	}
+	if (saved->has_demotion && saved->demotion_enabled) {
+		ret = write_setting(dem, "false", err);
+		if (ret)
+			goto undo;
+	}
+	return 0;
+undo:
+	if (nb_written) {
+		snprintf(v, sizeof(v), "%u", saved->numa_balancing);
+		tier__write_str(nb, v, NULL);
+	}
+	if (rl_written) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)saved->rate_limit_mbps);
+		tier__write_str(rl, v, NULL);
+	}
+	return ret;
+}
+
 int tier_linux_kernel_tiering_restore(const struct tier_linux_ctx *ctx,
 				      const struct tier_linux_kernel_tiering *saved,
 				      struct tier_err *err)
 {
-	char nb[512], dem[512], v[16];
+	char nb[512], dem[512], rl[512], v[32];
 	int ret, first = 0;
 
 	ret = paths(ctx, nb, dem, sizeof(nb), err);
+	if (!ret)
+		ret = rate_path(ctx, rl, sizeof(rl), err);
 	if (ret)
 		return ret;
+	/* The rate limit before the mode that reads it. */
+	if (saved->has_rate_limit) {
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)saved->rate_limit_mbps);
+		first = write_setting(rl, v, err);
+	}
 	if (saved->has_numa_balancing) {
 		snprintf(v, sizeof(v), "%u", saved->numa_balancing);
-		first = write_setting(nb, v, err);
+		ret = write_setting(nb, v, first ? NULL : err);
+		if (!first)
+			first = ret;
 	}
 	if (saved->has_demotion) {
 		ret = write_setting(dem, saved->demotion_enabled ? "true" : "false",

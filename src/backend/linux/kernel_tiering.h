@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/linux/tracker.h"
 #include "core/err.h"
@@ -25,6 +26,10 @@ struct tier_linux_kernel_tiering {
 	unsigned numa_balancing;	/* its value (bitmask) */
 	bool has_demotion;		/* demotion_enabled exists */
 	bool demotion_enabled;
+	/* /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps (6.0+):
+	 * what memory tiering mode may promote a second; 0 promotes nothing */
+	bool has_rate_limit;
+	uint64_t rate_limit_mbps;
 };
 
 /* Reads both settings into *out; a file that does not exist (an older
@@ -49,6 +54,18 @@ void tier_linux_kernel_tiering_describe(const struct tier_linux_kernel_tiering *
 int tier_linux_kernel_tiering_disable(const struct tier_linux_ctx *ctx,
 				      struct tier_linux_kernel_tiering *saved,
 				      struct tier_err *err);
+
+/* Reads the current settings into *saved, then leaves the kernel's NUMA
+ * balancing taking hint faults on the slower tiers' pages and moving
+ * none: numa_balancing = 2 (memory tiering alone, which scans only pages
+ * off the top tier), its promotion rate limit 0 (should_numa_migrate_memory()
+ * finds the limit reached at every fault), demotion_enabled = false - for
+ * the hint-fault tracker (tracker_hint.c), which reads the faults. Needs
+ * all three; -EOPNOTSUPP (err says which is missing) without. On failure
+ * what was written is put back. Returns 0 or -errno. */
+int tier_linux_kernel_tiering_hint_only(const struct tier_linux_ctx *ctx,
+					struct tier_linux_kernel_tiering *saved,
+					struct tier_err *err);
 
 /* Writes back the settings in *saved (those present). Returns 0 or the
  * first -errno; tries both either way. */

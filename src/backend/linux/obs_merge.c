@@ -115,3 +115,41 @@ void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const do
 	if (nv)
 		sink(ctx, v, nv);
 }
+
+struct top_pass {
+	struct tier__obs_batch *b;
+	const struct tier_linux_addr_obs *r;
+};
+
+static void top_piece(void *fctx, uint64_t start, uint64_t end, unsigned tier)
+{
+	struct top_pass *tp = fctx;
+	struct tier_linux_addr_obs o;
+
+	if (tier != 0 && tier != TIER_LINUX_TIER_NONE)
+		return;
+	o = *tp->r;
+	o.start = start > tp->r->start ? start : tp->r->start;
+	o.end = end < tp->r->end ? end : tp->r->end;
+	if (o.start < o.end)
+		tier__batch_add(tp->b, &o);
+}
+
+void tier__obs_top_tier(const struct tier_linux_addr_obs *acc, size_t nacc,
+			const struct tier_linux_ctx *ctx, bool (*covered)(void *arg, pid_t pid),
+			void *cov_arg, tier_linux_obs_sink sink, void *sctx)
+{
+	struct tier__obs_batch b;
+	size_t i;
+
+	tier__batch_init(&b, sink, sctx);
+	for (i = 0; i < nacc; i++) {
+		struct top_pass tp = { &b, &acc[i] };
+
+		if (!ctx->tiers || !covered(cov_arg, acc[i].pid))
+			tier__batch_add(&b, &acc[i]);
+		else
+			ctx->tiers(ctx->tiers_arg, acc[i].pid, acc[i].start, acc[i].end, top_piece, &tp);
+	}
+	tier__batch_flush(&b);
+}

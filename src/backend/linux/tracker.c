@@ -13,6 +13,8 @@ const struct tier_linux_tracker_ops *const tier_linux_trackers[] = {
 	&tier__linux_tracker_idle,
 	&tier__linux_tracker_softdirty,
 	&tier__linux_tracker_perf,
+	&tier__linux_tracker_combo_hint,
+	&tier__linux_tracker_hint,
 	NULL,
 };
 

@@ -166,6 +166,10 @@ struct tier_linux_tracker_ops {
 	 * of the budget (tier_linux_ctx): kernel threads (a kdamond), a
 	 * thread of its own in tierd. */
 	bool kthreads, own_thread;
+	/* It reads the kernel's NUMA hint faults: while it runs, the kernel's
+	 * NUMA balancing must take them and move nothing (the daemon sets it
+	 * so: kernel_guard.h, tier_linux_guard_hint_faults()). */
+	bool hint_faults;
 	/* Required. 0 when the tracker can run here; else -errno and err says
 	 * why in one line ("DAMON: /sys/kernel/mm/damon/admin missing (kernel
 	 * without CONFIG_DAMON_SYSFS)"). Changes nothing. */

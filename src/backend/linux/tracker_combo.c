@@ -34,6 +34,15 @@
  * up, against 9,900 with DAMON alone. DAMON's kdamond keeps its share as alone; the soft-dirty
  * thread keeps its own (SD_CPU_SHARE, and SD_FAULT_SHARE of the workload's
  * faults).
+ *
+ * "damon+hint" is DAMON and the kernel's hint faults (tracker_hint.c)
+ * together, the same way but for what each rates: the kernel scans only
+ * the pages off the top tier, and their faults rate each of them, so of a
+ * process the hint faults have rated (its first pass over), DAMON's
+ * regions go on only where they lie on the top tier (tier__obs_top_tier());
+ * a scattered hot set's lukewarm region on a slower tier would otherwise
+ * lift its cold pages to its rate. Until then, as above, DAMON's lukewarm
+ * regions are held.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -60,6 +69,10 @@ struct combo_seen {
 };
 
 struct combo {
+	const struct tier_linux_tracker_ops *second;	/* soft-dirty or hint */
+	bool (*has_read)(void *priv, pid_t pid);	/* the second's */
+	bool by_tier;			/* hint: DAMON on the top tier alone */
+	struct tier_linux_ctx ctx;	/* tiers() and its arg (by_tier) */
 	void *damon, *sd;
 	struct tier_linux_addr_obs *acc;	/* DAMON's observations in this collect */
 	double *wsum;			/* per region: the accesses its written pages stand for */
@@ -80,6 +93,13 @@ static int combo_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	return ret ? ret : SD->probe(ctx, err);
 }
 
+static int combo_hint_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
+{
+	int ret = DAMON->probe(ctx, err);
+
+	return ret ? ret : tier__linux_tracker_hint.probe(ctx, err);
+}
+
 static void combo_destroy(void *priv)
 {
 	struct combo *c = priv;
@@ -87,7 +107,7 @@ static void combo_destroy(void *priv)
 	if (!c)
 		return;
 	if (c->sd)
-		SD->destroy(c->sd);
+		c->second->destroy(c->sd);
 	if (c->damon)
 		DAMON->destroy(c->damon);
 	free(c->pending);
@@ -98,24 +118,40 @@ static void combo_destroy(void *priv)
 	free(c);
 }
 
-static int combo_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
-			struct tier_err *err)
+static int combo_make(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+		      const struct tier_linux_tracker_ops *second, struct tier_err *err)
 {
 	struct combo *c = calloc(1, sizeof(*c));
 	int ret;
 
 	*priv = NULL;
 	if (!c)
-		return tier_err_set(err, -ENOMEM, "damon+softdirty: out of memory");
+		return tier_err_set(err, -ENOMEM, "damon+%s: out of memory", second->name);
+	c->second = second;
+	c->by_tier = second == &tier__linux_tracker_hint;
+	c->has_read = c->by_tier ? tier__hint_has_read : tier__softdirty_has_read;
+	c->ctx = *ctx;
 	ret = DAMON->create(ctx, interval_us, &c->damon, err);
 	if (!ret)
-		ret = SD->create(ctx, interval_us, &c->sd, err);
+		ret = second->create(ctx, interval_us, &c->sd, err);
 	if (ret) {
 		combo_destroy(c);
 		return ret;
 	}
 	*priv = c;
 	return 0;
+}
+
+static int combo_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+			struct tier_err *err)
+{
+	return combo_make(ctx, interval_us, priv, SD, err);
+}
+
+static int combo_hint_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, void **priv,
+			     struct tier_err *err)
+{
+	return combo_make(ctx, interval_us, priv, &tier__linux_tracker_hint, err);
 }
 
 static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
@@ -127,7 +163,7 @@ static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 	if (ret)
 		return ret;
 	if (n && !(v = malloc(n * sizeof(*v))))
-		return tier_err_set(err, -ENOMEM, "damon+softdirty: out of memory");
+		return tier_err_set(err, -ENOMEM, "damon+%s: out of memory", c->second->name);
 	if (n)
 		memcpy(v, pids, n * sizeof(*v));
 	free(c->pending);
@@ -224,7 +260,7 @@ static void hold_unread(struct combo *c)
 		while (end < c->nr_acc && c->acc[end].pid == pid)
 			end++;
 		c->seen_next[n++] = (struct combo_seen){ pid, since };
-		if (now - since < COMBO_HOLD_US && !tier__softdirty_has_read(c->sd, pid))
+		if (now - since < COMBO_HOLD_US && !c->has_read(c->sd, pid))
 			tier__obs_hold(c->acc + i, end - i, pid, COMBO_HOLD_RATE);
 		i = end;
 	}
@@ -264,15 +300,21 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 		hold_unread(c);
 	}
 	t1 = tier_linux_thread_cpu_ns();
-	sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
-	/* The regions, each with what its written pages leave unexplained
-	 * (nothing written: as DAMON read it). */
-	tier__obs_rest(c->acc, c->nr_acc, c->wsum, sink, ctx);
+	if (c->by_tier) {
+		/* The hint faults' rates, then DAMON's where they do not rate. */
+		sd_ret = c->second->collect(c->sd, sink, ctx, &sd_err);
+		tier__obs_top_tier(c->acc, c->nr_acc, &c->ctx, c->has_read, c->sd, sink, ctx);
+	} else {
+		sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
+		/* The regions, each with what its written pages leave
+		 * unexplained (nothing written: as DAMON read it). */
+		tier__obs_rest(c->acc, c->nr_acc, c->wsum, sink, ctx);
+	}
 	c->damon_ns = t1 - t0;
 	c->sd_ns = tier_linux_thread_cpu_ns() - t1;
 
 	if (!sd_ret && c->has_pending) {
-		sd_ret = SD->set_targets(c->sd, c->pending, c->nr_pending, &sd_err);
+		sd_ret = c->second->set_targets(c->sd, c->pending, c->nr_pending, &sd_err);
 		if (!sd_ret) {
 			free(c->pending);
 			c->pending = NULL;
@@ -308,7 +350,7 @@ static void combo_stats(void *priv, struct tier_linux_tracker_stats *st)
 	struct tier_linux_tracker_stats d;
 
 	DAMON->stats(c->damon, &d);
-	SD->stats(c->sd, st);
+	c->second->stats(c->sd, st);
 	st->damon_sample_us = d.damon_sample_us;
 	st->damon_max_regions = d.damon_max_regions;
 	st->damon_share_percent = d.damon_share_percent;
@@ -323,7 +365,8 @@ static void combo_set_budget(void *priv, double kthread_percent, double thread_p
 	struct combo *c = priv;
 
 	DAMON->set_budget(c->damon, kthread_percent, thread_percent);
-	SD->set_budget(c->sd, kthread_percent, thread_percent);
+	if (c->second->set_budget)
+		c->second->set_budget(c->sd, kthread_percent, thread_percent);
 }
 
 const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
@@ -333,6 +376,22 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
 	.own_thread = true,
 	.probe = combo_probe,
 	.create = combo_create,
+	.destroy = combo_destroy,
+	.set_targets = combo_set_targets,
+	.collect = combo_collect,
+	.maintain = combo_maintain,
+	.kdamond = combo_kdamond,
+	.stats = combo_stats,
+	.set_budget = combo_set_budget,
+};
+
+const struct tier_linux_tracker_ops tier__linux_tracker_combo_hint = {
+	.name = "damon+hint",
+	.kinds = TIER_OBS_ACCESSED,
+	.kthreads = true,
+	.hint_faults = true,
+	.probe = combo_hint_probe,
+	.create = combo_hint_create,
 	.destroy = combo_destroy,
 	.set_targets = combo_set_targets,
 	.collect = combo_collect,

@@ -125,7 +125,7 @@ static bool decode_sample(const uint8_t *body, size_t len, uint64_t st,
 		s->tid = (uint32_t)(v >> 32);
 	}
 	if (st & PERF_SAMPLE_TIME)
-		rd64(&r);
+		s->time = rd64(&r);
 	if (st & PERF_SAMPLE_ADDR)
 		s->addr = rd64(&r);
 	if (st & PERF_SAMPLE_ID)
@@ -306,26 +306,7 @@ static int perf_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	return pmu_find(ctx, &pc, err);
 }
 
-/* ---- events ------------------------------------------------------------- */
-
-struct perf_ring {
-	int fd;
-	void *base;			/* struct perf_event_mmap_page + data */
-	size_t map_sz;
-};
-
-struct perf_tracker {
-	struct tier__roots roots;
-	struct pmu_choice pmu;
-	uint64_t sample_type;
-	uint64_t period;
-	size_t page_sz;
-	pid_t *pids;
-	size_t nr_pids;
-	struct perf_ring *rings;
-	size_t nr_rings, cap_rings;
-	struct tier__perf_stats stats;
-};
+/* ---- rings ---------------------------------------------------------------- */
 
 static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 				int group_fd, unsigned long flags)
@@ -333,40 +314,35 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
 
-static void rings_close(struct perf_tracker *t)
+void tier__perf_rings_close(struct tier__perf_rings *rs)
 {
 	size_t i;
 
-	for (i = 0; i < t->nr_rings; i++) {
-		if (t->rings[i].base)
-			munmap(t->rings[i].base, t->rings[i].map_sz);
-		close(t->rings[i].fd);
+	for (i = 0; i < rs->n; i++) {
+		if (rs->v[i].base)
+			munmap(rs->v[i].base, rs->v[i].map_sz);
+		close(rs->v[i].fd);
 	}
-	t->nr_rings = 0;
+	rs->n = 0;
 }
 
-static int ring_open(struct perf_tracker *t, pid_t tid, int cpu, struct tier_err *err)
+void tier__perf_rings_free(struct tier__perf_rings *rs)
 {
-	struct perf_event_attr attr;
-	struct perf_ring r;
+	tier__perf_rings_close(rs);
+	free(rs->v);
+	rs->v = NULL;
+	rs->cap = 0;
+}
+
+int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *attr, pid_t tid,
+			 int cpu, struct tier_err *err)
+{
+	size_t page_sz = (size_t)sysconf(_SC_PAGESIZE);
+	struct tier__perf_ring r;
 	long fd;
 	int ret;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = t->pmu.type;
-	attr.config = t->pmu.config;
-	attr.config1 = t->pmu.config1;
-	attr.sample_period = t->period;
-	attr.sample_type = t->sample_type;
-	attr.disabled = 0;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	attr.inherit = tid > 0;
-	/* PEBS needs a precise event; IBS is precise by nature. */
-	attr.precise_ip = t->pmu.kind == PMU_INTEL_MEM_LOADS ? 2 : 0;
-	attr.wakeup_events = 0;
-	fd = sys_perf_event_open(&attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = sys_perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		return tier_err_set(err, ret, "perf: perf_event_open(pid %d, cpu %d): %s%s",
@@ -375,7 +351,7 @@ static int ring_open(struct perf_tracker *t, pid_t tid, int cpu, struct tier_err
 				    " (needs CAP_PERFMON or kernel.perf_event_paranoid <= 1)" : "");
 	}
 	r.fd = (int)fd;
-	r.map_sz = (1 + PERF_DATA_PAGES) * t->page_sz;
+	r.map_sz = (1 + rs->data_pages) * page_sz;
 	r.base = mmap(NULL, r.map_sz, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
 	if (r.base == MAP_FAILED) {
 		ret = -errno;
@@ -383,20 +359,104 @@ static int ring_open(struct perf_tracker *t, pid_t tid, int cpu, struct tier_err
 		return tier_err_set(err, ret, "perf: mmap of the sample buffer: %s",
 				    strerror(-ret));
 	}
-	if (t->nr_rings == t->cap_rings) {
-		size_t c = t->cap_rings ? t->cap_rings * 2 : 16;
-		struct perf_ring *g = realloc(t->rings, c * sizeof(*g));
+	if (rs->n == rs->cap) {
+		size_t c = rs->cap ? rs->cap * 2 : 16;
+		struct tier__perf_ring *g = realloc(rs->v, c * sizeof(*g));
 
 		if (!g) {
 			munmap(r.base, r.map_sz);
 			close(r.fd);
 			return tier_err_set(err, -ENOMEM, "perf: out of memory");
 		}
-		t->rings = g;
-		t->cap_rings = c;
+		rs->v = g;
+		rs->cap = c;
 	}
-	t->rings[t->nr_rings++] = r;
+	rs->v[rs->n++] = r;
 	return 0;
+}
+
+int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root, pid_t pid,
+			    struct perf_event_attr *attr, struct tier_err *err)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0, opened = 0;
+
+	tier_sysfs_path(path, sizeof(path), procfs_root, "%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -ESRCH;
+	while ((de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0)
+			continue;
+		ret = tier__perf_ring_open(rs, attr, (pid_t)tid, -1, err);
+		if (ret == -ESRCH) {
+			tier_err_clear(err);
+			ret = 0;	/* the thread exited */
+			continue;
+		}
+		if (ret)
+			break;
+		opened++;
+	}
+	closedir(d);
+	if (!ret && !opened)
+		ret = -ESRCH;
+	return ret;
+}
+
+void tier__perf_rings_read(struct tier__perf_rings *rs, uint64_t sample_type,
+			   void (*fn)(void *ctx, const struct tier__perf_sample *s), void *ctx,
+			   struct tier__perf_stats *st)
+{
+	size_t page_sz = (size_t)sysconf(_SC_PAGESIZE), i;
+
+	for (i = 0; i < rs->n; i++) {
+		struct perf_event_mmap_page *mp = rs->v[i].base;
+		const uint8_t *data = (const uint8_t *)mp + page_sz;
+		uint64_t head, tail;
+
+		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+		tail = mp->data_tail;
+		tail = tier__perf_decode(data, rs->data_pages * page_sz, tail, head, sample_type, fn,
+					 ctx, st);
+		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	}
+}
+
+/* ---- events ------------------------------------------------------------- */
+
+struct perf_tracker {
+	struct tier__roots roots;
+	struct pmu_choice pmu;
+	uint64_t sample_type;
+	uint64_t period;
+	pid_t *pids;
+	size_t nr_pids;
+	struct tier__perf_rings rings;
+	struct tier__perf_stats stats;
+};
+
+/* The event: per thread (inherit: its threads created later too) or per
+ * CPU. */
+static void event_attr(const struct perf_tracker *t, struct perf_event_attr *attr, bool per_thread)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = t->pmu.type;
+	attr->config = t->pmu.config;
+	attr->config1 = t->pmu.config1;
+	attr->sample_period = t->period;
+	attr->sample_type = t->sample_type;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->inherit = per_thread;
+	/* PEBS needs a precise event; IBS is precise by nature. */
+	attr->precise_ip = t->pmu.kind == PMU_INTEL_MEM_LOADS ? 2 : 0;
 }
 
 static void perf_destroy(void *priv)
@@ -405,8 +465,7 @@ static void perf_destroy(void *priv)
 
 	if (!t)
 		return;
-	rings_close(t);
-	free(t->rings);
+	tier__perf_rings_free(&t->rings);
 	free(t->pids);
 	tier__roots_release(&t->roots);
 	free(t);
@@ -431,7 +490,7 @@ static int perf_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 		ret = tier_err_set(err, -ENOMEM, "perf: out of memory");
 		goto out;
 	}
-	t->page_sz = (size_t)sysconf(_SC_PAGESIZE);
+	t->rings.data_pages = PERF_DATA_PAGES;
 	t->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD |
 			 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
 	t->period = t->pmu.kind == PMU_AMD_IBS_OP ? PERF_IBS_PERIOD_DEFAULT :
@@ -440,7 +499,10 @@ static int perf_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 		/* IBS samples system-wide per CPU. */
 		ncpu = sysconf(_SC_NPROCESSORS_CONF);
 		for (cpu = 0; cpu < ncpu; cpu++) {
-			ret = ring_open(t, -1, (int)cpu, err);
+			struct perf_event_attr attr;
+
+			event_attr(t, &attr, false);
+			ret = tier__perf_ring_open(&t->rings, &attr, -1, (int)cpu, err);
 			if (ret)
 				goto out;
 		}
@@ -449,38 +511,6 @@ static int perf_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 	return 0;
 out:
 	perf_destroy(t);
-	return ret;
-}
-
-static int open_threads(struct perf_tracker *t, pid_t pid, struct tier_err *err)
-{
-	char path[512];
-	struct dirent *de;
-	DIR *d;
-	int ret = 0, opened = 0;
-
-	tier_sysfs_path(path, sizeof(path), t->roots.ctx.procfs_root, "%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || tid <= 0)
-			continue;
-		ret = ring_open(t, (pid_t)tid, -1, err);
-		if (ret == -ESRCH) {
-			ret = 0;	/* the thread exited */
-			continue;
-		}
-		if (ret)
-			break;
-		opened++;
-	}
-	closedir(d);
-	if (!ret && !opened)
-		ret = -ESRCH;
 	return ret;
 }
 
@@ -502,9 +532,12 @@ static int perf_set_targets(void *priv, const pid_t *pids, size_t n, struct tier
 	t->nr_pids = n;
 	if (t->pmu.kind == PMU_AMD_IBS_OP)
 		return 0;	/* per-CPU events; samples are filtered */
-	rings_close(t);
+	tier__perf_rings_close(&t->rings);
 	for (i = 0; i < n; i++) {
-		ret = open_threads(t, pids[i], err);
+		struct perf_event_attr attr;
+
+		event_attr(t, &attr, true);
+		ret = tier__perf_open_threads(&t->rings, t->roots.ctx.procfs_root, pids[i], &attr, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
 			continue;
@@ -546,25 +579,13 @@ static int perf_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct 
 {
 	struct perf_tracker *t = priv;
 	struct perf_collect c;
-	size_t i;
 
 	c.t = t;
 	c.b = malloc(sizeof(*c.b));
 	if (!c.b)
 		return tier_err_set(err, -ENOMEM, "perf: out of memory");
 	tier__batch_init(c.b, sink, ctx);
-	for (i = 0; i < t->nr_rings; i++) {
-		struct perf_event_mmap_page *mp = t->rings[i].base;
-		const uint8_t *data = (const uint8_t *)mp + t->page_sz;
-		size_t data_sz = PERF_DATA_PAGES * t->page_sz;
-		uint64_t head, tail;
-
-		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-		tail = mp->data_tail;
-		tail = tier__perf_decode(data, data_sz, tail, head, t->sample_type, perf_sample,
-					 &c, &t->stats);
-		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
-	}
+	tier__perf_rings_read(&t->rings, t->sample_type, perf_sample, &c, &t->stats);
 	tier__batch_flush(c.b);
 	free(c.b);
 	return 0;

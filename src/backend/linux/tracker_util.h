@@ -24,6 +24,8 @@ extern const struct tier_linux_tracker_ops tier__linux_tracker_idle;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_softdirty;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_perf;
 extern const struct tier_linux_tracker_ops tier__linux_tracker_combo;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_hint;
+extern const struct tier_linux_tracker_ops tier__linux_tracker_combo_hint;
 
 /* ---- files ------------------------------------------------------------ */
 
@@ -276,10 +278,63 @@ void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const do
  * others, and idle ones, as they are. */
 void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, double max_rate);
 
+/* ---- hint faults (tracker_hint.c) ---------------------------------------- */
+
+#define HINT_RANGE_SHIFT	26	/* passes told apart per 64 MiB */
+#define HINT_RANGE_PAGES	(1u << (HINT_RANGE_SHIFT - 12))
+#define HINT_KEEP_PASSES	2	/* a page's estimate holds for its pass and the next */
+#define HINT_MIN_LAT_MS		1.0	/* latencies count as at least this */
+#define HINT_MIN_RATE		2.0	/* estimates below it are left out, accesses/s */
+#define HINT_FIRST_PASS_US	200000u	/* a process's first pass, after its first fault */
+
+/* The passes of the kernel's scans, per process and range, and each
+ * page's last latency. */
+struct tier__hint_range;
+struct tier__hint_first {
+	pid_t pid;
+	uint64_t first_us;	/* its first fault */
+};
+struct tier__hint_passes {
+	struct tier__hint_range **slot;	/* open addressing by (pid, range) */
+	size_t n, cap;
+	struct tier__hint_first *read;
+	size_t nr_read;
+	uint64_t faults;		/* counted so far */
+};
+void tier__hint_passes_init(struct tier__hint_passes *hp);
+void tier__hint_passes_release(struct tier__hint_passes *hp);
+/* A fault of pid at addr, t_us on the monotonic clock; faults come in time
+ * order. Returns 0 or -ENOMEM. */
+int tier__hint_fault(struct tier__hint_passes *hp, pid_t pid, uint64_t addr, uint64_t t_us);
+/* Hands sink every page's standing estimate that still holds: runs of
+ * pages, ACCESSED, TIER_OBS_STANDING, 1 of 2 checks over twice the
+ * latency (tier__obs_rate() then reads ln 2 over it). */
+void tier__hint_passes_hand(struct tier__hint_passes *hp, tier_linux_obs_sink sink, void *ctx);
+/* Forgets the processes not in keep[0, n). */
+void tier__hint_passes_drop(struct tier__hint_passes *hp, const pid_t *keep, size_t n);
+/* Whether pid's first pass is over by now_us: HINT_FIRST_PASS_US after its
+ * first fault (a scattered hot set's pages faulted within 200 ms of their
+ * pass's start). */
+bool tier__hint_passes_read(const struct tier__hint_passes *hp, pid_t pid, uint64_t now_us);
+/* The rate a latency stands for: ln 2 over it, lat_ms + 1 (0: none). */
+double tier__hint_rate(uint16_t lat_ms_plus_1);
+/* The tracker's (priv: hint's) tier__hint_passes_read() now. */
+bool tier__hint_has_read(void *priv, pid_t pid);
+
+/* DAMON's regions acc[0, nacc) to sink: of the processes covered(cov_arg,
+ * pid) says a hint-fault tracker rates, only their pieces on the top tier
+ * (rank 0) or of no known tier (ctx->tiers(); the kernel scans only the
+ * slower tiers, whose pages the hint faults rate); of the others, and
+ * where ctx has no tiers(), whole. */
+void tier__obs_top_tier(const struct tier_linux_addr_obs *acc, size_t nacc,
+			const struct tier_linux_ctx *ctx, bool (*covered)(void *arg, pid_t pid),
+			void *cov_arg, tier_linux_obs_sink sink, void *sctx);
+
 /* ---- perf (tracker_perf.c) -------------------------------------------- */
 
 struct tier__perf_sample {
 	uint32_t pid, tid;
+	uint64_t time;		/* 0 when PERF_SAMPLE_TIME is not sampled */
 	uint64_t addr;
 	uint64_t period;	/* 0 when PERF_SAMPLE_PERIOD is not sampled */
 	uint64_t weight;
@@ -308,6 +363,38 @@ uint64_t tier__perf_decode(const uint8_t *data, size_t data_sz, uint64_t tail,
 
 /* True when a sample's PERF_SAMPLE_DATA_SRC says store (mem_op bits). */
 bool tier__perf_data_src_is_store(uint64_t data_src);
+
+/* Ring buffers of perf events (one mmap'd ring each: struct
+ * perf_event_mmap_page and data_pages pages of records). */
+struct perf_event_attr;
+struct tier__perf_ring {
+	int fd;
+	void *base;
+	size_t map_sz;
+};
+struct tier__perf_rings {
+	struct tier__perf_ring *v;
+	size_t n, cap;
+	size_t data_pages;	/* a power of two; set before the first open */
+};
+
+/* Opens *attr for thread tid (-1: any) on cpu (-1: any) with a ring of
+ * its own, added to rs. Returns 0 or -errno with err saying what (ESRCH:
+ * the thread is gone). */
+int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *attr, pid_t tid,
+			 int cpu, struct tier_err *err);
+/* ... one for each thread of pid (<procfs_root>/PID/task): 0, -ESRCH when
+ * the process is gone (none opened), or -errno. */
+int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root, pid_t pid,
+			    struct perf_event_attr *attr, struct tier_err *err);
+/* Decodes every ring's new records (tier__perf_decode()), calling fn for
+ * each sample, and hands the space back to the kernel. */
+void tier__perf_rings_read(struct tier__perf_rings *rs, uint64_t sample_type,
+			   void (*fn)(void *ctx, const struct tier__perf_sample *s), void *ctx,
+			   struct tier__perf_stats *st);
+/* Closes every ring (rs stays usable); _free also frees the array. */
+void tier__perf_rings_close(struct tier__perf_rings *rs);
+void tier__perf_rings_free(struct tier__perf_rings *rs);
 
 /* Parses a PMU event alias ("event=0xcd,umask=0x1,ldlat=3") into config
  * (event | umask << 8) and config1 (ldlat). Returns 0 or -EINVAL. */

@@ -570,8 +570,15 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 		lb->trk_priv = NULL;
 		goto out_free;
 	}
-	ret = tier_linux_guard_kernel_tiering(&lb->guard,
-					      cfg->kernel_tiering == TIER_CONFIG_KT_DISABLE, err);
+	if (lb->trk->hint_faults && cfg->kernel_tiering != TIER_CONFIG_KT_DISABLE) {
+		ret = tier_err_set(err, -EINVAL, "policy.tracker: %s needs daemon.kernel_tiering: "
+				   "disable (tierd sets the kernel's NUMA balancing to take hint "
+				   "faults and move nothing while it runs)", lb->trk->name);
+		goto out_free;
+	}
+	ret = lb->trk->hint_faults ? tier_linux_guard_hint_faults(&lb->guard, err) :
+		tier_linux_guard_kernel_tiering(&lb->guard,
+						cfg->kernel_tiering == TIER_CONFIG_KT_DISABLE, err);
 	if (ret)
 		goto out_free;
 	lb->core_trk.name = lb->trk->name;
