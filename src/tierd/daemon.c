@@ -87,7 +87,9 @@ void tierd_set_nice(const struct tierd *d, int nice)
  * CAP_SYS_PTRACE to move and read other processes' pages (move_pages(2),
  * /proc/PID/pagemap), CAP_SYS_ADMIN for page frame numbers, DAMON and the
  * numa_balancing sysctl, CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH for sysfs
- * and procfs files of other users. Dropped from the bounding set too. */
+ * and procfs files of other users, CAP_IPC_LOCK for the hint-fault
+ * tracker's perf rings (a few MiB a thread, past the locked memory perf
+ * allows without it: perf_mmap()). Dropped from the bounding set too. */
 static void drop_capabilities(const struct tierd_log *log)
 {
 	if (geteuid() != 0) {
@@ -97,11 +99,11 @@ static void drop_capabilities(const struct tierd_log *log)
 	capng_clear(CAPNG_SELECT_BOTH);
 	if (capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
 			  CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE,
-			  CAP_DAC_READ_SEARCH, -1) ||
+			  CAP_DAC_READ_SEARCH, CAP_IPC_LOCK, -1) ||
 	    capng_apply(CAPNG_SELECT_BOTH))
 		tierd_log(log, LOG_WARNING, "could not drop capabilities; running with all of root's");
 	else
-		tierd_log(log, LOG_DEBUG, "capabilities kept: sys_nice sys_ptrace sys_admin dac_override dac_read_search");
+		tierd_log(log, LOG_DEBUG, "capabilities kept: sys_nice sys_ptrace sys_admin dac_override dac_read_search ipc_lock");
 }
 
 /* A reload of SIGHUP: at once, or by the step thread when a step holds

@@ -116,17 +116,17 @@ check "tierd is still up" kill -0 "$PID"
 
 # --- capabilities ----------------------------------------------------------
 # tierd keeps CAP_DAC_OVERRIDE (1), CAP_DAC_READ_SEARCH (2),
-# CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21) and CAP_SYS_NICE (23), in its
-# bounding set too; nothing inheritable or ambient.
+# CAP_IPC_LOCK (14), CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21) and
+# CAP_SYS_NICE (23), in its bounding set too; nothing inheritable or ambient.
 capof() { awk -v k="$1:" '$1 == k { print $2 }' /proc/"$PID"/status; }
-KEEP=0000000000a80006
-is "$(capof CapEff)" $KEEP "effective capabilities: dac_override dac_read_search sys_ptrace sys_admin sys_nice"
+KEEP=0000000000a84006
+is "$(capof CapEff)" $KEEP "effective capabilities: dac_override dac_read_search ipc_lock sys_ptrace sys_admin sys_nice"
 is "$(capof CapPrm)" $KEEP "permitted: the same"
 is "$(capof CapBnd)" $KEEP "bounding set: the same"
 is "$(capof CapInh)" 0000000000000000 "nothing inheritable"
 is "$(capof CapAmb)" 0000000000000000 "nothing ambient"
 if command -v capsh >/dev/null; then
-	is "$(capsh --decode=$KEEP)" "0x0000000000a80006=cap_dac_override,cap_dac_read_search,cap_sys_ptrace,cap_sys_admin,cap_sys_nice" \
+	is "$(capsh --decode=$KEEP)" "0x0000000000a84006=cap_dac_override,cap_dac_read_search,cap_ipc_lock,cap_sys_ptrace,cap_sys_admin,cap_sys_nice" \
 		"the mask decodes to the documented names"
 else
 	skip "the mask decodes to the documented names" "capsh not installed"

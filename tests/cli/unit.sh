@@ -23,13 +23,14 @@ is "$err" "" "with no warning (an unknown or misspelt option is one)"
 key() { sed -n "s/^$1=//p" "$TMP/tierd.service"; }
 is "$(key ExecStopPost)" "-$B/tierd --restore" "ExecStopPost puts back what a crashed tierd left"
 is "$(key ExecStart)" "$B/tierd --foreground" "ExecStart runs tierd in the foreground"
-is "$(key CapabilityBoundingSet)" "CAP_SYS_NICE CAP_SYS_PTRACE CAP_SYS_ADMIN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH" \
+is "$(key CapabilityBoundingSet)" "CAP_SYS_NICE CAP_SYS_PTRACE CAP_SYS_ADMIN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_IPC_LOCK" \
 	"the bounding set is the daemon's own (tests/cli/auth.sh)"
 is "$(key ProtectSystem)" strict "ProtectSystem=strict"
 is "$(key ProtectKernelTunables)" yes "ProtectKernelTunables=yes"
 # Every kernel file tierd writes stays writable under the sandbox.
 rw=$(key ReadWritePaths | tr ' ' '\n' | sed 's/^-//')
-for p in /proc/sys/kernel/numa_balancing /sys/kernel/mm/numa /sys/kernel/mm/damon \
+for p in /proc/sys/kernel/numa_balancing /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps \
+	/sys/kernel/mm/numa /sys/kernel/mm/damon \
 	/sys/module/damon_stat/parameters /sys/kernel/mm/page_idle /sys/kernel/debug; do
 	check "ReadWritePaths holds $p" grep -qx "$p" <<<"$rw"
 done

@@ -8,8 +8,9 @@
  * always reached); the daemon sets both while this tracker runs
  * (tracker.h: hint_faults; kernel_guard.h). Every fault, hint faults among
  * them, is perf's software event PERF_COUNT_SW_PAGE_FAULTS_MIN, sampled
- * here at period 1 per thread of each target (inherit: threads created
- * later too) with its address and time: no PMU needed, and under an
+ * here at period 1 per thread of each target (threads created later from
+ * the collect a second or more after the last look) with its address and
+ * time: no PMU needed, and under an
  * emulator the faults are seen as on hardware (docs/linux-trackers.md:
  * "The kernel's hint faults").
  *
@@ -66,7 +67,6 @@ static void hint_attr(struct perf_event_attr *attr)
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 	attr->exclude_hv = 1;
-	attr->inherit = 1;
 }
 
 /* ---- passes ------------------------------------------------------------- */
@@ -316,6 +316,7 @@ struct hint_tracker {
 	size_t nr_pids;
 	struct hint_fault *buf;		/* a collect's samples, put in time order */
 	size_t nr_buf, cap_buf;
+	uint64_t threads_us;		/* the last look for new threads */
 	bool nomem;
 };
 
@@ -343,7 +344,6 @@ static int hint_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 	hint_attr(&attr);
 	attr.sample_period = 0;
 	attr.sample_type = 0;
-	attr.inherit = 0;
 	fd = sys_perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
@@ -481,7 +481,17 @@ static int hint_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct 
 	tier__hint_passes_hand(&t->passes, sink, ctx);
 	if (t->nomem)
 		return tier_err_set(err, -ENOMEM, "hint: out of memory");
-	return 0;
+	{
+		struct perf_event_attr attr;
+		int ret;
+
+		hint_attr(&attr);
+		ret = tier__perf_follow_threads(&t->rings, t->roots.ctx.procfs_root, t->pids,
+						t->nr_pids, &attr, &t->threads_us, err);
+		if (ret)
+			tier_err_prefix(err, "hint");
+		return ret;
+	}
 }
 
 bool tier__hint_has_read(void *priv, pid_t pid)

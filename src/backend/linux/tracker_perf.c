@@ -10,8 +10,9 @@
  * SAMPLE observation of the 4 KiB page at the address, count = the
  * period, write = DATA_SRC's mem_op says store.
  *
- * Intel events are opened per thread of each target (inherit = 1 follows
- * threads created later). IBS cannot count per task, so there one event
+ * Intel events are opened per thread of each target, and for threads
+ * created later at a collect a second or more after the last look (an
+ * event that inherits cannot be mapped). IBS cannot count per task, so there one event
  * per CPU samples everything and the decoder keeps the targets' samples.
  *
  * Ring buffer (struct perf_event_mmap_page): records between data_tail
@@ -371,6 +372,7 @@ int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *at
 		rs->v = g;
 		rs->cap = c;
 	}
+	r.tid = tid;
 	rs->v[rs->n++] = r;
 	return 0;
 }
@@ -390,9 +392,16 @@ int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root
 	while ((de = readdir(d))) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
+		size_t k;
 
 		if (*end || tid <= 0)
 			continue;
+		for (k = 0; k < rs->n && rs->v[k].tid != (pid_t)tid; k++)
+			;
+		if (k < rs->n) {
+			opened++;	/* followed already */
+			continue;
+		}
 		ret = tier__perf_ring_open(rs, attr, (pid_t)tid, -1, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -407,6 +416,29 @@ int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root
 	if (!ret && !opened)
 		ret = -ESRCH;
 	return ret;
+}
+
+int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_root,
+			      const pid_t *pids, size_t n, struct perf_event_attr *attr,
+			      uint64_t *last_us, struct tier_err *err)
+{
+	uint64_t now = tier_linux_now_us();
+	size_t i;
+	int ret;
+
+	if (now < *last_us + TIER__PERF_THREADS_US)
+		return 0;
+	*last_us = now;
+	for (i = 0; i < n; i++) {
+		ret = tier__perf_open_threads(rs, procfs_root, pids[i], attr, err);
+		if (ret == -ESRCH) {
+			tier_err_clear(err);
+			continue;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 void tier__perf_rings_read(struct tier__perf_rings *rs, uint64_t sample_type,
@@ -439,11 +471,11 @@ struct perf_tracker {
 	size_t nr_pids;
 	struct tier__perf_rings rings;
 	struct tier__perf_stats stats;
+	uint64_t threads_us;		/* the last look for new threads */
 };
 
-/* The event: per thread (inherit: its threads created later too) or per
- * CPU. */
-static void event_attr(const struct perf_tracker *t, struct perf_event_attr *attr, bool per_thread)
+/* The event, per thread or per CPU. */
+static void event_attr(const struct perf_tracker *t, struct perf_event_attr *attr)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -454,7 +486,6 @@ static void event_attr(const struct perf_tracker *t, struct perf_event_attr *att
 	attr->sample_type = t->sample_type;
 	attr->exclude_kernel = 1;
 	attr->exclude_hv = 1;
-	attr->inherit = per_thread;
 	/* PEBS needs a precise event; IBS is precise by nature. */
 	attr->precise_ip = t->pmu.kind == PMU_INTEL_MEM_LOADS ? 2 : 0;
 }
@@ -501,7 +532,7 @@ static int perf_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 		for (cpu = 0; cpu < ncpu; cpu++) {
 			struct perf_event_attr attr;
 
-			event_attr(t, &attr, false);
+			event_attr(t, &attr);
 			ret = tier__perf_ring_open(&t->rings, &attr, -1, (int)cpu, err);
 			if (ret)
 				goto out;
@@ -536,7 +567,7 @@ static int perf_set_targets(void *priv, const pid_t *pids, size_t n, struct tier
 	for (i = 0; i < n; i++) {
 		struct perf_event_attr attr;
 
-		event_attr(t, &attr, true);
+		event_attr(t, &attr);
 		ret = tier__perf_open_threads(&t->rings, t->roots.ctx.procfs_root, pids[i], &attr, err);
 		if (ret == -ESRCH) {
 			tier_err_clear(err);
@@ -588,6 +619,13 @@ static int perf_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct 
 	tier__perf_rings_read(&t->rings, t->sample_type, perf_sample, &c, &t->stats);
 	tier__batch_flush(c.b);
 	free(c.b);
+	if (t->pmu.kind != PMU_AMD_IBS_OP) {
+		struct perf_event_attr attr;
+
+		event_attr(t, &attr);
+		return tier__perf_follow_threads(&t->rings, t->roots.ctx.procfs_root, t->pids,
+						 t->nr_pids, &attr, &t->threads_us, err);
+	}
 	return 0;
 }
 

@@ -371,6 +371,7 @@ struct tier__perf_ring {
 	int fd;
 	void *base;
 	size_t map_sz;
+	pid_t tid;		/* the thread it follows (-1: a CPU's) */
 };
 struct tier__perf_rings {
 	struct tier__perf_ring *v;
@@ -383,10 +384,20 @@ struct tier__perf_rings {
  * the thread is gone). */
 int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *attr, pid_t tid,
 			 int cpu, struct tier_err *err);
-/* ... one for each thread of pid (<procfs_root>/PID/task): 0, -ESRCH when
- * the process is gone (none opened), or -errno. */
+/* ... one for each thread of pid (<procfs_root>/PID/task) that has none
+ * in rs yet: 0, -ESRCH when the process is gone (no thread), or -errno.
+ * The kernel maps no ring of an event that inherits to new threads
+ * (perf_mmap(): per-task and inherit, -EINVAL), so attr must not: call it
+ * again now and then for threads started since. */
 int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root, pid_t pid,
 			    struct perf_event_attr *attr, struct tier_err *err);
+/* ... for each of pids[0, n), at most every TIER__PERF_THREADS_US
+ * (*last_us: the last time; the monotonic clock): the threads started
+ * since. Returns 0 or -errno (a process gone is not an error). */
+#define TIER__PERF_THREADS_US 1000000u
+int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_root,
+			      const pid_t *pids, size_t n, struct perf_event_attr *attr,
+			      uint64_t *last_us, struct tier_err *err);
 /* Decodes every ring's new records (tier__perf_decode()), calling fn for
  * each sample, and hands the space back to the kernel. */
 void tier__perf_rings_read(struct tier__perf_rings *rs, uint64_t sample_type,
