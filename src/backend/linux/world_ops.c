@@ -108,11 +108,16 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 						" pid %d: %llu ranges, %llu KiB accessed;", (int)cc.pid[k],
 						(unsigned long long)cc.obs[k],
 						(unsigned long long)cc.accessed_kib[k]);
-		if ((ts.collect_damon_ns || ts.collect_sd_ns) && off < sizeof(line))
+		if ((ts.collect_damon_ns || ts.collect_sd_ns) && off < sizeof(line)) {
+			/* the combination's other tracker: damon+softdirty, damon+hint */
+			bool hint = !strcmp(lb->trk->name, "damon+hint");
+
 			snprintf(line + off, sizeof(line) - off,
-				 " CPU: DAMON's part %.1f ms, soft-dirty's %.1f ms (rating %.1f)",
-				 (double)ts.collect_damon_ns / 1e6, (double)ts.collect_sd_ns / 1e6,
-				 (double)ts.collect_sd_rate_ns / 1e6);
+				 " CPU: DAMON's part %.1f ms, %s %.1f ms (rating %.1f)",
+				 (double)ts.collect_damon_ns / 1e6,
+				 hint ? "the hint faults'" : "soft-dirty's",
+				 (double)ts.collect_sd_ns / 1e6, (double)ts.collect_sd_rate_ns / 1e6);
+		}
 		off = strlen(line);
 		if (off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off, "; the policy taking them in %.1f ms",
