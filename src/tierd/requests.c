@@ -157,6 +157,12 @@ static struct json_object *status_figures(struct tierd *d)
 		if (st.tracker_writer_time)
 			json_object_object_add(o, "tracker_writer_time",
 					       json_object_new_string(st.tracker_writer_time));
+	} else if (st.tracker_faults || st.tracker_dropped) {
+		/* the hint-fault tracker: no rounds, the faults it read */
+		json_object_object_add(o, "tracker_workload_faults",
+				       json_object_new_uint64(st.tracker_faults));
+		json_object_object_add(o, "tracker_dropped",
+				       json_object_new_uint64(st.tracker_dropped));
 	}
 	json_object_object_add(o, "metadata_bytes",
 			       json_object_new_uint64(meta + st.metadata_bytes));

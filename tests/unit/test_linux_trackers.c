@@ -676,30 +676,6 @@ static void test_hint_passes(void **state)
 	tier__hint_passes_release(&hp);
 }
 
-/* A fault's latency leaves out what the process's faults since its pass
- * began cost it, at the spacing of its back-to-back faults: a hundred
- * faults 10 us apart, then one 21 ms into the pass, read as 20 ms less a
- * hundred and one faults' 10 us: 19 ms. */
-static void test_hint_fault_cost(void **state)
-{
-	struct tier__hint_passes hp;
-	struct got g = { .n = 0 };
-	const uint64_t a = 4 * HR, t = 7000000;
-	int k;
-
-	(void)state;
-	tier__hint_passes_init(&hp);
-	assert_int_equal(tier__hint_fault(&hp, 300, a, t), 0);
-	for (k = 1; k <= 100; k++)
-		assert_int_equal(tier__hint_fault(&hp, 300, a + (uint64_t)k * 4096, t + 10 * k), 0);
-	assert_int_equal(tier__hint_fault(&hp, 300, a + 200 * 4096, t + 21000), 0);
-	assert_float_equal(hp.read[0].fault_us, 10.0, 1e-9);
-	tier__hint_passes_hand(&hp, sink, &g);
-	assert_float_equal(hint_rate_of(&g, 300, a + 200 * 4096, a + 201 * 4096), M_LN2 / 0.019,
-			   1e-6);
-	tier__hint_passes_release(&hp);
-}
-
 /* Many ranges of many processes: the table grows and finds each again. */
 static void test_hint_passes_many(void **state)
 {
@@ -1358,7 +1334,6 @@ int main(void)
 		cmocka_unit_test(test_guard_after_crash),
 		cmocka_unit_test(test_guard_hint_faults),
 		cmocka_unit_test(test_hint_passes),
-		cmocka_unit_test(test_hint_fault_cost),
 		cmocka_unit_test(test_hint_passes_many),
 		cmocka_unit_test(test_obs_top_tier),
 		cmocka_unit_test(test_guard_refuses),

@@ -75,7 +75,6 @@ struct tier__hint_range {
 	pid_t pid;
 	uint64_t base;			/* address >> HINT_RANGE_SHIFT */
 	uint64_t start_us;		/* the current pass's start */
-	uint64_t start_faults;		/* ... the process's faults before it */
 	uint32_t pass;			/* the current pass (1 the first) */
 	uint8_t seen[HINT_RANGE_PAGES / 8];	/* faulted in the current pass */
 	uint16_t lat_ms[HINT_RANGE_PAGES];	/* each page's last latency, ms + 1 (0: none) */
@@ -140,50 +139,40 @@ static struct tier__hint_range *range_get(struct tier__hint_passes *hp, pid_t pi
 	return hp->slot[i];
 }
 
-/* pid's figures, made at its first fault (t_us); NULL out of memory. */
-static struct tier__hint_first *proc_of(struct tier__hint_passes *hp, pid_t pid, uint64_t t_us)
+/* The first fault seen of pid at t_us (kept once). */
+static void mark_first(struct tier__hint_passes *hp, pid_t pid, uint64_t t_us)
 {
 	struct tier__hint_first *nv;
 	size_t i;
 
 	for (i = 0; i < hp->nr_read; i++)
 		if (hp->read[i].pid == pid)
-			return &hp->read[i];
+			return;
 	nv = realloc(hp->read, (hp->nr_read + 1) * sizeof(*nv));
 	if (!nv)
-		return NULL;
+		return;
 	hp->read = nv;
-	memset(&nv[hp->nr_read], 0, sizeof(*nv));
-	nv[hp->nr_read].pid = pid;
-	nv[hp->nr_read].first_us = t_us;
-	return &nv[hp->nr_read++];
+	hp->read[hp->nr_read].pid = pid;
+	hp->read[hp->nr_read++].first_us = t_us;
 }
 
 int tier__hint_fault(struct tier__hint_passes *hp, pid_t pid, uint64_t addr, uint64_t t_us)
 {
 	struct tier__hint_range *r = range_get(hp, pid, addr >> HINT_RANGE_SHIFT);
-	struct tier__hint_first *pr = proc_of(hp, pid, t_us);
-	uint64_t i = (addr >> 12) & (HINT_RANGE_PAGES - 1), lat, wall;
-	double faults_us;
+	uint64_t i = (addr >> 12) & (HINT_RANGE_PAGES - 1), lat;
 
-	if (!r || !pr)
+	if (!r)
 		return -ENOMEM;
-	if (pr->faults && t_us - pr->last_us < HINT_BURST_GAP_US)
-		pr->fault_us = pr->fault_us ? pr->fault_us * 0.99 + (double)(t_us - pr->last_us) * 0.01
-					    : (double)(t_us - pr->last_us);
-	pr->last_us = t_us;
 	if (!r->pass || (r->seen[i / 8] & (1u << (i % 8)))) {
 		/* Protected again since it faulted: the range's next pass. */
 		r->pass++;
 		r->start_us = t_us;
-		r->start_faults = pr->faults;
 		memset(r->seen, 0, sizeof(r->seen));
+		if (r->pass == 1)
+			mark_first(hp, pid, t_us);
 	}
 	r->seen[i / 8] |= (uint8_t)(1u << (i % 8));
-	wall = t_us > r->start_us ? t_us - r->start_us : 0;
-	faults_us = (double)(pr->faults - r->start_faults) * pr->fault_us;
-	pr->faults++;
-	lat = wall > faults_us ? (uint64_t)((double)wall - faults_us) / 1000 : 0;
+	lat = t_us > r->start_us ? (t_us - r->start_us) / 1000 : 0;
 	r->lat_ms[i] = (uint16_t)(lat >= 65534 ? 65535 : lat + 1);
 	r->pass_of[i] = (uint8_t)r->pass;
 	hp->faults++;

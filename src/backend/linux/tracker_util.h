@@ -286,7 +286,6 @@ void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, dou
 #define HINT_MIN_LAT_MS		1.0	/* latencies count as at least this */
 #define HINT_MIN_RATE		2.0	/* estimates below it are left out, accesses/s */
 #define HINT_FIRST_PASS_US	200000u	/* a process's first pass, after its first fault */
-#define HINT_BURST_GAP_US	50u	/* faults closer than this are back to back */
 
 /* The passes of the kernel's scans, per process and range, and each
  * page's last latency. */
@@ -294,9 +293,6 @@ struct tier__hint_range;
 struct tier__hint_first {
 	pid_t pid;
 	uint64_t first_us;	/* its first fault */
-	uint64_t faults;	/* its faults so far */
-	uint64_t last_us;	/* its last fault */
-	double fault_us;	/* what one costs it: back-to-back faults' spacing */
 };
 struct tier__hint_passes {
 	struct tier__hint_range **slot;	/* open addressing by (pid, range) */
@@ -308,11 +304,7 @@ struct tier__hint_passes {
 void tier__hint_passes_init(struct tier__hint_passes *hp);
 void tier__hint_passes_release(struct tier__hint_passes *hp);
 /* A fault of pid at addr, t_us on the monotonic clock; faults come in time
- * order. Its latency is its time since its pass began less what the
- * process's faults since then cost it (each at the spacing of its
- * back-to-back faults, averaged): a scan of a slow tier makes the process
- * fault on every page it touches, and under an emulator those faults
- * take most of its first 100 ms. Returns 0 or -ENOMEM. */
+ * order. Returns 0 or -ENOMEM. */
 int tier__hint_fault(struct tier__hint_passes *hp, pid_t pid, uint64_t addr, uint64_t t_us);
 /* Hands sink every page's standing estimate that still holds: runs of
  * pages, ACCESSED, TIER_OBS_STANDING, 1 of 2 checks over twice the
