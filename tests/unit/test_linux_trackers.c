@@ -804,12 +804,14 @@ static void test_kernel_tiering(void **state)
 	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
 			    "65536");
 
+	/* Switching off leaves the rate limit: nothing of it to put back. */
+	assert_false(saved.has_rate_limit);
 	/* Hint faults only (the hint-fault tracker): memory tiering mode, no
 	 * promotion, no demotion; put back as found. */
-	assert_true(saved.has_rate_limit);
-	assert_int_equal(saved.rate_limit_mbps, 65536);
 	if (tier_linux_kernel_tiering_hint_only(&t.ctx, &saved, &err))
 		fail_msg("hint_only: %s", err.msg);
+	assert_true(saved.has_rate_limit);
+	assert_int_equal(saved.rate_limit_mbps, 65536);
 	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing"), "2");
 	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"), "0");
 	assert_string_equal(get(&t, "sys/kernel/mm/numa/demotion_enabled"), "false");

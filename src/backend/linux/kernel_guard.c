@@ -167,6 +167,7 @@ int tier_linux_guard_kernel_tiering(struct tier_linux_guard *g, bool disable,
 		    "daemon.kernel_tiering: disable", desc);
 		return 0;
 	}
+	kt.has_rate_limit = false;	/* switching off leaves the rate limit */
 	g->st.tiering = kt;
 	ret = save(g, err);
 	if (!ret)

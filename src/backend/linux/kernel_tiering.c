@@ -122,6 +122,7 @@ int tier_linux_kernel_tiering_disable(const struct tier_linux_ctx *ctx,
 		ret = paths(ctx, nb, dem, sizeof(nb), err);
 	if (ret)
 		return ret;
+	saved->has_rate_limit = false;	/* not changed: nothing to put back */
 	if (saved->has_numa_balancing && saved->numa_balancing) {
 		ret = write_setting(nb, "0", err);
 		if (ret)

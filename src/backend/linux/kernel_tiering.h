@@ -46,7 +46,8 @@ bool tier_linux_kernel_tiering_active(const struct tier_linux_kernel_tiering *kt
 void tier_linux_kernel_tiering_describe(const struct tier_linux_kernel_tiering *kt,
 					char *buf, size_t sz);
 
-/* Reads the current settings into *saved, then writes numa_balancing = 0
+/* Reads the current settings into *saved (the rate limit left out: not
+ * changed), then writes numa_balancing = 0
  * and demotion_enabled = false (only those present and not already off).
  * On failure nothing stays half-done: what was written is put back.
  * Returns 0 or -errno with err naming the file ("... Permission denied;
