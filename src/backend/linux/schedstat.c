@@ -84,6 +84,22 @@ int tier_linux_waits_read(const char *procfs_root, pid_t pid, struct tier_linux_
 	return 0;
 }
 
+/* Advances *i and *j (readings a and b, by tid ascending) to the next
+ * thread in both; false when there is none left. */
+static bool next_common(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
+			size_t *i, size_t *j)
+{
+	while (*i < a->n && *j < b->n) {
+		if (a->v[*i].tid < b->v[*j].tid)
+			(*i)++;
+		else if (a->v[*i].tid > b->v[*j].tid)
+			(*j)++;
+		else
+			return true;
+	}
+	return false;
+}
+
 /* A counter that went back is another thread that got the tid: left out. */
 void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_linux_waits *b,
 			    struct tier_linux_waits_delta *d)
@@ -91,25 +107,18 @@ void tier_linux_waits_delta(const struct tier_linux_waits *a, const struct tier_
 	size_t i = 0, j = 0;
 
 	d->ran_ns = d->waited_ns = d->max_ran_ns = d->threads = 0;
-	while (i < a->n && j < b->n) {
-		if (a->v[i].tid < b->v[j].tid) {
-			i++;
-		} else if (a->v[i].tid > b->v[j].tid) {
-			j++;
-		} else {
-			if (b->v[j].run_ns >= a->v[i].run_ns && b->v[j].wait_ns >= a->v[i].wait_ns) {
-				uint64_t run = b->v[j].run_ns - a->v[i].run_ns;
-				uint64_t wait = b->v[j].wait_ns - a->v[i].wait_ns;
+	for (; next_common(a, b, &i, &j); i++, j++) {
+		uint64_t run, wait;
 
-				d->ran_ns += run;
-				d->waited_ns += wait;
-				if (run > d->max_ran_ns)
-					d->max_ran_ns = run;
-				d->threads += run + wait > 0;
-			}
-			i++;
-			j++;
-		}
+		if (b->v[j].run_ns < a->v[i].run_ns || b->v[j].wait_ns < a->v[i].wait_ns)
+			continue;
+		run = b->v[j].run_ns - a->v[i].run_ns;
+		wait = b->v[j].wait_ns - a->v[i].wait_ns;
+		d->ran_ns += run;
+		d->waited_ns += wait;
+		if (run > d->max_ran_ns)
+			d->max_ran_ns = run;
+		d->threads += run + wait > 0;
 	}
 }
 
@@ -158,23 +167,15 @@ bool tier_linux_waits_stalled(const char *procfs_root, pid_t pid, const struct t
 
 	if (a->cpu_clock || b->cpu_clock)
 		return false;	/* no thread's own times */
-	while (i < a->n && j < b->n) {
-		if (a->v[i].tid < b->v[j].tid) {
-			i++;
-		} else if (a->v[i].tid > b->v[j].tid) {
-			j++;
-		} else {
-			char buf[1024];
-			const char *st;
+	for (; next_common(a, b, &i, &j); i++, j++) {
+		char buf[1024];
+		const char *st;
 
-			if (b->v[j].run_ns == a->v[i].run_ns && b->v[j].wait_ns == a->v[i].wait_ns) {
-				st = thread_stat(procfs_root, pid, b->v[j].tid, buf, sizeof(buf));
-				if (st && (*st == 'R' || *st == 'D'))
-					return true;
-			}
-			i++;
-			j++;
-		}
+		if (b->v[j].run_ns != a->v[i].run_ns || b->v[j].wait_ns != a->v[i].wait_ns)
+			continue;
+		st = thread_stat(procfs_root, pid, b->v[j].tid, buf, sizeof(buf));
+		if (st && (*st == 'R' || *st == 'D'))
+			return true;
 	}
 	return false;
 }

@@ -392,6 +392,7 @@ static int hint_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 static int hint_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
 	struct hint_tracker *t = priv;
+	struct perf_event_attr attr;
 	pid_t *v = NULL;
 	size_t i, k;
 	int ret;
@@ -420,22 +421,13 @@ static int hint_set_targets(void *priv, const pid_t *pids, size_t n, struct tier
 	t->nr_pids = n;
 	tier__hint_passes_drop(&t->passes, pids, n);
 	tier__perf_rings_close(&t->rings);
-	for (i = 0; i < n; i++) {
-		struct perf_event_attr attr;
-
-		hint_attr(&attr);
-		ret = tier__perf_open_threads(&t->rings, t->roots.ctx.procfs_root, pids[i], &attr,
-					      err);
-		if (ret == -ESRCH) {
-			tier_err_clear(err);
-			continue;
-		}
-		if (ret) {
-			tier_err_prefix(err, "hint");
-			return ret;
-		}
-	}
-	return 0;
+	hint_attr(&attr);
+	t->threads_us = 0;	/* every thread now */
+	ret = tier__perf_follow_threads(&t->rings, t->roots.ctx.procfs_root, pids, n, &attr,
+					&t->threads_us, err);
+	if (ret)
+		tier_err_prefix(err, "hint");
+	return ret;
 }
 
 static void hint_sample(void *arg, const struct tier__perf_sample *s)

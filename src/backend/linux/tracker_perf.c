@@ -426,7 +426,7 @@ int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_ro
 	size_t i;
 	int ret;
 
-	if (now < *last_us + TIER__PERF_THREADS_US)
+	if (*last_us && now < *last_us + TIER__PERF_THREADS_US)
 		return 0;
 	*last_us = now;
 	for (i = 0; i < n; i++) {
@@ -548,9 +548,8 @@ out:
 static int perf_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
 	struct perf_tracker *t = priv;
+	struct perf_event_attr attr;
 	pid_t *v = NULL;
-	size_t i;
-	int ret;
 
 	if (n) {
 		v = malloc(n * sizeof(*v));
@@ -564,19 +563,10 @@ static int perf_set_targets(void *priv, const pid_t *pids, size_t n, struct tier
 	if (t->pmu.kind == PMU_AMD_IBS_OP)
 		return 0;	/* per-CPU events; samples are filtered */
 	tier__perf_rings_close(&t->rings);
-	for (i = 0; i < n; i++) {
-		struct perf_event_attr attr;
-
-		event_attr(t, &attr);
-		ret = tier__perf_open_threads(&t->rings, t->roots.ctx.procfs_root, pids[i], &attr, err);
-		if (ret == -ESRCH) {
-			tier_err_clear(err);
-			continue;
-		}
-		if (ret)
-			return ret;
-	}
-	return 0;
+	event_attr(t, &attr);
+	t->threads_us = 0;	/* every thread now */
+	return tier__perf_follow_threads(&t->rings, t->roots.ctx.procfs_root, pids, n, &attr,
+					 &t->threads_us, err);
 }
 
 struct perf_collect {

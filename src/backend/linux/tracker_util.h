@@ -392,8 +392,8 @@ int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *at
 int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root, pid_t pid,
 			    struct perf_event_attr *attr, struct tier_err *err);
 /* ... for each of pids[0, n), at most every TIER__PERF_THREADS_US
- * (*last_us: the last time; the monotonic clock): the threads started
- * since. Returns 0 or -errno (a process gone is not an error). */
+ * (*last_us: the last time, on the monotonic clock; 0: now): the threads
+ * started since. Returns 0 or -errno (a process gone is not an error). */
 #define TIER__PERF_THREADS_US 1000000u
 int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_root,
 			      const pid_t *pids, size_t n, struct perf_event_attr *attr,
