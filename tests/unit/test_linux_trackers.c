@@ -1057,6 +1057,13 @@ static void test_guard_refuses(void **state)
 	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "state:2: unknown key 'numa'"));
+	put(&t, "tierd/state", "pid 1\nnuma_balancing 2\nnuma_balancing_promote_rate_limit_MBps -1\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg,
+			       "state:3: bad value for 'numa_balancing_promote_rate_limit_MBps'"));
+	assert_string_equal(get(&t, "proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"),
+			    "65536");
 	tmp_release(&t);
 }
 

@@ -8,7 +8,8 @@
  * what no managed mapping covers.
  *
  * Trackers, best first: DAMON and soft-dirty together, DAMON (sysfs, vaddr),
- * idle page tracking, soft-dirty, perf memory sampling. Each is probed at start-up; one that is unavailable
+ * idle page tracking, soft-dirty, perf memory sampling, DAMON and the
+ * kernel's NUMA hint faults together, the hint faults alone. Each is probed at start-up; one that is unavailable
  * says why in one line (tier_err) and the next is tried.
  */
 #ifndef TIER_LINUX_TRACKER_H
