@@ -24,6 +24,16 @@ echo true >$DEM
 start_hog /tmp/hog.out --mib 128 --hot-mib 16 --hot-node 2 --cold-node 1 || exit 1
 hot_pages=4096
 mkdir -p /etc/tierd
+# Told to leave the kernel's tiering alone, it cannot take hint faults:
+# one line, and nothing changed.
+printf 'processes:\n  pids: [%d]\ndaemon:\n  kernel_tiering: warn\npolicy:\n  tracker: damon+hint\n' \
+	"$hog" >/etc/tierd/tierd.yaml
+timeout 60 tierd --foreground 2>/tmp/warn.log </dev/null
+rc=$?
+sed 's/^/# warn: /' /tmp/warn.log
+check "with kernel_tiering: warn it refuses to start (status $rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "... saying why" grep -q "damon+hint needs daemon.kernel_tiering: disable" /tmp/warn.log
+check "... and changed nothing" test "$(cat $NB)/$(cat $RL)/$(cat $DEM)" = 2/1000/true
 printf 'processes:\n  pids: [%d]\ndaemon:\n  max_cpu_percent: 50\n  log_level: debug\npolicy:\n  tracker: damon+hint\n' \
 	"$hog" >/etc/tierd/tierd.yaml
 tierd --foreground 2>$LOG &
