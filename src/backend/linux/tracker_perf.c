@@ -309,8 +309,8 @@ static int perf_probe(const struct tier_linux_ctx *ctx, struct tier_err *err)
 
 /* ---- rings ---------------------------------------------------------------- */
 
-static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
-				int group_fd, unsigned long flags)
+long tier__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			   unsigned long flags)
 {
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
 }
@@ -343,7 +343,7 @@ int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *at
 	long fd;
 	int ret;
 
-	fd = sys_perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = tier__perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		return tier_err_set(err, ret, "perf: perf_event_open(pid %d, cpu %d): %s%s",

@@ -379,6 +379,10 @@ struct tier__perf_rings {
 	size_t data_pages;	/* a power of two; set before the first open */
 };
 
+/* perf_event_open(2) (glibc has no wrapper): the fd, or -1 with errno. */
+long tier__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+			   unsigned long flags);
+
 /* Opens *attr for thread tid (-1: any) on cpu (-1: any) with a ring of
  * its own, added to rs. Returns 0 or -errno with err saying what (ESRCH:
  * the thread is gone). */

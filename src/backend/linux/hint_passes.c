@@ -1,0 +1,240 @@
+/* hint_passes.c - the kernel's scans' passes told apart from the hint
+ * faults of a process, and each page's rate from its latency (contract in
+ * tracker_util.h, "hint faults"; the tracker is tracker_hint.c). Pure: no
+ * I/O, no locks. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/linux/tracker_util.h"
+#include "core/policy.h"
+
+struct tier__hint_range {
+	pid_t pid;
+	uint64_t base;			/* address >> HINT_RANGE_SHIFT */
+	uint64_t start_us;		/* the current pass's start */
+	uint32_t pass;			/* the current pass (1 the first) */
+	uint8_t seen[HINT_RANGE_PAGES / 8];	/* faulted in the current pass */
+	uint16_t lat_ms[HINT_RANGE_PAGES];	/* each page's last latency, ms + 1 (0: none) */
+	uint8_t pass_of[HINT_RANGE_PAGES];	/* ... its pass, mod 256 */
+};
+
+void tier__hint_passes_init(struct tier__hint_passes *hp)
+{
+	memset(hp, 0, sizeof(*hp));
+}
+
+void tier__hint_passes_release(struct tier__hint_passes *hp)
+{
+	size_t i;
+
+	for (i = 0; i < hp->cap; i++)
+		free(hp->slot[i]);
+	free(hp->slot);
+	free(hp->read);
+	memset(hp, 0, sizeof(*hp));
+}
+
+static size_t slot_of(const struct tier__hint_passes *hp, pid_t pid, uint64_t base)
+{
+	uint64_t h = ((uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull) ^ (base * 0xc2b2ae3d27d4eb4full);
+
+	return (size_t)(h >> 17) & (hp->cap - 1);
+}
+
+static struct tier__hint_range *range_get(struct tier__hint_passes *hp, pid_t pid, uint64_t base)
+{
+	size_t i;
+
+	if ((hp->n + 1) * 2 > hp->cap) {
+		size_t nc = hp->cap ? hp->cap * 2 : 64, k;
+		struct tier__hint_range **ns = calloc(nc, sizeof(*ns)), **old = hp->slot;
+		size_t oc = hp->cap;
+
+		if (!ns)
+			return NULL;
+		hp->slot = ns;
+		hp->cap = nc;
+		for (k = 0; k < oc; k++) {
+			if (!old[k])
+				continue;
+			for (i = slot_of(hp, old[k]->pid, old[k]->base); hp->slot[i];
+			     i = (i + 1) & (nc - 1))
+				;
+			hp->slot[i] = old[k];
+		}
+		free(old);
+	}
+	for (i = slot_of(hp, pid, base); hp->slot[i]; i = (i + 1) & (hp->cap - 1))
+		if (hp->slot[i]->pid == pid && hp->slot[i]->base == base)
+			return hp->slot[i];
+	hp->slot[i] = calloc(1, sizeof(**hp->slot));
+	if (!hp->slot[i])
+		return NULL;
+	hp->slot[i]->pid = pid;
+	hp->slot[i]->base = base;
+	hp->n++;
+	return hp->slot[i];
+}
+
+/* The first fault seen of pid at t_us (kept once). */
+static void mark_first(struct tier__hint_passes *hp, pid_t pid, uint64_t t_us)
+{
+	struct tier__hint_first *nv;
+	size_t i;
+
+	for (i = 0; i < hp->nr_read; i++)
+		if (hp->read[i].pid == pid)
+			return;
+	nv = realloc(hp->read, (hp->nr_read + 1) * sizeof(*nv));
+	if (!nv)
+		return;
+	hp->read = nv;
+	hp->read[hp->nr_read].pid = pid;
+	hp->read[hp->nr_read++].first_us = t_us;
+}
+
+int tier__hint_fault(struct tier__hint_passes *hp, pid_t pid, uint64_t addr, uint64_t t_us)
+{
+	struct tier__hint_range *r = range_get(hp, pid, addr >> HINT_RANGE_SHIFT);
+	uint64_t i = (addr >> 12) & (HINT_RANGE_PAGES - 1), lat;
+
+	if (!r)
+		return -ENOMEM;
+	if (!r->pass || (r->seen[i / 8] & (1u << (i % 8)))) {
+		/* Protected again since it faulted: the range's next pass. */
+		r->pass++;
+		r->start_us = t_us;
+		memset(r->seen, 0, sizeof(r->seen));
+		if (r->pass == 1)
+			mark_first(hp, pid, t_us);
+	}
+	r->seen[i / 8] |= (uint8_t)(1u << (i % 8));
+	lat = t_us > r->start_us ? (t_us - r->start_us) / 1000 : 0;
+	r->lat_ms[i] = (uint16_t)(lat >= 65534 ? 65535 : lat + 1);
+	r->pass_of[i] = (uint8_t)r->pass;
+	hp->faults++;
+	return 0;
+}
+
+bool tier__hint_passes_read(const struct tier__hint_passes *hp, pid_t pid, uint64_t now_us)
+{
+	size_t i;
+
+	for (i = 0; i < hp->nr_read; i++)
+		if (hp->read[i].pid == pid)
+			return now_us >= hp->read[i].first_us + HINT_FIRST_PASS_US;
+	return false;
+}
+
+/* The rate of a fault latency_ms + 1 = l after its pass began: ln 2 over
+ * it (at least HINT_MIN_LAT_MS). */
+double tier__hint_rate(uint16_t l)
+{
+	double ms = l ? (double)(l - 1) : 0;
+
+	if (ms < HINT_MIN_LAT_MS)
+		ms = HINT_MIN_LAT_MS;
+	return M_LN2 / (ms / 1000.0);
+}
+
+void tier__hint_passes_hand(struct tier__hint_passes *hp, tier_linux_obs_sink sink, void *ctx)
+{
+	struct tier__obs_batch b;
+	size_t s;
+
+	tier__batch_init(&b, sink, ctx);
+	for (s = 0; s < hp->cap; s++) {
+		const struct tier__hint_range *r = hp->slot[s];
+		struct tier_linux_addr_obs o;
+		bool open = false;
+		uint32_t i;
+
+		if (!r)
+			continue;
+		for (i = 0; i < HINT_RANGE_PAGES; i++) {
+			uint8_t age = (uint8_t)((uint8_t)r->pass - r->pass_of[i]);
+			uint64_t addr = (r->base << HINT_RANGE_SHIFT) + ((uint64_t)i << 12);
+			double rate;
+			uint32_t iv;
+
+			if (!r->lat_ms[i] || age >= HINT_KEEP_PASSES ||
+			    (rate = tier__hint_rate(r->lat_ms[i])) < HINT_MIN_RATE) {
+				if (open)
+					tier__batch_add(&b, &o);
+				open = false;
+				continue;
+			}
+			/* one access seen in two checks over 2 ln 2 / rate */
+			iv = (uint32_t)(2.0 * M_LN2 / rate * 1e6);
+			if (open && o.end == addr && o.interval_us == iv) {
+				o.end += 4096;
+				continue;
+			}
+			if (open)
+				tier__batch_add(&b, &o);
+			memset(&o, 0, sizeof(o));
+			o.pid = r->pid;
+			o.start = addr;
+			o.end = addr + 4096;
+			o.kind = TIER_OBS_ACCESSED;
+			o.write = TIER_OBS_STANDING;
+			o.count = 1;
+			o.max = 2;
+			o.interval_us = iv;
+			open = true;
+		}
+		if (open)
+			tier__batch_add(&b, &o);
+	}
+	tier__batch_flush(&b);
+}
+
+void tier__hint_passes_drop(struct tier__hint_passes *hp, const pid_t *keep, size_t n)
+{
+	size_t s, k, w = 0;
+
+	for (s = 0; s < hp->cap; s++) {
+		struct tier__hint_range *r = hp->slot[s];
+
+		if (!r)
+			continue;
+		for (k = 0; k < n && keep[k] != r->pid; k++)
+			;
+		if (k < n)
+			continue;
+		free(r);
+		hp->slot[s] = NULL;
+		hp->n--;
+	}
+	/* Open addressing: put the survivors back where a lookup finds them. */
+	if (hp->cap) {
+		struct tier__hint_range **old = hp->slot;
+		size_t oc = hp->cap;
+
+		hp->slot = calloc(oc, sizeof(*hp->slot));
+		if (!hp->slot) {
+			hp->slot = old;		/* out of memory: lookups may miss, no harm */
+		} else {
+			for (s = 0; s < oc; s++) {
+				size_t i;
+
+				if (!old[s])
+					continue;
+				for (i = slot_of(hp, old[s]->pid, old[s]->base); hp->slot[i];
+				     i = (i + 1) & (oc - 1))
+					;
+				hp->slot[i] = old[s];
+			}
+			free(old);
+		}
+	}
+	for (s = 0; s < hp->nr_read; s++) {
+		for (k = 0; k < n && keep[k] != hp->read[s].pid; k++)
+			;
+		if (k < n)
+			hp->read[w++] = hp->read[s];
+	}
+	hp->nr_read = w;
+}
