@@ -1423,6 +1423,30 @@ static void test_softdirty_asks_tiers(void **state)
 	tmp_release(&t);
 }
 
+/* Process 100's one thread, runnable all its life (started 2 s ago, run
+ * all of it), has run ran_us more: a read is dated by that rather than
+ * by the wall clock, which a loaded host stretches. The first call makes
+ * its task directory. */
+static void writer_ran(struct tmp *t, uint64_t ran_us)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[256];
+
+	if (!ran_us) {
+		mkdir_in(t, "proc/100/task");
+		mkdir_in(t, "proc/100/task/100");
+	}
+	put(t, "proc/uptime", "100.00 50.00\n");
+	snprintf(line, sizeof(line),
+		 "100 (a writer) R 1 100 100 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n",
+		 (unsigned long long)(98 * hz));
+	put(t, "proc/100/task/100/stat", line);
+	snprintf(line, sizeof(line), "%llu 0 %llu\n",
+		 (unsigned long long)(2000000000ULL + ran_us * 1000),
+		 (unsigned long long)(1 + ran_us / 1000));
+	put(t, "proc/100/task/100/schedstat", line);
+}
+
 /* ... and rates the picture again only when it or the pages' tiers
  * changed: collects in between hand over the last rates, asking nothing. */
 struct asked_gen {
@@ -1454,6 +1478,12 @@ static void test_softdirty_picture_reused(void **state)
 
 	(void)state;
 	priv = manual_with_tiers(&t, tiers_asked_gen, tiers_gen_of, &a);
+	/* Its reads dated by the writer's runs (20 ms each): the wall
+	 * clock of a loaded host would age the pages below the tracker's
+	 * bar between the clear and the read. */
+	writer_ran(&t, 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	writer_ran(&t, 20000);
 	read_collect(priv, TIER__SD_READ, &g, 4);
 	calls = a.a.calls;
 	assert_true(calls >= 4);
@@ -1475,6 +1505,7 @@ static void test_softdirty_picture_reused(void **state)
 	calls = a.a.calls;
 	/* A new read (a new picture), the tiers as they were: asked again. */
 	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
+	writer_ran(&t, 40000);
 	read_collect(priv, TIER__SD_READ, &g, 5);
 	assert_true(a.a.calls >= calls + 5);
 	tier__linux_tracker_softdirty.stats(priv, &st);
