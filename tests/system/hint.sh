@@ -2,8 +2,8 @@
 # guest (scripts/tiered-vm) runs tests/system/progs/hint-guest.sh, where
 # tierd with tracker damon+hint sets the kernel's NUMA balancing to take
 # hint faults and move nothing (numa_balancing 2, promotion rate limit 0,
-# demotion off), reads them through perf's software page-fault event
-# while a hot set on node 2 comes up, and puts the three settings back at
+# demotion off), reads them through perf's software page-fault event,
+# brings a hot set on node 2 to node 0, and puts the three settings back at
 # exit and, after SIGKILL, with tierd --restore. Each guest check is
 # counted here as one test.
 . "$(dirname "$0")/../lib/tap.sh"

@@ -618,6 +618,7 @@ static void test_hint_passes(void **state)
 	struct got g = { .n = 0 };
 	const uint64_t a = 16 * HR, t = 5000000;	/* a range's start; the first fault */
 	const pid_t keep[] = { 101 };
+	uint64_t e;
 
 	(void)state;
 	tier__hint_passes_init(&hp);
@@ -642,9 +643,24 @@ static void test_hint_passes(void **state)
 	assert_false(tier__hint_passes_read(&hp, 100, t + HINT_FIRST_PASS_US - 1));
 	assert_true(tier__hint_passes_read(&hp, 100, t + HINT_FIRST_PASS_US));
 	assert_false(tier__hint_passes_read(&hp, 101, t + HINT_FIRST_PASS_US));
+	/* One pass: the kernel's scans do not cover the range yet. */
+	assert_false(tier__hint_passes_covers(&hp, 100, a, a + HR, &e));
+	assert_int_equal(e, a + HR);
 	/* Page 0 faults again 1.5 s later: the range's pass 2 begins; page
 	 * 8 keeps pass 1's estimate, page 0 has its new one (20 ms). */
 	assert_int_equal(tier__hint_fault(&hp, 100, a + 100, t + 1500000), 0);
+	/* ... and the range is covered, to its end; the next one is not,
+	 * nor another process's range. */
+	assert_true(tier__hint_passes_covers(&hp, 100, a + 4096, a + 3 * HR, &e));
+	assert_int_equal(e, a + HR);
+	assert_false(tier__hint_passes_covers(&hp, 100, a + HR, a + 3 * HR, &e));
+	assert_int_equal(e, a + 3 * HR);
+	assert_false(tier__hint_passes_covers(&hp, 101, a, a + HR, &e));
+	/* Below it, not covered up to it. */
+	assert_false(tier__hint_passes_covers(&hp, 100, 4096, a + 2 * HR, &e));
+	assert_int_equal(e, a);
+	assert_true(tier__hint_passes_covers(&hp, 100, a + 8192, a + 12288, &e));
+	assert_int_equal(e, a + 12288);
 	assert_int_equal(tier__hint_fault(&hp, 100, a + 2 * 4096, t + 1520000), 0);
 	g.n = 0;
 	tier__hint_passes_hand(&hp, sink, &g);
@@ -682,6 +698,7 @@ static void test_hint_passes_many(void **state)
 	struct tier__hint_passes hp;
 	struct got g = { .n = 0 };
 	pid_t keep[8];
+	uint64_t e;
 	int p, r;
 
 	(void)state;
@@ -693,6 +710,19 @@ static void test_hint_passes_many(void **state)
 		for (r = 0; r < 12; r++)	/* page 0 again: pass 2 of each */
 			assert_int_equal(tier__hint_fault(&hp, 200 + p, (uint64_t)r * HR, 1005000), 0);
 	assert_int_equal(hp.n, 192);
+	/* Twelve ranges covered in a row: one run; none beyond them. */
+	assert_true(tier__hint_passes_covers(&hp, 203, 4096, 20 * HR, &e));
+	assert_int_equal(e, 12 * HR);
+	assert_false(tier__hint_passes_covers(&hp, 203, 12 * HR, 20 * HR, &e));
+	assert_int_equal(e, 20 * HR);
+	/* Not covered up to the next covered range, however far the end
+	 * (a region to the top of the address space) - or to the end. */
+	assert_true(tier__hint_passes_covers(&hp, 203, 0, UINT64_MAX, &e));
+	assert_int_equal(e, 12 * HR);
+	assert_false(tier__hint_passes_covers(&hp, 203, 12 * HR, UINT64_MAX - 4095, &e));
+	assert_int_equal(e, UINT64_MAX - 4095);
+	assert_false(tier__hint_passes_covers(&hp, 999, 0, 40 * HR, &e));
+	assert_int_equal(e, 40 * HR);
 	tier__hint_passes_hand(&hp, sink, &g);
 	assert_int_equal(g.n, 192);	/* page 0 of each */
 	for (p = 0; p < 8; p++)
@@ -723,14 +753,21 @@ static void tiers_fake(void *arg, pid_t pid, uint64_t start, uint64_t end,
 	}
 }
 
-static bool covered_100(void *arg, pid_t pid)
+/* Process 100's pages are covered below 7 pages; 101's none. */
+static bool covered_100(void *arg, pid_t pid, uint64_t start, uint64_t end, uint64_t *run_end)
 {
 	(void)arg;
-	return pid == 100;
+	if (pid == 100 && start < 7 * 4096) {
+		*run_end = end < 7 * 4096 ? end : 7 * 4096;
+		return true;
+	}
+	*run_end = end;
+	return false;
 }
 
-/* damon+hint: DAMON's regions of a process the hint faults rate go on
- * only on the top tier (or where the tier is not known); the others whole. */
+/* damon+hint: DAMON's regions go on only on the top tier (or where the
+ * tier is not known) where the hint faults cover the pages; elsewhere
+ * whole. */
 static void test_obs_top_tier(void **state)
 {
 	struct tier_linux_addr_obs acc[2] = {
@@ -745,10 +782,13 @@ static void test_obs_top_tier(void **state)
 	(void)state;
 	ctx.tiers = tiers_fake;
 	tier__obs_top_tier(acc, 2, &ctx, covered_100, NULL, sink, &g);
-	assert_int_equal(g.n, 3);
+	assert_int_equal(g.n, 4);
 	expect_obs(&g.v[0], 100, 0, 2 * 4096, TIER_OBS_ACCESSED, 3, 20);
-	expect_obs(&g.v[1], 100, 6 * 4096, 8 * 4096, TIER_OBS_ACCESSED, 3, 20);
-	expect_obs(&g.v[2], 101, 0, 4 * 4096, TIER_OBS_ACCESSED, 1, 20);
+	/* pages 2-5 on tier 1, covered: left to the hint faults */
+	expect_obs(&g.v[1], 100, 6 * 4096, 7 * 4096, TIER_OBS_ACCESSED, 3, 20);
+	/* page 7 not covered: as DAMON read it */
+	expect_obs(&g.v[2], 100, 7 * 4096, 8 * 4096, TIER_OBS_ACCESSED, 3, 20);
+	expect_obs(&g.v[3], 101, 0, 4 * 4096, TIER_OBS_ACCESSED, 1, 20);
 	assert_int_equal(g.v[0].interval_us, 100000);
 	/* Without the world's tiers: all of them whole. */
 	ctx.tiers = NULL;

@@ -78,6 +78,55 @@ static struct tier__hint_range *range_get(struct tier__hint_passes *hp, pid_t pi
 	return hp->slot[i];
 }
 
+/* pid's range base, or NULL where none faulted. */
+static const struct tier__hint_range *range_find(const struct tier__hint_passes *hp, pid_t pid,
+						 uint64_t base)
+{
+	size_t i;
+
+	if (!hp->cap)
+		return NULL;
+	for (i = slot_of(hp, pid, base); hp->slot[i]; i = (i + 1) & (hp->cap - 1))
+		if (hp->slot[i]->pid == pid && hp->slot[i]->base == base)
+			return hp->slot[i];
+	return NULL;
+}
+
+/* Whether the range is in its second pass or later (see
+ * tier__hint_passes_covers()). */
+static bool range_covered(const struct tier__hint_passes *hp, pid_t pid, uint64_t base)
+{
+	const struct tier__hint_range *r = range_find(hp, pid, base);
+
+	return r && r->pass >= 2;
+}
+
+bool tier__hint_passes_covers(const struct tier__hint_passes *hp, pid_t pid, uint64_t start,
+			      uint64_t end, uint64_t *run_end)
+{
+	const uint64_t last = (end - 1) >> HINT_RANGE_SHIFT;	/* end > start */
+	uint64_t base = start >> HINT_RANGE_SHIFT, next = UINT64_MAX;
+	size_t i;
+
+	if (range_covered(hp, pid, base)) {
+		/* Covered ranges are ranges of the table: a walk of them. */
+		while (base < last && range_covered(hp, pid, base + 1))
+			base++;
+		*run_end = base < last ? (base + 1) << HINT_RANGE_SHIFT : end;
+		return true;
+	}
+	/* Not covered up to the next covered range of pid, if any (a region
+	 * may span terabytes of address space: not range by range). */
+	for (i = 0; i < hp->cap; i++) {
+		const struct tier__hint_range *r = hp->slot[i];
+
+		if (r && r->pid == pid && r->pass >= 2 && r->base > base && r->base < next)
+			next = r->base;
+	}
+	*run_end = next <= last ? next << HINT_RANGE_SHIFT : end;
+	return false;
+}
+
 /* The first fault seen of pid at t_us (kept once). */
 static void mark_first(struct tier__hint_passes *hp, pid_t pid, uint64_t t_us)
 {

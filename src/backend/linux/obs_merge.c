@@ -136,8 +136,8 @@ static void top_piece(void *fctx, uint64_t start, uint64_t end, unsigned tier)
 }
 
 void tier__obs_top_tier(const struct tier_linux_addr_obs *acc, size_t nacc,
-			const struct tier_linux_ctx *ctx, bool (*covered)(void *arg, pid_t pid),
-			void *cov_arg, tier_linux_obs_sink sink, void *sctx)
+			const struct tier_linux_ctx *ctx, tier__covers_fn covered, void *cov_arg,
+			tier_linux_obs_sink sink, void *sctx)
 {
 	struct tier__obs_batch b;
 	size_t i;
@@ -145,11 +145,24 @@ void tier__obs_top_tier(const struct tier_linux_addr_obs *acc, size_t nacc,
 	tier__batch_init(&b, sink, sctx);
 	for (i = 0; i < nacc; i++) {
 		struct top_pass tp = { &b, &acc[i] };
+		uint64_t a = acc[i].start, e;
 
-		if (!ctx->tiers || !covered(cov_arg, acc[i].pid))
+		if (!ctx->tiers) {
 			tier__batch_add(&b, &acc[i]);
-		else
-			ctx->tiers(ctx->tiers_arg, acc[i].pid, acc[i].start, acc[i].end, top_piece, &tp);
+			continue;
+		}
+		/* Run by run of the same cover: the covered ones by tier. */
+		for (; a < acc[i].end; a = e) {
+			if (covered(cov_arg, acc[i].pid, a, acc[i].end, &e)) {
+				ctx->tiers(ctx->tiers_arg, acc[i].pid, a, e, top_piece, &tp);
+			} else {
+				struct tier_linux_addr_obs o = acc[i];
+
+				o.start = a;
+				o.end = e;
+				tier__batch_add(&b, &o);
+			}
+		}
 	}
 	tier__batch_flush(&b);
 }

@@ -37,12 +37,17 @@
  *
  * "damon+hint" is DAMON and the kernel's hint faults (tracker_hint.c)
  * together, the same way but for what each rates: the kernel scans only
- * the pages off the top tier, and their faults rate each of them, so of a
- * process the hint faults have rated (its first pass over), DAMON's
- * regions go on only where they lie on the top tier (tier__obs_top_tier());
- * a scattered hot set's lukewarm region on a slower tier would otherwise
- * lift its cold pages to its rate. Until then, as above, DAMON's lukewarm
- * regions are held.
+ * the pages off the top tier, and their faults rate each of them, so
+ * where the kernel's scans cover a process's pages (a range of it had a
+ * page fault twice, tier__hint_covers()), DAMON's regions go on only where
+ * they lie on the top tier (tier__obs_top_tier()); a scattered hot set's
+ * lukewarm region on a slower tier would otherwise lift its cold pages to
+ * its rate. Elsewhere DAMON rates them whole: the kernel scans a process
+ * per second of its own CPU time, so a mostly sleeping one may have had
+ * one pass or none (in a sid guest run, taken as covered from 200 ms
+ * after its first fault, 825 hot pages of such a process were rated by
+ * neither tracker for 60 s). Until its first pass is over, as above,
+ * DAMON's lukewarm regions are held.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -303,7 +308,7 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	if (c->by_tier) {
 		/* The hint faults' rates, then DAMON's where they do not rate. */
 		sd_ret = c->second->collect(c->sd, sink, ctx, &sd_err);
-		tier__obs_top_tier(c->acc, c->nr_acc, &c->ctx, c->has_read, c->sd, sink, ctx);
+		tier__obs_top_tier(c->acc, c->nr_acc, &c->ctx, tier__hint_covers, c->sd, sink, ctx);
 	} else {
 		sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
 		/* The regions, each with what its written pages leave

@@ -257,6 +257,13 @@ bool tier__hint_has_read(void *priv, pid_t pid)
 	return tier__hint_passes_read(&t->passes, pid, tier_linux_now_us());
 }
 
+bool tier__hint_covers(void *priv, pid_t pid, uint64_t start, uint64_t end, uint64_t *run_end)
+{
+	const struct hint_tracker *t = priv;
+
+	return tier__hint_passes_covers(&t->passes, pid, start, end, run_end);
+}
+
 static void hint_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	const struct hint_tracker *t = priv;

@@ -316,19 +316,35 @@ void tier__hint_passes_drop(struct tier__hint_passes *hp, const pid_t *keep, siz
  * first fault (a scattered hot set's pages faulted within 200 ms of their
  * pass's start). */
 bool tier__hint_passes_read(const struct tier__hint_passes *hp, pid_t pid, uint64_t now_us);
+/* Whether the kernel's scans cover pid's pages at start: their range had
+ * a page fault again (protected again since it faulted: every page present
+ * there had a pass to fault in), so the hint faults rate its pages; a
+ * range of a process the kernel seldom scans (its scan follows its own CPU
+ * time) may have had one pass or none. *run_end receives the end of the
+ * run from start, at most end, with the same answer. */
+bool tier__hint_passes_covers(const struct tier__hint_passes *hp, pid_t pid, uint64_t start,
+			      uint64_t end, uint64_t *run_end);
 /* The rate a latency stands for: ln 2 over it, lat_ms + 1 (0: none). */
 double tier__hint_rate(uint16_t lat_ms_plus_1);
 /* The tracker's (priv: hint's) tier__hint_passes_read() now. */
 bool tier__hint_has_read(void *priv, pid_t pid);
+/* The tracker's (priv: hint's) tier__hint_passes_covers(). */
+bool tier__hint_covers(void *priv, pid_t pid, uint64_t start, uint64_t end, uint64_t *run_end);
 
-/* DAMON's regions acc[0, nacc) to sink: of the processes covered(cov_arg,
- * pid) says a hint-fault tracker rates, only their pieces on the top tier
+/* Whether a tracker rates pid's pages from start: *run_end receives the
+ * end of the run, at most end, with the same answer
+ * (tier__hint_covers()). */
+typedef bool (*tier__covers_fn)(void *arg, pid_t pid, uint64_t start, uint64_t end,
+				uint64_t *run_end);
+
+/* DAMON's regions acc[0, nacc) to sink: where covered(cov_arg, ...) says a
+ * hint-fault tracker rates the pages, only their pieces on the top tier
  * (rank 0) or of no known tier (ctx->tiers(); the kernel scans only the
- * slower tiers, whose pages the hint faults rate); of the others, and
- * where ctx has no tiers(), whole. */
+ * slower tiers, whose pages the hint faults rate); elsewhere, and where
+ * ctx has no tiers(), whole. */
 void tier__obs_top_tier(const struct tier_linux_addr_obs *acc, size_t nacc,
-			const struct tier_linux_ctx *ctx, bool (*covered)(void *arg, pid_t pid),
-			void *cov_arg, tier_linux_obs_sink sink, void *sctx);
+			const struct tier_linux_ctx *ctx, tier__covers_fn covered, void *cov_arg,
+			tier_linux_obs_sink sink, void *sctx);
 
 /* ---- perf (tracker_perf.c) -------------------------------------------- */
 
