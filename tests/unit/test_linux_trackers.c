@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -735,6 +737,111 @@ static void test_hint_passes_many(void **state)
 	tier__hint_passes_release(&hp);
 }
 
+/* A child that takes n x 4,096 minor faults (16 MiB written, then
+ * dropped, n times) for each byte n read from go, a byte to done after. */
+static pid_t fault_child(int *go, int *done)
+{
+	int a[2], b[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(a), 0);
+	assert_int_equal(pipe(b), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		const size_t len = 4096 * 4096;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char n;
+
+		close(a[1]);
+		close(b[0]);
+		if (m == MAP_FAILED)
+			_exit(1);
+		while (read(a[0], &n, 1) == 1) {
+			size_t i;
+
+			for (; n; n--) {
+				for (i = 0; i < len; i += 4096)
+					m[i] = 1;
+				madvise(m, len, MADV_DONTNEED);
+			}
+			if (write(b[1], &n, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	*go = a[1];
+	*done = b[0];
+	return pid;
+}
+
+/* Has the child take n x 4,096 faults and waits for them. */
+static void child_faults(int go, int done, unsigned char n)
+{
+	assert_int_equal(write(go, &n, 1), 1);
+	assert_int_equal(read(done, &n, 1), 1);
+}
+
+/* Two batches of 81,920 faults, more than a thread's ring holds (4 MiB of
+ * 32-byte samples: 131,072) together, then a collect, 4,096 more and
+ * another: with an upkeep between the two batches (the steps pausing)
+ * every fault is read; read at the collects alone, the kernel drops what
+ * found the ring full, and says so in the ring once there is room again
+ * (the second collect). Returns the samples dropped, and the faults read
+ * in *faults. Skips where perf's events cannot be opened. */
+static uint64_t hint_two_batches(bool upkeep, uint64_t *faults)
+{
+	struct tier_linux_ctx ctx = { .sysfs_root = "/sys", .procfs_root = "/proc" };
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	int go, done, status;
+	pid_t pid = fault_child(&go, &done);
+	void *priv;
+
+	assert_int_equal(tier__linux_tracker_hint.create(&ctx, 100000, &priv, &err), 0);
+	if (tier__linux_tracker_hint.set_targets(priv, &pid, 1, &err)) {
+		tier__linux_tracker_hint.destroy(priv);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		print_message("no perf events here: %s\n", err.msg);
+		skip();
+	}
+	child_faults(go, done, 20);
+	if (upkeep)
+		tier__linux_tracker_hint.maintain(priv);
+	child_faults(go, done, 20);
+	assert_int_equal(tier__linux_tracker_hint.collect(priv, sink, &g, &err), 0);
+	child_faults(go, done, 1);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_hint.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_hint.stats(priv, &st);
+	close(go);
+	close(done);
+	waitpid(pid, &status, 0);
+	tier__linux_tracker_hint.destroy(priv);
+	*faults = st.workload_faults;
+	return st.dropped;
+}
+
+static void test_hint_drained_at_upkeep(void **state)
+{
+	uint64_t faults, dropped;
+
+	(void)state;
+	assert_int_equal(hint_two_batches(true, &faults), 0);
+	assert_true(faults >= 41 * 4096);
+	print_message("with an upkeep between: %llu faults read, none dropped\n",
+		      (unsigned long long)faults);
+	dropped = hint_two_batches(false, &faults);
+	print_message("at the collects alone: %llu faults read, %llu dropped\n",
+		      (unsigned long long)faults, (unsigned long long)dropped);
+	assert_true(dropped > 0);
+	assert_true(faults < 41 * 4096);
+}
+
 /* Pages 0-1 on tier 0, 2-5 on tier 1, the rest of no known tier. */
 static void tiers_fake(void *arg, pid_t pid, uint64_t start, uint64_t end,
 		       void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
@@ -1384,6 +1491,7 @@ int main(void)
 		cmocka_unit_test(test_guard_hint_faults),
 		cmocka_unit_test(test_hint_passes),
 		cmocka_unit_test(test_hint_passes_many),
+		cmocka_unit_test(test_hint_drained_at_upkeep),
 		cmocka_unit_test(test_obs_top_tier),
 		cmocka_unit_test(test_guard_refuses),
 		cmocka_unit_test(test_guard_keeps),

@@ -340,6 +340,8 @@ static void combo_maintain(void *priv)
 	struct combo *c = priv;
 
 	DAMON->maintain(c->damon);
+	if (c->second->maintain)
+		c->second->maintain(c->sd);
 }
 
 static bool combo_kdamond(void *priv, unsigned *index, pid_t *pid)

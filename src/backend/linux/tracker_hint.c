@@ -221,22 +221,40 @@ static int fault_cmp(const void *x, const void *y)
 	return (a->t_us > b->t_us) - (a->t_us < b->t_us);
 }
 
-static int hint_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
+/* The faults in the rings to the passes. At every collect, and at every
+ * upkeep (about a second) while the steps pause: a ring holds 131,072
+ * faults, which a workload touching its slow-tier pages takes in a second
+ * or two of a pass, and the kernel drops what finds its ring full. */
+static void drain(struct hint_tracker *t)
 {
-	struct hint_tracker *t = priv;
 	size_t i;
 
-	t->nomem = false;
 	t->nr_buf = 0;
 	tier__perf_rings_read(&t->rings, HINT_SAMPLE_TYPE, hint_sample, t, &t->stats);
-	/* One ring a thread: the passes go by the faults in time order. */
+	/* One ring a thread: the passes go by the faults in time order (a
+	 * fault read at the next drain but dated before this one's last
+	 * counts at no latency, as late in the order as it can be). */
 	qsort(t->buf, t->nr_buf, sizeof(*t->buf), fault_cmp);
 	for (i = 0; i < t->nr_buf; i++)
 		if (tier__hint_fault(&t->passes, t->buf[i].pid, t->buf[i].addr, t->buf[i].t_us))
 			t->nomem = true;
+}
+
+static void hint_maintain(void *priv)
+{
+	drain(priv);
+}
+
+static int hint_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct tier_err *err)
+{
+	struct hint_tracker *t = priv;
+
+	drain(t);
 	tier__hint_passes_hand(&t->passes, sink, ctx);
-	if (t->nomem)
+	if (t->nomem) {
+		t->nomem = false;
 		return tier_err_set(err, -ENOMEM, "hint: out of memory");
+	}
 	{
 		struct perf_event_attr attr;
 		int ret;
@@ -282,5 +300,6 @@ const struct tier_linux_tracker_ops tier__linux_tracker_hint = {
 	.destroy = hint_destroy,
 	.set_targets = hint_set_targets,
 	.collect = hint_collect,
+	.maintain = hint_maintain,
 	.stats = hint_stats,
 };
