@@ -29,6 +29,10 @@
 /* page_node value of a page that is not present (never touched, swapped). */
 #define TIER_NODE_NONE 0xff
 
+/* env->node_gen: one counter per 2^TIER_NODE_GEN_SHIFT pages (2 MiB of
+ * 4 KiB pages). */
+#define TIER_NODE_GEN_SHIFT 9
+
 /* What an application or operator asked for a page (libtier's
  * enum tier_advice; the values are the same and never change). */
 enum tier_hint {
@@ -47,6 +51,12 @@ struct tier_env {
 	const struct tier_topology *topo;	/* ranked tiers */
 	uint64_t nr_pages;			/* managed pages */
 	const uint8_t *page_node;		/* [nr_pages], TIER_NODE_NONE = absent */
+	/* Optional (NULL: not kept). [(nr_pages >> TIER_NODE_GEN_SHIFT) + 1]:
+	 * bumped by the backend whenever it changes a page_node byte of
+	 * those pages (a move of the policy's or of anyone else, a page
+	 * come or gone), so that a policy keeping counts of its own recounts
+	 * only what changed. Moves with page_node (resize()). */
+	const uint32_t *node_gen;
 	const uint8_t *page_owner;		/* [nr_pages] tenant/cgroup id, or NULL */
 	const uint8_t *page_hint;		/* [nr_pages] enum tier_hint, or NULL:
 						 * no page has one */

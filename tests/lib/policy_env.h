@@ -26,6 +26,8 @@ struct test_env {
 	struct tier_topology topo;
 	struct tier_env env;
 	uint8_t *page_node;
+	uint32_t *node_gen;		/* env->node_gen, as both backends keep
+					 * it; NULL after test_env_no_node_gen() */
 	uint8_t *page_hint;		/* NULL until test_env_hint() */
 	uint8_t *page_huge;		/* NULL until test_env_huge() */
 	uint64_t splits;		/* huge pages split */
@@ -87,6 +89,8 @@ static long test_env_move(void *priv, const uint64_t *pages, const int *nodes, i
 		te->used[from]--;
 		te->used[nodes[i]]++;
 		te->page_node[pages[i]] = (uint8_t)nodes[i];
+		if (te->node_gen)
+			te->node_gen[pages[i] >> TIER_NODE_GEN_SHIFT]++;
 		status[i] = nodes[i];
 		te->moves++;
 		moved++;
@@ -123,7 +127,18 @@ static inline void test_env_place(struct test_env *te, uint64_t page, int node)
 	if (te->page_node[page] != TIER_NODE_NONE)
 		te->used[te->page_node[page]]--;
 	te->page_node[page] = (uint8_t)node;
+	if (te->node_gen)
+		te->node_gen[page >> TIER_NODE_GEN_SHIFT]++;
 	te->used[node]++;
+}
+
+/* env->node_gen NULL: the policy sees page_node alone (a backend that
+ * keeps no counters), before the policy is created. */
+static inline void test_env_no_node_gen(struct test_env *te)
+{
+	free(te->node_gen);
+	te->node_gen = NULL;
+	te->env.node_gen = NULL;
 }
 
 /* Gives page the hint (enum tier_hint) env->page_hint reports. The first
@@ -180,9 +195,13 @@ static inline int test_env_init(struct test_env *te, const char *preset, const c
 	if (!te->page_node)
 		return -ENOMEM;
 	memset(te->page_node, TIER_NODE_NONE, nr_pages);
+	te->node_gen = calloc((nr_pages >> TIER_NODE_GEN_SHIFT) + 1, sizeof(*te->node_gen));
+	if (!te->node_gen)
+		return -ENOMEM;
 	te->env.topo = &te->topo;
 	te->env.nr_pages = nr_pages;
 	te->env.page_node = te->page_node;
+	te->env.node_gen = te->node_gen;
 	te->env.page_shift = 12;
 	te->env.obs_kinds = TIER_OBS_ACCESSED | TIER_OBS_WRITTEN | TIER_OBS_SAMPLE |
 			    TIER_OBS_HINT_FAULT;
@@ -202,6 +221,7 @@ static inline int test_env_init(struct test_env *te, const char *preset, const c
 static inline void test_env_release(struct test_env *te)
 {
 	free(te->page_node);
+	free(te->node_gen);
 	free(te->page_hint);
 	free(te->page_huge);
 	tier_topology_release(&te->topo);

@@ -263,6 +263,11 @@ const uint8_t *tier_linux_space_page_node(const struct tier_linux_space *s)
 	return s->page_node;
 }
 
+const uint32_t *tier_linux_space_node_gen(const struct tier_linux_space *s)
+{
+	return s->node_gen;
+}
+
 const uint8_t *tier_linux_space_page_owner(const struct tier_linux_space *s)
 {
 	return s->page_owner;
@@ -305,6 +310,7 @@ void tier_linux_space_destroy(struct tier_linux_space *s)
 	if (!s)
 		return;
 	free(s->page_node);
+	free(s->node_gen);
 	free(s->page_owner);
 	free(s->ext);
 	free(s->by_id);

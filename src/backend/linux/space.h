@@ -126,6 +126,9 @@ uint64_t tier_linux_space_nr_pages(const struct tier_linux_space *s);
 uint64_t tier_linux_space_gen(const struct tier_linux_space *s);
 /* [nr_pages]; the pointers may change across tier_linux_space_update(). */
 const uint8_t *tier_linux_space_page_node(const struct tier_linux_space *s);
+/* Per 2^TIER_NODE_GEN_SHIFT ids, bumped whenever a page_node byte there
+ * changes (tier_env.node_gen); moves as page_node does. */
+const uint32_t *tier_linux_space_node_gen(const struct tier_linux_space *s);
 const uint8_t *tier_linux_space_page_owner(const struct tier_linux_space *s);
 
 /* Translates address observations into dense ones for sink (ranges split

@@ -116,7 +116,7 @@ static uint64_t ids_take_aligned(struct tier_linux_space *s, uint64_t want, uint
 	f = s->nr_pages + ((key - s->nr_pages) & (h - 1));
 	if (f > s->nr_pages) {
 		/* The gap is free: no page there. */
-		memset(s->page_node + s->nr_pages, TIER_NODE_NONE, (size_t)(f - s->nr_pages));
+		tier__space_nodes_none(s, s->nr_pages, f - s->nr_pages);
 		memset(s->page_owner + s->nr_pages, TIER_LINUX_OWNER_NONE, (size_t)(f - s->nr_pages));
 		(void)tier__space_free_add(s, s->nr_pages, f - s->nr_pages);
 	}

@@ -80,6 +80,9 @@ struct tier_linux_space {
 
 	uint64_t nr_pages, cap_pages;
 	uint8_t *page_node, *page_owner;
+	/* Per 2^TIER_NODE_GEN_SHIFT ids: bumped whenever a page_node byte
+	 * there changes (tier_env.node_gen). */
+	uint32_t *node_gen;
 	/* Bumped whenever a page's node in page_node changes, or the
 	 * extents do (tier_linux_space_gen()). */
 	uint64_t gen;
@@ -208,6 +211,9 @@ bool tier__space_call_gone(const struct tier_linux_space *s, pid_t pid, int e);
 /* page_node[id] after a move_pages(2) status st: the node, or
  * TIER_NODE_NONE for -ENOENT/-EFAULT; other errors leave it. */
 void tier__space_set_node(struct tier_linux_space *s, uint64_t id, int st);
+/* page_node of ids [first, first + nr) to TIER_NODE_NONE (no page there
+ * yet, or none any more), their node_gen bumped. */
+void tier__space_nodes_none(struct tier_linux_space *s, uint64_t first, uint64_t nr);
 
 /* ---- space_huge.c ---- */
 

@@ -61,8 +61,20 @@ void tier__space_set_node(struct tier_linux_space *s, uint64_t id, int st)
 		return;
 	if (s->page_node[id] != nd) {
 		s->page_node[id] = nd;
+		s->node_gen[id >> TIER_NODE_GEN_SHIFT]++;
 		s->gen++;
 	}
+}
+
+void tier__space_nodes_none(struct tier_linux_space *s, uint64_t first, uint64_t nr)
+{
+	uint64_t c;
+
+	if (!nr)
+		return;
+	memset(s->page_node + first, TIER_NODE_NONE, (size_t)nr);
+	for (c = first >> TIER_NODE_GEN_SHIFT; c <= (first + nr - 1) >> TIER_NODE_GEN_SHIFT; c++)
+		s->node_gen[c]++;
 }
 
 uint64_t tier_linux_space_gen(const struct tier_linux_space *s)

@@ -44,6 +44,17 @@ static int reserve_pages(struct tier_linux_space *s, uint64_t need)
 		ncap *= 2;
 	if (ncap > SIZE_MAX)
 		return -ENOMEM;
+	{
+		/* One more than the ids' chunks: tier_env.node_gen's size. */
+		size_t oc = s->cap_pages ? (size_t)(s->cap_pages >> TIER_NODE_GEN_SHIFT) + 1 : 0;
+		size_t nc = (size_t)(ncap >> TIER_NODE_GEN_SHIFT) + 1;
+		uint32_t *ng = realloc(s->node_gen, nc * sizeof(*ng));
+
+		if (!ng)
+			return -ENOMEM;
+		memset(ng + oc, 0, (nc - oc) * sizeof(*ng));
+		s->node_gen = ng;
+	}
 	pn = realloc(s->page_node, (size_t)ncap);
 	if (!pn)
 		return -ENOMEM;
@@ -496,7 +507,7 @@ static void commit_releases(struct tier_linux_space *s, struct update *u,
 
 		for (i++; i < u->nr_rel && u->rel[i].first == first + nr; i++)
 			nr += u->rel[i].nr;
-		memset(s->page_node + first, TIER_NODE_NONE, (size_t)nr);
+		tier__space_nodes_none(s, first, nr);
 		memset(s->page_owner + first, TIER_LINUX_OWNER_NONE, (size_t)nr);
 		if (forget)
 			forget(ctx, first, nr);
@@ -533,7 +544,7 @@ static void commit_pending(struct tier_linux_space *s, struct update *u)
 			};
 
 			u->ext[u->nr_ext++] = e;
-			memset(s->page_node + first, TIER_NODE_NONE, (size_t)got);
+			tier__space_nodes_none(s, first, got);
 			memset(s->page_owner + first, owner_of(p->slot), (size_t)got);
 			fresh_add(s, first, got);
 			addr += got << s->page_shift;

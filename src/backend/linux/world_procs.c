@@ -28,6 +28,7 @@ void tier__lw_sync_env(struct linux_backend *lb)
 {
 	lb->env.nr_pages = tier_linux_space_nr_pages(lb->space);
 	lb->env.page_node = tier_linux_space_page_node(lb->space);
+	lb->env.node_gen = tier_linux_space_node_gen(lb->space);
 	lb->env.page_owner = tier_linux_space_page_owner(lb->space);
 	lb->env.huge_shift = tier_linux_space_huge_shift(lb->space);
 	lb->env.page_huge = tier_linux_space_page_huge(lb->space);

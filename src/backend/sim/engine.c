@@ -157,6 +157,7 @@ void tier_sim_destroy(struct tier_sim *s)
 		s->wl->destroy(s->wl_priv);
 	tier_topology_release(&s->topo);
 	free(s->page_node);
+	free(s->node_gen);
 	free(s->page_owner);
 	free(s->flags);
 	free(s->huge);
@@ -237,6 +238,7 @@ static void setup_env(struct tier_sim *s, const struct tier_sim_params *p)
 	s->env.topo = &s->topo;
 	s->env.nr_pages = s->nr_pages;
 	s->env.page_node = s->page_node;
+	s->env.node_gen = s->node_gen;
 	s->env.page_owner = s->page_owner;
 	if (p->groups) {
 		s->groups = *p->groups;

@@ -148,6 +148,7 @@ struct tier_sim {
 	/* The pages. */
 	uint64_t nr_pages;
 	uint8_t *page_node;
+	uint32_t *node_gen;		/* tier_env.node_gen */
 	uint8_t *page_owner;
 	uint8_t *flags;			/* THP: a huge unit's on its first page */
 	bool thp;

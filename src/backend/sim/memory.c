@@ -135,6 +135,7 @@ void tier__sim_place_page(struct tier_sim *s, uint64_t page, int node)
 	if (from != TIER_NODE_NONE)
 		s->used_pages[from]--;
 	s->page_node[page] = (uint8_t)node;
+	s->node_gen[page >> TIER_NODE_GEN_SHIFT]++;
 	s->used_pages[node]++;
 }
 
@@ -279,11 +280,12 @@ int tier__sim_machine_setup(struct tier_sim *s, const struct tier_sim_params *p,
 static int alloc_pages(struct tier_sim *s)
 {
 	s->page_node = malloc(s->nr_pages);
+	s->node_gen = calloc((s->nr_pages >> TIER_NODE_GEN_SHIFT) + 1, sizeof(*s->node_gen));
 	s->page_owner = calloc(s->nr_pages, 1);
 	s->flags = calloc(s->nr_pages, 1);
 	s->last_move_ms = calloc(s->nr_pages, sizeof(*s->last_move_ms));
 	s->prev_rank = calloc(s->nr_pages, 1);
-	if (!s->page_node || !s->page_owner || !s->flags || !s->last_move_ms || !s->prev_rank)
+	if (!s->page_node || !s->node_gen || !s->page_owner || !s->flags || !s->last_move_ms || !s->prev_rank)
 		return -ENOMEM;
 	memset(s->page_node, TIER_NODE_NONE, s->nr_pages);
 	if (s->thp) {

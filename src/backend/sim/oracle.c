@@ -130,6 +130,8 @@ static void place_in_order(struct tier_sim *s, const uint64_t cnt[TIER_SIM_MAX_T
 		s->used_pages[r] = 0;
 	for (i = 0; i < s->nr_pages; i++)
 		s->page_node[i] = TIER_NODE_NONE;
+	for (i = 0; i <= s->nr_pages >> TIER_NODE_GEN_SHIFT; i++)
+		s->node_gen[i]++;
 	i = 0;
 	for (r = 0; r < s->nr_tiers; r++) {
 		uint64_t k;

@@ -146,6 +146,7 @@ struct tier__tierd {
 	size_t nr_flat;
 	size_t nr_dirty;
 	uint16_t *cnt;			/* [c * TIERD_CNT_SLOTS + rank] present pages */
+	uint32_t *seen_gen;		/* env->node_gen[c] when c was counted */
 	uint64_t tier_present[TIERD_CNT_SLOTS];	/* cnt summed over the chunks */
 	uint64_t recheck_next;		/* the rotating recount's next chunk */
 	uint64_t victim_next[TIER_MAX_TIERS];	/* per rank: where idle victims are
@@ -167,13 +168,17 @@ void tier__tierd_chunks_free(struct tier__tierd *t);
 uint64_t tier__tierd_chunk_end(const struct tier__tierd *t, uint64_t c);
 /* Counts chunk c's present pages per tier again from page_node. */
 void tier__tierd_chunk_recount(struct tier__tierd *t, uint64_t c);
+/* ... where its page_node bytes may have changed since it was counted
+ * (env->node_gen; without it, always). */
+void tier__tierd_chunk_refresh(struct tier__tierd *t, uint64_t c);
 /* Pages [first, end) got a rate: their chunks are live. */
 void tier__tierd_mark_live(struct tier__tierd *t, uint64_t first, uint64_t end);
 /* A move of page was queued: its chunk is counted again after the flush. */
 void tier__tierd_mark_moved(struct tier__tierd *t, uint64_t page);
 /* Counts the chunks of the pages moved since the last call again. */
 void tier__tierd_recount_moved(struct tier__tierd *t);
-/* Counts the tick's slice of the chunks not visited again. */
+/* Counts the chunks not visited again where their pages' nodes changed
+ * (env->node_gen), or without node_gen the tick's slice of them. */
 void tier__tierd_recheck(struct tier__tierd *t);
 /* The first chunk >= c set in map, or nr_chunks. */
 uint64_t tier__tierd_next_chunk(const struct tier__tierd *t, const uint64_t *map, uint64_t c);

@@ -139,11 +139,12 @@ static int tierd_create(const struct tier_env *env, void **priv, struct tier_err
 	t->nr_tiers = env->topo->nr_tiers < 8 ? env->topo->nr_tiers : 8;
 	t->hist = calloc(TIERD_NR_BINS, sizeof(*t->hist));
 	t->gs = calloc(1, sizeof(*t->gs));
+	/* The ranks first: grow() counts the pages present per tier. */
+	tier_node_rank_map(env->topo, t->node_rank);
 	if (!t->hist || !t->gs || grow(t, env->nr_pages) || tier_mover_init(&t->mover, env, &t->budget)) {
 		free_state(t);
 		return tier_err_set(err, -ENOMEM, "out of memory");
 	}
-	tier_node_rank_map(env->topo, t->node_rank);
 	tier__tierd_bins_init(t);
 	for (r = 0; r < TIER_MAX_TIERS; r++)
 		t->fill[r] = 1.0;

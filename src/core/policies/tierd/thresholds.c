@@ -111,7 +111,7 @@ void tier__tierd_fit_thresholds(struct tier__tierd *t)
 		tier__tierd_for_each_chunk(t, t->vis, c) {
 			uint64_t end = tier__tierd_chunk_end(t, c), here = 0;
 
-			tier__tierd_chunk_recount(t, c);
+			tier__tierd_chunk_refresh(t, c);
 			for (k = 0; k < TIERD_CNT_SLOTS; k++)
 				here += t->cnt[c * TIERD_CNT_SLOTS + k];
 			seen += here;
