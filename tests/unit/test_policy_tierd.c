@@ -1605,6 +1605,8 @@ static void test_huge_page_bit_is_shared(void **state)
  * none) or by samples (256 a tick on hot pages). Returns the policy's
  * work units per tick over ticks 21-40, after the hot set went up
  * (asserted: 90% of it in tier 0). */
+static size_t last_metadata;	/* work_per_tick()'s policy's metadata_bytes at its end */
+
 static double work_per_tick(uint64_t nr_pages, bool samples, bool node_gen)
 {
 	const uint64_t hot = nr_pages / 2, nr_hot = 2048;
@@ -1650,6 +1652,7 @@ static double work_per_tick(uint64_t nr_pages, bool samples, bool node_gen)
 			 (unsigned long long)count_on(&f, hot, nr_hot, 0),
 			 (unsigned long long)nr_hot);
 	before = f.te.work_units - before;
+	last_metadata = f.ops->metadata_bytes(f.priv);
 	fx_release(&f);
 	return (double)before / 20;
 }
@@ -1662,7 +1665,9 @@ static void test_step_cost_does_not_grow_with_pages(void **state)
 	for (gen = 0; gen <= 1; gen++)
 		for (samples = 0; samples <= 1; samples++) {
 			double small = work_per_tick(32768, samples, gen);
+			size_t small_md = last_metadata;
 			double large = work_per_tick(8 * 32768, samples, gen);
+			double per_page = (double)(last_metadata - small_md) / (7 * 32768);
 			/* A pass over every page would make it 8 times.
 			 * Allowed: the same work, and the chunks' bitmaps;
 			 * without node_gen, two units a chunk of 512 pages
@@ -1678,6 +1683,13 @@ static void test_step_cost_does_not_grow_with_pages(void **state)
 				fail_msg("%s, %s: a tick costs %.0f work units at 8 times the "
 					 "pages, %.0f at 1", samples ? "samples" : "regions",
 					 gen ? "node_gen" : "no node_gen", large, small);
+			/* Memory: the per-page state (rates, score, bin: 26
+			 * bytes) and no list of every page - the candidates
+			 * and victims hold what a fill visits (16 bytes a
+			 * page more when they were sized for every page). */
+			print_message("# metadata: %.1f bytes for each page more\n", per_page);
+			if (per_page > 30)
+				fail_msg("%.1f bytes of metadata for each page more", per_page);
 		}
 }
 

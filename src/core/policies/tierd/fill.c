@@ -48,6 +48,35 @@ enum promoted {
 	PROMOTED_NO_BUDGET,		/* the budget ran out */
 };
 
+/* --- the lists ------------------------------------------------------------ */
+
+bool tier__tierd_room(uint64_t **v, size_t *cap, size_t need)
+{
+	size_t nc = *cap ? *cap : 1024;
+	uint64_t *q;
+
+	if (need <= *cap)
+		return true;
+	while (nc < need)
+		nc *= 2;
+	q = realloc(*v, nc * sizeof(**v));
+	if (!q)
+		return false;
+	*v = q;
+	*cap = nc;
+	return true;
+}
+
+static bool cand_room(struct tier__tierd *t, size_t need)
+{
+	return need <= t->cap_cand || tier__tierd_room(&t->cand, &t->cap_cand, need);
+}
+
+static bool down_room(struct tier__tierd *t, size_t need)
+{
+	return need <= t->cap_down || tier__tierd_room(&t->down, &t->cap_down, need);
+}
+
 /* --- ordering ------------------------------------------------------------- */
 
 /* Moves the k pages of a[0..n) with the highest (desc) or lowest scores to
@@ -236,7 +265,7 @@ static bool enforce_caps(struct tier__tierd *t, int r, uint64_t now_us)
 		if (tier_page_rank(t->env, t->node_rank, i) != r || tier__tierd_unit_tail(t, i))
 			continue;
 		g = tier__tierd_group_of(t, i);
-		if (t->gs->use[g][r] > t->gs->max[g][r])
+		if (t->gs->use[g][r] > t->gs->max[g][r] && cand_room(t, n + 1))
 			t->cand[n++] = i;
 	}
 	*t->env->work_units += t->nr_pages;
@@ -271,7 +300,7 @@ static void add_candidate(struct tier__tierd *t, struct fill *f, uint64_t i, int
 	if ((f->groups && tier__tierd_at_cap(t, g, r)) || tier__tierd_cooling_down(t, i, f->now_us))
 		return;
 	/* Only pages whose move pays compete for the budget. */
-	if (!owed && !pays_off(t, i, cur, r))
+	if ((!owed && !pays_off(t, i, cur, r)) || !cand_room(t, f->nr_up + 1))
 		return;
 	if (tier__tierd_target_rank(t, bin) <= r || bin >= t->pinned_bin)
 		t->cand[f->nr_up++] = i;	/* the exchange margin is the hysteresis */
@@ -308,7 +337,8 @@ static void gather_page(struct tier__tierd *t, struct fill *f, uint64_t i, int c
 	}
 	if (cur == r) {
 		/* A pinned page is never anyone's victim. */
-		if (r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY))
+		if ((r != 0 || (hint != TIER_HINT_PIN_FAST && hint != TIER_HINT_LATENCY)) &&
+		    down_room(t, f->nr_down + 1))
 			t->down[f->nr_down++] = i;
 	} else if (cur > r) {
 		add_candidate(t, f, i, cur);
@@ -384,6 +414,8 @@ static void add_idle_victims(struct tier__tierd *t, struct fill *f, size_t want_
 		need += tier__tierd_unit_of(t, t->cand[k], &first);
 	if (need > want_down)
 		need = want_down;
+	if (!down_room(t, f->nr_down + (size_t)need))
+		return;
 	got = tier__tierd_idle_victims(t, f->r, f->now_us, t->down + f->nr_down, (size_t)need);
 	if (got < need)
 		got += tier__tierd_flat_victims(t, f->r, f->now_us, t->down + f->nr_down + got,

@@ -91,8 +91,6 @@ static int grow(struct tier__tierd *t, uint64_t n)
 			return -ENOMEM;                                   \
 		t->field = q;                                             \
 	} while (0)
-	GROW(cand, slots);
-	GROW(down, slots);
 	GROW(score, slots);
 	GROW(bin, slots);
 	GROW(reg_mean, nr_regions);
@@ -292,8 +290,8 @@ static size_t tierd_metadata_bytes(void *priv)
 {
 	const struct tier__tierd *t = priv;
 
-	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + 2 * sizeof(*t->cand) +
-					   sizeof(*t->score) + sizeof(*t->bin)) +
+	return sizeof(*t) + t->nr_pages * (sizeof(*t->pages) + sizeof(*t->score) + sizeof(*t->bin)) +
+	       (t->cap_cand + t->cap_down) * sizeof(*t->cand) +
 	       ((t->nr_pages >> TIERD_REGION_SHIFT) + 1) *
 		       (sizeof(*t->reg_mean) + sizeof(*t->reg_shrink) + sizeof(*t->reg_sshort) +
 			sizeof(*t->reg_boost) + sizeof(*t->reg_since_ms)) +
