@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -842,6 +844,130 @@ static void test_hint_drained_at_upkeep(void **state)
 	assert_true(faults < 41 * 4096);
 }
 
+/* ---- perf rings: their bound, and threads that exit --------------------- */
+
+static int ring_quit_fd;	/* the child's threads read a byte each from it, then exit */
+
+static void *ring_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(ring_quit_fd, &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/* A child of 1 + nr threads, the nr waiting for a byte each on *quit. */
+static pid_t threads_child(int nr, int *quit)
+{
+	int q[2], ready[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(q), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		pthread_t th;
+		int i;
+
+		close(q[1]);
+		close(ready[0]);
+		ring_quit_fd = q[0];
+		for (i = 0; i < nr; i++)
+			if (pthread_create(&th, NULL, ring_thread, NULL))
+				_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(q[0]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	*quit = q[1];
+	return pid;
+}
+
+/* The threads /proc lists for pid. */
+static int nr_tasks(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Rings for 1 + 6 threads within a bound of two full ones: the first two
+ * full, the rest of TIER__PERF_MIN_PAGES; when the 6 exit their rings
+ * close at the next look, and when the process goes, the last. */
+static void test_perf_rings_bounded_and_pruned(void **state)
+{
+	struct tier__perf_rings rs = { .data_pages = 64 };
+	struct perf_event_attr attr;
+	struct tier_err err = { "" };
+	size_t page_sz = (size_t)sysconf(_SC_PAGESIZE), i, full = 0;
+	uint64_t last = 0;
+	int quit, status, k;
+	pid_t pid = threads_child(6, &quit);
+
+	(void)state;
+	rs.max_bytes = 2 * 64 * page_sz;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR;
+	if (tier__perf_follow_threads(&rs, "/proc", &pid, 1, &attr, &last, &err)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		tier__perf_rings_free(&rs);
+		print_message("no perf events here: %s\n", err.msg);
+		skip();
+	}
+	assert_int_equal(rs.n, 7);
+	for (i = 0; i < rs.n; i++) {
+		assert_true(rs.v[i].data_pages == 64 || rs.v[i].data_pages == TIER__PERF_MIN_PAGES);
+		full += rs.v[i].data_pages == 64;
+	}
+	assert_int_equal(full, 2);
+	assert_int_equal(rs.bytes, (2 * 64 + 5 * TIER__PERF_MIN_PAGES) * page_sz);
+	/* The 6 exit: at the next look (not before a second) their rings go. */
+	assert_int_equal(write(quit, "qqqqqq", 6), 6);
+	for (k = 0; k < 200 && nr_tasks(pid) > 1; k++)
+		usleep(10000);
+	assert_int_equal(nr_tasks(pid), 1);
+	assert_int_equal(tier__perf_follow_threads(&rs, "/proc", &pid, 1, &attr, &last, &err), 0);
+	assert_int_equal(rs.n, 7);
+	last = 0;
+	assert_int_equal(tier__perf_follow_threads(&rs, "/proc", &pid, 1, &attr, &last, &err), 0);
+	assert_int_equal(rs.n, 1);
+	assert_int_equal(rs.v[0].tid, pid);
+	assert_int_equal(rs.bytes, rs.v[0].data_pages * page_sz);
+	/* The process gone: its last ring too. */
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	last = 0;
+	assert_int_equal(tier__perf_follow_threads(&rs, "/proc", &pid, 1, &attr, &last, &err), 0);
+	assert_int_equal(rs.n, 0);
+	assert_int_equal(rs.bytes, 0);
+	close(quit);
+	tier__perf_rings_free(&rs);
+}
+
 /* Pages 0-1 on tier 0, 2-5 on tier 1, the rest of no known tier. */
 static void tiers_fake(void *arg, pid_t pid, uint64_t start, uint64_t end,
 		       void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
@@ -1492,6 +1618,7 @@ int main(void)
 		cmocka_unit_test(test_hint_passes),
 		cmocka_unit_test(test_hint_passes_many),
 		cmocka_unit_test(test_hint_drained_at_upkeep),
+		cmocka_unit_test(test_perf_rings_bounded_and_pruned),
 		cmocka_unit_test(test_obs_top_tier),
 		cmocka_unit_test(test_guard_refuses),
 		cmocka_unit_test(test_guard_keeps),

@@ -48,7 +48,8 @@
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
 
-#define HINT_DATA_PAGES		1024u	/* 4 MiB of samples a thread */
+#define HINT_DATA_PAGES		1024u	/* 4 MiB of samples a thread, at most
+					 * (TIER__PERF_RINGS_MAX_BYTES in all) */
 #define HINT_SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR)
 
 static void hint_attr(struct perf_event_attr *attr)
@@ -148,6 +149,7 @@ static int hint_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 		return tier_err_set(err, -ENOMEM, "hint: out of memory");
 	}
 	t->rings.data_pages = HINT_DATA_PAGES;
+	t->rings.max_bytes = TIER__PERF_RINGS_MAX_BYTES;
 	tier__hint_passes_init(&t->passes);
 	*priv = t;
 	return 0;

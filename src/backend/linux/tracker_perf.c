@@ -325,6 +325,18 @@ void tier__perf_rings_close(struct tier__perf_rings *rs)
 		close(rs->v[i].fd);
 	}
 	rs->n = 0;
+	rs->bytes = 0;
+}
+
+/* Closes ring i; the last takes its place. */
+static void ring_drop(struct tier__perf_rings *rs, size_t i)
+{
+	size_t page_sz = (size_t)sysconf(_SC_PAGESIZE);
+
+	munmap(rs->v[i].base, rs->v[i].map_sz);
+	close(rs->v[i].fd);
+	rs->bytes -= rs->v[i].data_pages * page_sz;
+	rs->v[i] = rs->v[--rs->n];
 }
 
 void tier__perf_rings_free(struct tier__perf_rings *rs)
@@ -352,7 +364,11 @@ int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *at
 				    " (needs CAP_PERFMON or kernel.perf_event_paranoid <= 1)" : "");
 	}
 	r.fd = (int)fd;
-	r.map_sz = (1 + rs->data_pages) * page_sz;
+	r.data_pages = rs->data_pages;
+	while (rs->max_bytes && r.data_pages > TIER__PERF_MIN_PAGES &&
+	       rs->bytes + r.data_pages * page_sz > rs->max_bytes)
+		r.data_pages /= 2;
+	r.map_sz = (1 + r.data_pages) * page_sz;
 	r.base = mmap(NULL, r.map_sz, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
 	if (r.base == MAP_FAILED) {
 		ret = -errno;
@@ -373,7 +389,9 @@ int tier__perf_ring_open(struct tier__perf_rings *rs, struct perf_event_attr *at
 		rs->cap = c;
 	}
 	r.tid = tid;
+	r.seen = true;
 	rs->v[rs->n++] = r;
+	rs->bytes += r.data_pages * page_sz;
 	return 0;
 }
 
@@ -399,6 +417,7 @@ int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root
 		for (k = 0; k < rs->n && rs->v[k].tid != (pid_t)tid; k++)
 			;
 		if (k < rs->n) {
+			rs->v[k].seen = true;
 			opened++;	/* followed already */
 			continue;
 		}
@@ -429,6 +448,8 @@ int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_ro
 	if (*last_us && now < *last_us + TIER__PERF_THREADS_US)
 		return 0;
 	*last_us = now;
+	for (i = 0; i < rs->n; i++)
+		rs->v[i].seen = rs->v[i].tid <= 0;	/* a CPU's stays */
 	for (i = 0; i < n; i++) {
 		ret = tier__perf_open_threads(rs, procfs_root, pids[i], attr, err);
 		if (ret == -ESRCH) {
@@ -436,8 +457,13 @@ int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_ro
 			continue;
 		}
 		if (ret)
-			return ret;
+			return ret;	/* not every thread listed: none closed */
 	}
+	for (i = 0; i < rs->n;)
+		if (rs->v[i].seen)
+			i++;
+		else
+			ring_drop(rs, i);
 	return 0;
 }
 
@@ -454,7 +480,7 @@ void tier__perf_rings_read(struct tier__perf_rings *rs, uint64_t sample_type,
 
 		head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 		tail = mp->data_tail;
-		tail = tier__perf_decode(data, rs->data_pages * page_sz, tail, head, sample_type, fn,
+		tail = tier__perf_decode(data, rs->v[i].data_pages * page_sz, tail, head, sample_type, fn,
 					 ctx, st);
 		__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 	}
@@ -522,6 +548,7 @@ static int perf_create(const struct tier_linux_ctx *ctx, uint64_t interval_us, v
 		goto out;
 	}
 	t->rings.data_pages = PERF_DATA_PAGES;
+	t->rings.max_bytes = TIER__PERF_RINGS_MAX_BYTES;
 	t->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ADDR | PERF_SAMPLE_PERIOD |
 			 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC;
 	t->period = t->pmu.kind == PMU_AMD_IBS_OP ? PERF_IBS_PERIOD_DEFAULT :

@@ -387,12 +387,26 @@ struct tier__perf_ring {
 	int fd;
 	void *base;
 	size_t map_sz;
+	size_t data_pages;	/* its data area's pages, a power of two */
 	pid_t tid;		/* the thread it follows (-1: a CPU's) */
+	bool seen;		/* its thread was listed at the last look */
 };
+/* A ring opened while the rings' data reach max_bytes gets fewer pages,
+ * down to this many. */
+#define TIER__PERF_MIN_PAGES 8u
+/* The trackers' bound on their rings' data (struct tier__perf_rings). */
+#define TIER__PERF_RINGS_MAX_BYTES (64u << 20)
 struct tier__perf_rings {
 	struct tier__perf_ring *v;
 	size_t n, cap;
-	size_t data_pages;	/* a power of two; set before the first open */
+	size_t data_pages;	/* a ring's pages at most, a power of two; set
+				 * before the first open */
+	/* The rings' data together, at most (0: no bound), but
+	 * TIER__PERF_MIN_PAGES a ring: each ring is locked memory (4 MiB
+	 * rings for a process of a thousand threads would be 4 GiB). Set
+	 * before the first open. */
+	size_t max_bytes;
+	size_t bytes;		/* their data now */
 };
 
 /* perf_event_open(2) (glibc has no wrapper): the fd, or -1 with errno. */
@@ -413,7 +427,11 @@ int tier__perf_open_threads(struct tier__perf_rings *rs, const char *procfs_root
 			    struct perf_event_attr *attr, struct tier_err *err);
 /* ... for each of pids[0, n), at most every TIER__PERF_THREADS_US
  * (*last_us: the last time, on the monotonic clock; 0: now): the threads
- * started since. Returns 0 or -errno (a process gone is not an error). */
+ * started since; and the rings of threads no longer listed (exited, or
+ * of a process gone) closed, so that a process whose threads come and go
+ * does not leave tierd holding a ring for each. Read the rings first:
+ * what a closed ring held is lost. Returns 0 or -errno (a process gone is
+ * not an error). */
 #define TIER__PERF_THREADS_US 1000000u
 int tier__perf_follow_threads(struct tier__perf_rings *rs, const char *procfs_root,
 			      const pid_t *pids, size_t n, struct perf_event_attr *attr,
