@@ -43,32 +43,48 @@ static size_t slot_of(const struct tier__hint_passes *hp, pid_t pid, uint64_t ba
 	return (size_t)(h >> 17) & (hp->cap - 1);
 }
 
+/* The slot of pid's range base, or the empty slot where it would go (the
+ * table has room: at most half full). */
+static size_t slot_find(const struct tier__hint_passes *hp, pid_t pid, uint64_t base)
+{
+	size_t i;
+
+	for (i = slot_of(hp, pid, base); hp->slot[i]; i = (i + 1) & (hp->cap - 1))
+		if (hp->slot[i]->pid == pid && hp->slot[i]->base == base)
+			break;
+	return i;
+}
+
+/* A table of nc slots for the ranges in the present one (open addressing:
+ * each put back where a lookup finds it). Returns 0, or -ENOMEM leaving
+ * the table as it was. */
+static int rehash(struct tier__hint_passes *hp, size_t nc)
+{
+	struct tier__hint_range **old = hp->slot;
+	size_t oc = hp->cap, k;
+
+	hp->slot = calloc(nc, sizeof(*hp->slot));
+	if (!hp->slot) {
+		hp->slot = old;
+		return -ENOMEM;
+	}
+	hp->cap = nc;
+	for (k = 0; k < oc; k++)
+		if (old[k])
+			hp->slot[slot_find(hp, old[k]->pid, old[k]->base)] = old[k];
+	free(old);
+	return 0;
+}
+
 static struct tier__hint_range *range_get(struct tier__hint_passes *hp, pid_t pid, uint64_t base)
 {
 	size_t i;
 
-	if ((hp->n + 1) * 2 > hp->cap) {
-		size_t nc = hp->cap ? hp->cap * 2 : 64, k;
-		struct tier__hint_range **ns = calloc(nc, sizeof(*ns)), **old = hp->slot;
-		size_t oc = hp->cap;
-
-		if (!ns)
-			return NULL;
-		hp->slot = ns;
-		hp->cap = nc;
-		for (k = 0; k < oc; k++) {
-			if (!old[k])
-				continue;
-			for (i = slot_of(hp, old[k]->pid, old[k]->base); hp->slot[i];
-			     i = (i + 1) & (nc - 1))
-				;
-			hp->slot[i] = old[k];
-		}
-		free(old);
-	}
-	for (i = slot_of(hp, pid, base); hp->slot[i]; i = (i + 1) & (hp->cap - 1))
-		if (hp->slot[i]->pid == pid && hp->slot[i]->base == base)
-			return hp->slot[i];
+	if ((hp->n + 1) * 2 > hp->cap && rehash(hp, hp->cap ? hp->cap * 2 : 64))
+		return NULL;
+	i = slot_find(hp, pid, base);
+	if (hp->slot[i])
+		return hp->slot[i];
 	hp->slot[i] = calloc(1, sizeof(**hp->slot));
 	if (!hp->slot[i])
 		return NULL;
@@ -82,14 +98,7 @@ static struct tier__hint_range *range_get(struct tier__hint_passes *hp, pid_t pi
 static const struct tier__hint_range *range_find(const struct tier__hint_passes *hp, pid_t pid,
 						 uint64_t base)
 {
-	size_t i;
-
-	if (!hp->cap)
-		return NULL;
-	for (i = slot_of(hp, pid, base); hp->slot[i]; i = (i + 1) & (hp->cap - 1))
-		if (hp->slot[i]->pid == pid && hp->slot[i]->base == base)
-			return hp->slot[i];
-	return NULL;
+	return hp->cap ? hp->slot[slot_find(hp, pid, base)] : NULL;
 }
 
 /* Whether the range is in its second pass or later (see
@@ -257,28 +266,10 @@ void tier__hint_passes_drop(struct tier__hint_passes *hp, const pid_t *keep, siz
 		hp->slot[s] = NULL;
 		hp->n--;
 	}
-	/* Open addressing: put the survivors back where a lookup finds them. */
-	if (hp->cap) {
-		struct tier__hint_range **old = hp->slot;
-		size_t oc = hp->cap;
-
-		hp->slot = calloc(oc, sizeof(*hp->slot));
-		if (!hp->slot) {
-			hp->slot = old;		/* out of memory: lookups may miss, no harm */
-		} else {
-			for (s = 0; s < oc; s++) {
-				size_t i;
-
-				if (!old[s])
-					continue;
-				for (i = slot_of(hp, old[s]->pid, old[s]->base); hp->slot[i];
-				     i = (i + 1) & (oc - 1))
-					;
-				hp->slot[i] = old[s];
-			}
-			free(old);
-		}
-	}
+	/* Open addressing: the survivors put back where a lookup finds them
+	 * (out of memory, left as they are: a lookup may miss one, no harm). */
+	if (hp->cap)
+		(void)rehash(hp, hp->cap);
 	for (s = 0; s < hp->nr_read; s++) {
 		for (k = 0; k < n && keep[k] != hp->read[s].pid; k++)
 			;

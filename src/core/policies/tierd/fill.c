@@ -50,7 +50,10 @@ enum promoted {
 
 /* --- the lists ------------------------------------------------------------ */
 
-bool tier__tierd_room(uint64_t **v, size_t *cap, size_t need)
+/* Room for need entries in the list *v of *cap entries, grown by
+ * doubling. False out of memory: the caller takes fewer entries (fewer
+ * candidates or victims this tick; nothing is harmed). */
+static bool room(uint64_t **v, size_t *cap, size_t need)
 {
 	size_t nc = *cap ? *cap : 1024;
 	uint64_t *q;
@@ -69,12 +72,12 @@ bool tier__tierd_room(uint64_t **v, size_t *cap, size_t need)
 
 static bool cand_room(struct tier__tierd *t, size_t need)
 {
-	return need <= t->cap_cand || tier__tierd_room(&t->cand, &t->cap_cand, need);
+	return room(&t->cand, &t->cap_cand, need);
 }
 
 static bool down_room(struct tier__tierd *t, size_t need)
 {
-	return need <= t->cap_down || tier__tierd_room(&t->down, &t->cap_down, need);
+	return room(&t->down, &t->cap_down, need);
 }
 
 /* --- ordering ------------------------------------------------------------- */

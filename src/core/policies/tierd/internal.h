@@ -119,7 +119,7 @@ struct tier__tierd {
 					 * (tier__tierd_stamp_ms()), 0 none */
 	uint64_t *cand;			/* promotion candidates, cap_cand of room */
 	uint64_t *down;			/* pages of the tier being filled, cap_down */
-	size_t cap_cand, cap_down;	/* grown as a fill needs (tier__tierd_room()):
+	size_t cap_cand, cap_down;	/* grown as a fill needs (fill.c):
 					 * a step's lists hold what it visits, not
 					 * every page managed */
 	float *score;			/* this tick's score per page */
@@ -278,11 +278,6 @@ bool tier__tierd_fill_tier(struct tier__tierd *t, int r, uint64_t now_us);
 /* The explain hook. */
 int tier__tierd_explain(void *priv, uint64_t page, uint64_t now_us,
 		       struct tier_page_explain *out);
-
-/* Room for need entries in the list *v of *cap entries, grown by
- * doubling. False out of memory: the caller takes fewer entries (fewer
- * candidates or victims this tick; nothing is harmed). */
-bool tier__tierd_room(uint64_t **v, size_t *cap, size_t need);
 
 /* --- per-page helpers, inline: the hot loops call them for every page --- */
 
