@@ -1478,12 +1478,17 @@ static void test_softdirty_picture_reused(void **state)
 
 	(void)state;
 	priv = manual_with_tiers(&t, tiers_asked_gen, tiers_gen_of, &a);
-	/* Its reads dated by the writer's runs (20 ms each): the wall
-	 * clock of a loaded host would age the pages below the tracker's
-	 * bar between the clear and the read. */
+	/* Its reads dated by the writer's runs (20 ms each): a read is
+	 * dated by the lesser of the wall clock and the writer's time, so
+	 * the wall clock is let run past the writer's first. Dated by a
+	 * wall clock of microseconds, the page first written by the third
+	 * read got the first one's rate (both at the cap) and merged with
+	 * its neighbour into one run; on a loaded host, the wall clock
+	 * would age the pages below the tracker's bar. */
 	writer_ran(&t, 0);
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
 	writer_ran(&t, 20000);
+	usleep(20000);
 	read_collect(priv, TIER__SD_READ, &g, 4);
 	calls = a.a.calls;
 	assert_true(calls >= 4);
@@ -1506,6 +1511,7 @@ static void test_softdirty_picture_reused(void **state)
 	/* A new read (a new picture), the tiers as they were: asked again. */
 	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
 	writer_ran(&t, 40000);
+	usleep(20000);
 	read_collect(priv, TIER__SD_READ, &g, 5);
 	assert_true(a.a.calls >= calls + 5);
 	tier__linux_tracker_softdirty.stats(priv, &st);
