@@ -816,6 +816,54 @@ static void test_softdirty_rate_population(void **state)
 					     NULL));
 }
 
+/* One target's reads serve all its populations (tier__sd_reads): the
+ * figures are those of a fit from scratch, bit for bit, whichever
+ * populations came before; the likelihoods over the grid are made only
+ * once a population has pages enough to fit - a thousand small processes'
+ * fits are each the table alone. */
+static void test_softdirty_rate_reads_shared(void **state)
+{
+	static const uint64_t prev[] = { 20000, 60000, 200000, 33000000 };
+	static const uint64_t cur[] = { 18000, 55000, 190000 };
+	const double cold_hot[] = { 5, 245 }, cold_hot_n[] = { 139000, 24500 };
+	const double few[] = { 30 }, few_n[] = { 200 };
+	uint64_t big[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	uint64_t small[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double alone[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double shared[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double fb[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	struct tier__sd_reads r;
+	unsigned kp, kc, pass;
+
+	(void)state;
+	pop_counts(prev, cold_hot, cold_hot_n, 2, big);
+	pop_counts(prev, few, few_n, 1, small);
+	for (kp = 0; kp <= 4; kp++)
+		for (kc = 0; kc <= 3; kc++)
+			fb[kp][kc] = 100 + kp * 10 + kc;
+	tier__sd_reads_init(&r, prev, 4, cur, 3);
+	/* small first, then big, then small again with a fallback */
+	for (pass = 0; pass < 3; pass++) {
+		const uint64_t(*count)[TIER__SD_MAX_BRK + 1] =
+			(const uint64_t(*)[TIER__SD_MAX_BRK + 1])(pass == 1 ? big : small);
+		const double(*f)[TIER__SD_MAX_BRK + 1] =
+			pass == 2 ? (const double(*)[TIER__SD_MAX_BRK + 1])fb : NULL;
+		bool a = tier__sd_rate_table_pop(prev, 4, cur, 3, count, alone, f);
+		bool b = tier__sd_rate_pop(&r, count, shared, f);
+
+		assert_int_equal(a, b);
+		assert_int_equal(b, pass == 1);
+		for (kp = 0; kp <= 4; kp++)
+			for (kc = 0; kc <= 3; kc++)
+				assert_true(alone[kp][kc] == shared[kp][kc]);
+		/* the grid: not made for the small population, made for the
+		 * big one and kept */
+		assert_int_equal(r.made, pass >= 1);
+	}
+	/* what the small population took with a fallback */
+	assert_true(shared[2][3] == fb[2][3] && shared[0][2] == fb[0][2]);
+}
+
 /* A process's first round: its pages, first written in each bracket as a
  * GUPS array's (139,000 at 3.6/s, 24,500 at 183/s) are at its third read,
  * are one population too: those first written 20-60 ms after the clear
@@ -1666,6 +1714,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_asks_tiers),
 		cmocka_unit_test(test_softdirty_picture_reused),
 		cmocka_unit_test(test_softdirty_picture_by_tier),
+		cmocka_unit_test(test_softdirty_rate_reads_shared),
 		cmocka_unit_test(test_softdirty_rate_first_round),
 		cmocka_unit_test(test_softdirty_slow_left_out),
 		cmocka_unit_test(test_softdirty_picture_random),

@@ -279,15 +279,22 @@ void tier__sd_fits_free(struct tier__sd_fits *f)
 }
 
 /* The entry of target pid in f (a new one, not valid, where it has none;
- * the spare where there is no room for one). */
+ * the spare where there is no room for one). Looked for from the one after
+ * the last found: a picture's targets come in the last one's order, and
+ * from the start each lookup was a pass over a thousand processes'
+ * entries of 8 KiB each. */
 static struct tier__sd_fit *fit_of(struct tier__sd_fits *f, pid_t pid)
 {
 	struct tier__sd_fit *e;
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; i < f->n; i++)
-		if (f->v[i].pid == pid && !f->v[i].used)
+	for (k = 0; k < f->n; k++) {
+		i = (f->next + k) % f->n;
+		if (f->v[i].pid == pid && !f->v[i].used) {
+			f->next = i + 1;
 			return &f->v[i];
+		}
+	}
 	e = room(f->v, f->n, &f->cap, sizeof(*f->v), 4, SIZE_MAX / sizeof(*f->v));
 	if (e)
 		f->v = e;
@@ -309,31 +316,30 @@ static bool fit_holds(const struct tier__sd_fit *e, const struct tier__sd_pair_t
 	       !memcmp(e->count, count, sizeof(e->count));
 }
 
-/* Fits e's rates to target tg's counts (e->count). */
+/* Fits e's rates to target tg's counts (e->count): the reads' table and
+ * likelihoods made once for all its populations (tier__sd_reads). */
 static void fit(struct tier__sd_fit *e, const struct tier__sd_pair_tg *tg, bool tiers)
 {
 	const unsigned all = TIER__SD_CLASSES;
+	struct tier__sd_reads r;
 	unsigned c;
 
+	tier__sd_reads_init(&r, tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk);
 	/* the whole target's populations where a tier has too few pages
 	 * for its own (or tiers are not told apart), then each tier's */
 	if (!tiers || few_somewhere((const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
 				    e->count, tg))
-		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[all],
-					e->rate[all], NULL);
+		tier__sd_rate_pop(&r, (const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[all],
+				  e->rate[all], NULL);
 	else	/* what a tier without such pages falls back to: none read */
-		tier__sd_rate_table(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-				    e->rate[all]);
+		memcpy(e->rate[all], r.table, sizeof(r.table));
 	for (c = 0; c < TIER__SD_CLASSES; c++) {
 		if (!tiers) {
 			memcpy(e->rate[c], e->rate[all], sizeof(e->rate[all]));
 			continue;
 		}
-		tier__sd_rate_table_pop(tg->prev_brk_us, tg->nprev_brk, tg->brk_us, tg->nbrk,
-					(const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[c],
-					e->rate[c],
-					(const double(*)[TIER__SD_MAX_BRK + 1])e->rate[all]);
+		tier__sd_rate_pop(&r, (const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[c], e->rate[c],
+				  (const double(*)[TIER__SD_MAX_BRK + 1])e->rate[all]);
 	}
 	e->tiers = tiers;
 	e->nbrk = tg->nbrk;
@@ -400,6 +406,7 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 
 	pic->n = 0;
 	fits->say[0] = 0;
+	fits->next = 0;
 	while (i < p->n) {
 		const struct tier__sd_pair_tg *tg = &p->tg[p->v[i].tg];
 		struct pic_ctx pc = { .pic = pic, .tg = tg, .count = count };

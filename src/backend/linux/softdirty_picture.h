@@ -139,6 +139,7 @@ struct tier__sd_fit {
 struct tier__sd_fits {
 	struct tier__sd_fit *v;
 	size_t n, cap;
+	size_t next;			/* where fit_of() looks first */
 	struct tier__sd_fit spare;	/* a target's where v has no room */
 	uint64_t fitted, reused;	/* targets' fits made anew, and taken again */
 	/* The first target's pairs as the last picture rated them, for the

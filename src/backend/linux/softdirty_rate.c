@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
 /* When a page was first written after a clear, as a read told it: in
  * (a, b] seconds, or not by a (b infinite). */
@@ -107,6 +108,26 @@ static double grid_rate(unsigned g)
 	return 0.1 * pow(1e4, (double)g / (TIER__SD_POP_GRID - 1));
 }
 
+/* The reads' probabilities at each rate of the grid (r->made): of a first
+ * write in each bracket of either round, and of one by each round's
+ * latest read. */
+static void reads_grid(struct tier__sd_reads *r)
+{
+	unsigned k, g;
+
+	for (g = 0; g < TIER__SD_POP_GRID; g++) {
+		double rate = grid_rate(g);
+
+		for (k = 0; k < r->nprev; k++)
+			r->prev_p[k][g] = bracket_p(r->prev_brk_us, k, rate);
+		for (k = 0; k < r->nbrk; k++)
+			r->cur_p[k][g] = bracket_p(r->brk_us, k, rate);
+		r->by_prev[g] = r->nprev ? -expm1(-rate * r->prev_brk_us[r->nprev - 1] / 1e6) : 0;
+		r->by_cur[g] = -expm1(-rate * r->brk_us[r->nbrk - 1] / 1e6);
+	}
+	r->made = true;
+}
+
 /* Fits the mixture's weights over the grid to the cells' counts by EM and
  * lowers each cell's rate to its posterior mean (median: the rate most of
  * its pages have, the posterior's median) where that is lower. Fewer than
@@ -178,40 +199,71 @@ static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
 	return true;
 }
 
-bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
-			     unsigned nbrk, const uint64_t count[][TIER__SD_MAX_BRK + 1],
-			     double rate[][TIER__SD_MAX_BRK + 1],
-			     const double fallback[][TIER__SD_MAX_BRK + 1])
+void tier__sd_reads_init(struct tier__sd_reads *r, const uint64_t *prev_brk_us, unsigned nprev,
+			 const uint64_t *brk_us, unsigned nbrk)
+{
+	r->prev_brk_us = prev_brk_us;
+	r->nprev = nprev;
+	r->brk_us = brk_us;
+	r->nbrk = nbrk;
+	r->made = false;
+	memset(r->table, 0, sizeof(r->table));
+	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, r->table);
+}
+
+/* The pages of population (count, total pages) into p's cells: whether
+ * there are enough of them to fit (the likelihoods are made only then). */
+static double pop_total(const uint64_t count[][TIER__SD_MAX_BRK + 1], bool both, unsigned nprev,
+			unsigned nbrk)
+{
+	double total = 0;
+	unsigned kp, kc;
+
+	for (kp = both ? 1 : 0; kp <= (both ? nprev : 0); kp++)
+		for (kc = 1; kc <= nbrk; kc++)
+			total += (double)count[kp][kc];
+	return total;
+}
+
+bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD_MAX_BRK + 1],
+		       double rate[][TIER__SD_MAX_BRK + 1],
+		       const double fallback[][TIER__SD_MAX_BRK + 1])
 {
 	struct pop p;
 	unsigned kp, kc, g;
 	bool both = false;
 
-	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, rate);
-	if (!nbrk)
+	memcpy(rate, r->table, sizeof(r->table));
+	if (!r->nbrk)
 		return false;
 	/* The pages written in both rounds: each pair's likelihood at each
 	 * rate, given written in both (by the last round's end and by this
 	 * one's latest read). */
 	p.n = 0;
-	for (kp = 1; kp <= nprev; kp++)
-		for (kc = 1; kc <= nbrk; kc++) {
-			p.kp[p.n] = kp;
-			p.kc[p.n] = kc;
-			p.count[p.n] = (double)count[kp][kc];
-			for (g = 0; g < TIER__SD_POP_GRID; g++) {
-				double r = grid_rate(g);
-				double by = -expm1(-r * prev_brk_us[nprev - 1] / 1e6) *
-					    -expm1(-r * brk_us[nbrk - 1] / 1e6);
+	if (r->nprev && pop_total(count, true, r->nprev, r->nbrk) < TIER__SD_POP_MIN) {
+		/* too few to fit (pop_fit()): the fallback's rates */
+		for (kp = 1; fallback && kp <= r->nprev; kp++)
+			for (kc = 1; kc <= r->nbrk; kc++)
+				rate[kp][kc] = fallback[kp][kc];
+	} else if (r->nprev) {
+		if (!r->made)
+			reads_grid(r);
+		for (kp = 1; kp <= r->nprev; kp++)
+			for (kc = 1; kc <= r->nbrk; kc++) {
+				p.kp[p.n] = kp;
+				p.kc[p.n] = kc;
+				p.count[p.n] = (double)count[kp][kc];
+				for (g = 0; g < TIER__SD_POP_GRID; g++) {
+					double by = r->by_prev[g] * r->by_cur[g];
 
-				p.lik[p.n][g] = by > 0 ? bracket_p(prev_brk_us, kp - 1, r) *
-								 bracket_p(brk_us, kc - 1, r) / by
-						       : 0;
+					p.lik[p.n][g] = by > 0 ? r->prev_p[kp - 1][g] *
+									 r->cur_p[kc - 1][g] / by
+							       : 0;
+				}
+				p.n++;
 			}
-			p.n++;
-		}
-	if (p.n)
 		both = pop_fit(&p, rate, fallback, false);
+	}
 	/* The pages written in this round alone (all of a process's in its
 	 * first round): each bracket's likelihood given written by the latest
 	 * read. One draw each, so the rate most of a bracket's pages have (the
@@ -220,17 +272,35 @@ bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const 
 	 * and at 183/s against 3.6/s they made that bracket's mean 11/s, above
 	 * the 10/s a move must pay for - 18,000 cold pages moved up in one
 	 * step, and as many down, for 600 hot ones the next round finds. */
+	if (pop_total(count, false, r->nprev, r->nbrk) < TIER__SD_POP_MIN) {
+		for (kc = 1; fallback && kc <= r->nbrk; kc++)
+			rate[0][kc] = fallback[0][kc];
+		return both;
+	}
+	if (!r->made)
+		reads_grid(r);
 	p.n = 0;
-	for (kc = 1; kc <= nbrk; kc++) {
+	for (kc = 1; kc <= r->nbrk; kc++) {
 		p.kp[p.n] = 0;
 		p.kc[p.n] = kc;
 		p.count[p.n] = (double)count[0][kc];
 		for (g = 0; g < TIER__SD_POP_GRID; g++) {
-			double r = grid_rate(g), by = -expm1(-r * brk_us[nbrk - 1] / 1e6);
+			double by = r->by_cur[g];
 
-			p.lik[p.n][g] = by > 0 ? bracket_p(brk_us, kc - 1, r) / by : 0;
+			p.lik[p.n][g] = by > 0 ? r->cur_p[kc - 1][g] / by : 0;
 		}
 		p.n++;
 	}
 	return pop_fit(&p, rate, fallback, true) || both;
+}
+
+bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
+			     unsigned nbrk, const uint64_t count[][TIER__SD_MAX_BRK + 1],
+			     double rate[][TIER__SD_MAX_BRK + 1],
+			     const double fallback[][TIER__SD_MAX_BRK + 1])
+{
+	struct tier__sd_reads r;
+
+	tier__sd_reads_init(&r, prev_brk_us, nprev, brk_us, nbrk);
+	return tier__sd_rate_pop(&r, count, rate, fallback);
 }

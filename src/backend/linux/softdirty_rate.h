@@ -66,4 +66,29 @@ bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const 
 			     double rate[][TIER__SD_MAX_BRK + 1],
 			     const double fallback[][TIER__SD_MAX_BRK + 1]);
 
+/* A target's reads, for the fits of each of its populations (each tier's
+ * pages, the whole's: the reads are the same, the counts differ): the
+ * table (tier__sd_rate_table()) made once, and the reads' probabilities
+ * at each rate of the grid made when a population first has enough pages
+ * to fit. Under an emulator's floating point one target's fits cost 10-20
+ * ms when each population made both anew, and a step rates every target
+ * (1,000 small processes: 10-13 s of a step's CPU). */
+struct tier__sd_reads {
+	const uint64_t *prev_brk_us, *brk_us;	/* the caller's, while in use */
+	unsigned nprev, nbrk;
+	double table[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	bool made;				/* the rest */
+	double prev_p[TIER__SD_MAX_BRK][TIER__SD_POP_GRID];	/* first write in bracket k */
+	double cur_p[TIER__SD_MAX_BRK][TIER__SD_POP_GRID];
+	double by_prev[TIER__SD_POP_GRID], by_cur[TIER__SD_POP_GRID];	/* by the latest read */
+};
+
+void tier__sd_reads_init(struct tier__sd_reads *r, const uint64_t *prev_brk_us, unsigned nprev,
+			 const uint64_t *brk_us, unsigned nbrk);
+
+/* tier__sd_rate_table_pop() of the reads r (the same figures). */
+bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD_MAX_BRK + 1],
+		       double rate[][TIER__SD_MAX_BRK + 1],
+		       const double fallback[][TIER__SD_MAX_BRK + 1]);
+
 #endif
