@@ -90,8 +90,9 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	struct tier_linux_tracker_stats ts;
 	uint64_t cpu0 = tier_linux_thread_cpu_ns();
 	int ret = lb->trk->collect(lb->trk_priv, addr_sink, &cc, err);
+	uint64_t cpu_ns = tier_linux_thread_cpu_ns() - cpu0;
 
-	lb->tracker_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
+	lb->tracker_cpu_ns += cpu_ns;
 	tier__lw_upkeep(lb, false);
 	/* The tracker's figures, read once for what is said below. */
 	memset(&ts, 0, sizeof(ts));
@@ -120,8 +121,13 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 		}
 		off = strlen(line);
 		if (off < sizeof(line))
-			snprintf(line + off, sizeof(line) - off, "; the policy taking them in %.1f ms",
-				 (double)cc.sink_ns / 1e6);
+			snprintf(line + off, sizeof(line) - off,
+				 "; the collect's CPU %.1f ms, the policy taking them in %.1f ms",
+				 (double)cpu_ns / 1e6, (double)cc.sink_ns / 1e6);
+		off = strlen(line);
+		if (ts.collect_sd_rate_ns && !ts.collect_sd_ns && off < sizeof(line))
+			snprintf(line + off, sizeof(line) - off, ", rating the picture %.1f ms",
+				 (double)ts.collect_sd_rate_ns / 1e6);
 		off = strlen(line);
 		if ((ts.sd_fitted || ts.sd_fits_reused) && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
