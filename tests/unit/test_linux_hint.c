@@ -46,6 +46,46 @@ static double hint_rate_of(const struct got *g, pid_t pid, uint64_t start, uint6
 	return -1;
 }
 
+/* The estimates are handed by blocks of 64 pages that hold one: a run
+ * of pages at one rate joins across a block's edge, a block between two
+ * runs breaks them, and a page's estimate that lapsed stays lapsed when
+ * its pass number (mod 256) comes round again. */
+static void test_hint_passes_blocks(void **state)
+{
+	struct tier__hint_passes hp;
+	struct got g = { .n = 0 };
+	const uint64_t a = 32 * HR, t = 7000000;
+	unsigned k;
+
+	(void)state;
+	tier__hint_passes_init(&hp);
+	/* pass 1: pages 62-65 (blocks 0 and 1) at 10 ms, page 200 (block 3)
+	 * at 10 ms: two runs */
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 202 * 4096, t), 0);
+	for (k = 62; k <= 65; k++)
+		assert_int_equal(tier__hint_fault(&hp, 100, a + k * 4096, t + 10000), 0);
+	assert_int_equal(tier__hint_fault(&hp, 100, a + 200 * 4096, t + 10000), 0);
+	tier__hint_passes_hand(&hp, sink, &g);
+	assert_int_equal(g.n, 3);	/* page 202, 62-65, 200 */
+	assert_float_equal(hint_rate_of(&g, 100, a + 62 * 4096, a + 66 * 4096), M_LN2 / 0.010,
+			   1e-6);
+	assert_float_equal(hint_rate_of(&g, 100, a + 200 * 4096, a + 201 * 4096), M_LN2 / 0.010,
+			   1e-6);
+	/* 256 passes on (page 202, of its block, faulting again at each), page 200's
+	 * estimate lapsed and stays so; page 202's holds */
+	for (k = 1; k <= 256; k++) {
+		assert_int_equal(tier__hint_fault(&hp, 100, a + 202 * 4096, t + k * 1000000), 0);
+		if (k == 3 || k == 256) {
+			g.n = 0;
+			tier__hint_passes_hand(&hp, sink, &g);
+			assert_int_equal(g.n, 1);
+			assert_true(hint_rate_of(&g, 100, a + 200 * 4096, a + 201 * 4096) < 0);
+			assert_true(hint_rate_of(&g, 100, a + 202 * 4096, a + 203 * 4096) > 0);
+		}
+	}
+	tier__hint_passes_release(&hp);
+}
+
 /* The kernel's passes told apart per range by a page faulting again; a
  * fault's latency from its pass's start rates it at ln 2 over it; an
  * estimate holds for its pass and the next; a slow one is left out. */
@@ -468,6 +508,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hint_passes),
+		cmocka_unit_test(test_hint_passes_blocks),
 		cmocka_unit_test(test_hint_passes_many),
 		cmocka_unit_test(test_hint_drained_at_upkeep),
 		cmocka_unit_test(test_perf_rings_bounded_and_pruned),

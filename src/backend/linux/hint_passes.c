@@ -18,6 +18,11 @@ struct tier__hint_range {
 	uint8_t seen[HINT_RANGE_PAGES / 8];	/* faulted in the current pass */
 	uint16_t lat_ms[HINT_RANGE_PAGES];	/* each page's last latency, ms + 1 (0: none) */
 	uint8_t pass_of[HINT_RANGE_PAGES];	/* ... its pass, mod 256 */
+	/* The blocks of 64 pages with an estimate that may still hold: the
+	 * pages hand() looks at (a process's faults are a few ranges' few
+	 * pages, and at 1,000 processes a pass over every page of their
+	 * ranges at each collect was a third of the step's CPU). */
+	uint64_t live[HINT_RANGE_PAGES / 64 / 64];
 };
 
 void tier__hint_passes_init(struct tier__hint_passes *hp)
@@ -172,6 +177,7 @@ int tier__hint_fault(struct tier__hint_passes *hp, pid_t pid, uint64_t addr, uin
 	lat = t_us > r->start_us ? (t_us - r->start_us) / 1000 : 0;
 	r->lat_ms[i] = (uint16_t)(lat >= 65534 ? 65535 : lat + 1);
 	r->pass_of[i] = (uint8_t)r->pass;
+	r->live[i / 4096] |= UINT64_C(1) << (i / 64 % 64);
 	hp->faults++;
 	return 0;
 }
@@ -197,6 +203,53 @@ double tier__hint_rate(uint16_t l)
 	return M_LN2 / (ms / 1000.0);
 }
 
+/* Hands block b of range r (its pages' estimates that hold) to batch b,
+ * continuing the open run o; returns whether any still holds. */
+static bool hand_block(struct tier__hint_range *r, uint32_t blk, struct tier__obs_batch *b,
+		       struct tier_linux_addr_obs *o, bool *open)
+{
+	uint32_t i;
+	bool any = false;
+
+	for (i = blk * 64; i < blk * 64 + 64; i++) {
+		uint8_t age = (uint8_t)((uint8_t)r->pass - r->pass_of[i]);
+		uint64_t addr = (r->base << HINT_RANGE_SHIFT) + ((uint64_t)i << 12);
+		double rate;
+		uint32_t iv;
+
+		if (!r->lat_ms[i])
+			continue;
+		if (age >= HINT_KEEP_PASSES) {
+			/* lapsed for good: its pass, mod 256, would read as
+			 * the current one again 256 passes on */
+			r->lat_ms[i] = 0;
+			continue;
+		}
+		any = true;
+		if ((rate = tier__hint_rate(r->lat_ms[i])) < HINT_MIN_RATE)
+			continue;
+		/* one access seen in two checks over 2 ln 2 / rate */
+		iv = (uint32_t)(2.0 * M_LN2 / rate * 1e6);
+		if (*open && o->end == addr && o->interval_us == iv) {
+			o->end += 4096;
+			continue;
+		}
+		if (*open)
+			tier__batch_add(b, o);
+		memset(o, 0, sizeof(*o));
+		o->pid = r->pid;
+		o->start = addr;
+		o->end = addr + 4096;
+		o->kind = TIER_OBS_ACCESSED;
+		o->write = TIER_OBS_STANDING;
+		o->count = 1;
+		o->max = 2;
+		o->interval_us = iv;
+		*open = true;
+	}
+	return any;
+}
+
 void tier__hint_passes_hand(struct tier__hint_passes *hp, tier_linux_obs_sink sink, void *ctx)
 {
 	struct tier__obs_batch b;
@@ -204,44 +257,27 @@ void tier__hint_passes_hand(struct tier__hint_passes *hp, tier_linux_obs_sink si
 
 	tier__batch_init(&b, sink, ctx);
 	for (s = 0; s < hp->cap; s++) {
-		const struct tier__hint_range *r = hp->slot[s];
+		struct tier__hint_range *r = hp->slot[s];
 		struct tier_linux_addr_obs o;
 		bool open = false;
-		uint32_t i;
+		uint32_t w;
 
 		if (!r)
 			continue;
-		for (i = 0; i < HINT_RANGE_PAGES; i++) {
-			uint8_t age = (uint8_t)((uint8_t)r->pass - r->pass_of[i]);
-			uint64_t addr = (r->base << HINT_RANGE_SHIFT) + ((uint64_t)i << 12);
-			double rate;
-			uint32_t iv;
+		/* Runs join across blocks where their pages are adjacent (a
+		 * block skipped has none: o.end then differs from the next
+		 * page's address). Blocks whose estimates all lapsed leave
+		 * the live set. */
+		for (w = 0; w < sizeof(r->live) / sizeof(r->live[0]); w++) {
+			uint64_t bits = r->live[w];
 
-			if (!r->lat_ms[i] || age >= HINT_KEEP_PASSES ||
-			    (rate = tier__hint_rate(r->lat_ms[i])) < HINT_MIN_RATE) {
-				if (open)
-					tier__batch_add(&b, &o);
-				open = false;
-				continue;
+			while (bits) {
+				uint32_t blk = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+				bits &= bits - 1;
+				if (!hand_block(r, blk, &b, &o, &open))
+					r->live[w] &= ~(UINT64_C(1) << (blk % 64));
 			}
-			/* one access seen in two checks over 2 ln 2 / rate */
-			iv = (uint32_t)(2.0 * M_LN2 / rate * 1e6);
-			if (open && o.end == addr && o.interval_us == iv) {
-				o.end += 4096;
-				continue;
-			}
-			if (open)
-				tier__batch_add(&b, &o);
-			memset(&o, 0, sizeof(o));
-			o.pid = r->pid;
-			o.start = addr;
-			o.end = addr + 4096;
-			o.kind = TIER_OBS_ACCESSED;
-			o.write = TIER_OBS_STANDING;
-			o.count = 1;
-			o.max = 2;
-			o.interval_us = iv;
-			open = true;
 		}
 		if (open)
 			tier__batch_add(&b, &o);
