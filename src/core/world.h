@@ -39,6 +39,10 @@ struct tier_world_stats {
 	/* Checks of that picture made, and left out because nothing but
 	 * tierd had moved pages (the Linux world's placement checks). */
 	uint64_t placement_checks, placement_checks_skipped;
+	/* How often the processes and their mappings are re-read now, ms:
+	 * daemon.refresh_ms, or longer where re-reading would take more than
+	 * its part of the CPU budget (the Linux world); 0: not re-read. */
+	double refresh_interval_ms;
 	/* The kernel threads tierd runs (its kdamond): CPU seconds so far. */
 	bool has_kthread_cpu;
 	double kthread_cpu_seconds;

@@ -111,6 +111,9 @@ static struct json_object *status_figures(struct tierd *d)
 	json_object_object_add(o, "placement_checks", json_object_new_uint64(st.placement_checks));
 	json_object_object_add(o, "placement_checks_skipped",
 			       json_object_new_uint64(st.placement_checks_skipped));
+	if (st.refresh_interval_ms > 0)
+		json_object_object_add(o, "refresh_interval_ms",
+				       json_object_new_double(st.refresh_interval_ms));
 	json_object_object_add(o, "tracker", json_object_new_string(d->be->tracker_name));
 	json_object_object_add(o, "policy", json_object_new_string(d->cfg.policy));
 	json_object_object_add(o, "version", json_object_new_string(TIER_BUILD_VERSION));

@@ -256,6 +256,28 @@ static void test_cpu_seconds(void **state)
 	assert_int_equal(tier_linux_cpu_seconds(&ctx, 9999, &s), -ESRCH);
 }
 
+/* The processes are re-read every refresh_ms while that costs at most a
+ * quarter of the steps' share, further apart where it costs more - at
+ * most 30 s (or refresh_ms, where longer) - and every refresh_ms with no
+ * share to keep. */
+static void test_refresh_gap(void **state)
+{
+	(void)state;
+	/* 5 ms a re-read, a 2.5% share: 5 / 0.00625 = 0.8 s, under 1 s */
+	assert_int_equal(tier_linux_refresh_gap_us(5000000, 1000000, 2.5), 1000000);
+	/* 80 ms (1,000 processes): 12.8 s */
+	assert_int_equal(tier_linux_refresh_gap_us(80000000, 1000000, 2.5), 12800000);
+	/* 400 ms: 64 s, held at 30 s */
+	assert_int_equal(tier_linux_refresh_gap_us(400000000, 1000000, 2.5),
+			 TIER_LINUX_REFRESH_MAX_US);
+	/* ... or at refresh_ms where that is longer */
+	assert_int_equal(tier_linux_refresh_gap_us(400000000, 60000000, 2.5), 60000000);
+	/* 100 ms at a 10 s refresh_ms: 16 s */
+	assert_int_equal(tier_linux_refresh_gap_us(100000000, 10000000, 2.5), 16000000);
+	/* no share to keep */
+	assert_int_equal(tier_linux_refresh_gap_us(400000000, 1000000, 0), 1000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_status),
 		cmocka_unit_test(test_live_self_excluded),
 		cmocka_unit_test(test_cpu_seconds),
+		cmocka_unit_test(test_refresh_gap),
 	};
 
 	return cmocka_run_group_tests_name("linux-procs", tests, setup, NULL);

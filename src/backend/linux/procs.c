@@ -513,3 +513,16 @@ out_fail:
 	free(res.v);
 	return ret;
 }
+
+uint64_t tier_linux_refresh_gap_us(uint64_t cost_ns, uint64_t refresh_us, double share_percent)
+{
+	double need, most = (double)(refresh_us > TIER_LINUX_REFRESH_MAX_US ? refresh_us
+									 : TIER_LINUX_REFRESH_MAX_US);
+
+	if (share_percent <= 0)
+		return refresh_us;
+	need = (double)cost_ns / 1e3 / (share_percent / 100 * TIER_LINUX_REFRESH_SHARE);
+	if (need <= (double)refresh_us)
+		return refresh_us;
+	return need < most ? (uint64_t)need : (uint64_t)most;
+}

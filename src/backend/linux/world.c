@@ -152,13 +152,19 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 	int ret;
 
 	if (now_us >= lb->next_refresh_us) {
+		uint64_t maps0 = lb->maps_cpu_ns;
+
 		ret = tier__lw_refresh(lb, loop, err);
 		t = tier_linux_thread_cpu_ns();
 		lb->maps_cpu_ns += t - cpu;
 		cpu = t;
 		if (ret)
 			return ret;
-		lb->next_refresh_us = now_us + lb->refresh_us;
+		/* kept to its part of the steps' share (procs.h) */
+		lb->refresh_gap_us = tier_linux_refresh_gap_us(
+			lb->maps_cpu_ns - maps0, lb->refresh_us,
+			lb->max_cpu_percent * (lb->b.step_cpu_share > 0 ? lb->b.step_cpu_share : 1));
+		lb->next_refresh_us = now_us + lb->refresh_gap_us;
 		cpu += tier__lw_upkeep(lb, false);
 	}
 	/* New pages all at once (the policy cannot place a page whose node
@@ -335,6 +341,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	st->rechecked_pages = lb->verify_queued;
 	st->placement_checks = lb->verify_done;
 	st->placement_checks_skipped = lb->verify_skipped;
+	st->refresh_interval_ms = (double)(lb->refresh_gap_us ? lb->refresh_gap_us : lb->refresh_us) / 1e3;
 	st->processes = lb->nr_procs;
 	/* page_node + page_owner per page, plus the id map. */
 	st->metadata_bytes = lb->env.nr_pages * 2;

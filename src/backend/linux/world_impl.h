@@ -71,6 +71,7 @@ struct linux_backend {
 	char *exe_pattern;
 	uint64_t min_rss_bytes;
 	uint64_t refresh_us;
+	uint64_t refresh_gap_us;	/* the last re-read's to the next (0: none yet) */
 	uint64_t next_refresh_us;
 	/* The managed pages grew at the last refresh: the policy is told
 	 * (tier_loop_resize) once their nodes are known, after the query
