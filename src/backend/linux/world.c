@@ -160,8 +160,10 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		cpu = t;
 		if (ret)
 			return ret;
-		/* kept to its part of the steps' share (procs.h) */
-		lb->refresh_gap_us = tier_linux_refresh_gap_us(
+		/* kept to its part of the steps' share (procs.h); the first,
+		 * which catalogues every process anew, is a one-off */
+		lb->refresh_gap_us = !lb->refresh_gap_us ? lb->refresh_us :
+			tier_linux_refresh_gap_us(
 			lb->maps_cpu_ns - maps0, lb->refresh_us,
 			lb->max_cpu_percent * (lb->b.step_cpu_share > 0 ? lb->b.step_cpu_share : 1));
 		lb->next_refresh_us = now_us + lb->refresh_gap_us;
