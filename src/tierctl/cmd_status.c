@@ -86,6 +86,9 @@ static void print_status(struct json_object *st)
 		       tierctl_json_dbl(tiers, "maps"), tierctl_json_dbl(tiers, "placement_check"),
 		       tierctl_json_dbl(tiers, "node_query"), tierctl_json_dbl(tiers, "moves"),
 		       tierctl_json_dbl(tiers, "policy"));
+	if (tierctl_json_dbl(st, "refresh_interval_ms") > 0)
+		printf("  processes and their mappings re-read every %.1f s\n",
+		       tierctl_json_dbl(st, "refresh_interval_ms") / 1000);
 	if (tierctl_json_dbl(st, "move_page_ns") > 0)
 		printf("  a page move costs %.1f us of tierd's CPU here\n",
 		       tierctl_json_dbl(st, "move_page_ns") / 1000);
