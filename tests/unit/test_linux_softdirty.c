@@ -576,6 +576,34 @@ static void *sd_fixture(struct tmp *t, uint64_t period_us, int threads)
 	return priv;
 }
 
+/* A read is dated by the writer's time less the faults it took: one a
+ * dirty page at most, and no more than its minor faults since the clear -
+ * 11 pages dirty, 3 faults taken (a mapping grown since the clear is dirty
+ * whole without a fault of its own). */
+static void test_softdirty_dated_by_faults_taken(void **state)
+{
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct tmp t;
+	void *priv = sd_fixture(&t, 1000000, 1);
+
+	(void)state;
+	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 1000 0 0 0 5 3\n");
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
+	/* the writer waits 30 ms of the 40 before the read; 3 faults */
+	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
+	put(&t, "proc/100/stat", "100 (a (b) c) R 1 1 1 0 -1 4194304 1003 0 0 0 5 3\n");
+	usleep(40000);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	tier__linux_tracker_softdirty.stats(priv, &st);
+	assert_int_equal(st.nr_reads, 2);
+	assert_int_equal(st.fault_ns, 1000);
+	assert_int_equal(st.read_us[0] + 30000 + 3, st.read_wall_us[0]);
+	tier__linux_tracker_softdirty.destroy(priv);
+	tmp_release(&t);
+}
+
 /* A read that saw no page of a process written does not count as having
  * read it: its picture names no page, and the damon+softdirty tracker
  * keeps holding DAMON's lukewarm regions of it. */
@@ -1748,6 +1776,7 @@ int main(void)
 		cmocka_unit_test(test_softdirty_behind),
 		cmocka_unit_test(test_softdirty_asks_tiers),
 		cmocka_unit_test(test_softdirty_read_nothing),
+		cmocka_unit_test(test_softdirty_dated_by_faults_taken),
 		cmocka_unit_test(test_softdirty_picture_reused),
 		cmocka_unit_test(test_softdirty_picture_by_tier),
 		cmocka_unit_test(test_softdirty_rate_reads_shared),

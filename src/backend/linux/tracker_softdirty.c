@@ -295,6 +295,24 @@ static int picture_target(struct sd_tracker *t, const struct sd_target *tg, bool
 	return tier__sd_pairs_add(&t->build, &r, last);
 }
 
+/* The write-protect faults tg's writer took since its clear, for a read
+ * that found `dirty` pages written: one a page at most, and no more than
+ * its minor faults since (where they are known). A page can be dirty
+ * without a fault of its own - a mapping made or grown since the clear is
+ * dirty whole, a huge page's one fault dirties 512 - and the early reads
+ * are held until the writer's time less its minor faults reaches theirs
+ * (tier__softdirty_behind()): dated by one fault a dirty page, a read held
+ * to 20 ms read 15.6 ms in a guest run (3,385 pages dirty). */
+static uint64_t faulted(const struct sd_tracker *t, const struct sd_target *tg, uint64_t dirty)
+{
+	uint64_t mf;
+
+	if (!tg->minflt_known || tier_linux_minor_faults(&t->roots.ctx, tg->pid, &mf) ||
+	    mf < tg->minflt_c0)
+		return dirty;
+	return mf - tg->minflt_c0 < dirty ? mf - tg->minflt_c0 : dirty;
+}
+
 /* Reads every target's bits and makes the new picture. */
 static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 {
@@ -343,7 +361,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 			for (k = 0; k < t->scan.n; k++)
 				dirty += (t->scan.v[k].end - t->scan.v[k].start) >> 12;
 			whole = tier__sd_dirty_unwritten(t, dirty, ran);
-			at = tier__sd_writer_us(t, tg, wall, dirty, &d0, &d1,
+			at = tier__sd_writer_us(t, tg, wall, faulted(t, tg, dirty), &d0, &d1,
 						tier__sd_stalled(t, tg, &d0, &d1, &t->wait_r1));
 			/* What a fault cost the writer, bounded by its CPU per
 			 * dirty page (tier__sd_writer_fault_ns()). */
