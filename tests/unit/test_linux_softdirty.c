@@ -604,41 +604,6 @@ static void test_softdirty_dated_by_faults_taken(void **state)
 	tmp_release(&t);
 }
 
-/* A read that saw no page of a process written does not count as having
- * read it: its picture names no page, and the damon+softdirty tracker
- * keeps holding DAMON's lukewarm regions of it. */
-static void test_softdirty_read_nothing(void **state)
-{
-	static const uint64_t dirty[][2] = {
-		{ 0x601000, P | 0x1001 }, { 0x602000, TIER__PM_SWAPPED }, { 0x603000, P | 0x1003 },
-		{ 0x800000, P | 0x3000 }, { 0x801000, P | 0x3001 }, { 0x802000, P | 0x3002 },
-		{ 0x803000, P | 0x3003 }, { 0x804000, P | 0x3004 }, { 0x805000, P | 0x3005 },
-		{ 0x806000, P | 0x3006 }, { 0x807000, P | 0x3007 }, { 0xa00000, P | 0x5000 },
-	};
-	const pid_t pids[] = { 100 };
-	struct tier_err err = { "" };
-	struct tmp t;
-	void *priv;
-	size_t i;
-
-	(void)state;
-	tmp_init(&t, "pagemap");
-	write_pagemaps(&t);
-	for (i = 0; i < sizeof(dirty) / sizeof(dirty[0]); i++)
-		set_pagemap_entry(&t, dirty[i][0], dirty[i][1]);
-	if (tier__softdirty_create_manual(&t.ctx, 1000000, &priv, &err))
-		fail_msg("create: %s", err.msg);
-	assert_int_equal(tier__linux_tracker_softdirty.set_targets(priv, pids, 1, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_CLEAR, &err), 0);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
-	assert_false(tier__softdirty_has_read(priv, 100));	/* read, nothing seen */
-	set_pagemap_entry(&t, 0x603000, P | SD | 0x1003);
-	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
-	assert_true(tier__softdirty_has_read(priv, 100));
-	tier__linux_tracker_softdirty.destroy(priv);
-	tmp_release(&t);
-}
-
 /* The soft-dirty tracker dates a first write by its writer's own time: the
  * time its threads waited for a CPU between the clear and a read is no time
  * to write in. */
@@ -1775,7 +1740,6 @@ int main(void)
 		cmocka_unit_test(test_softdirty_starved_threads),
 		cmocka_unit_test(test_softdirty_behind),
 		cmocka_unit_test(test_softdirty_asks_tiers),
-		cmocka_unit_test(test_softdirty_read_nothing),
 		cmocka_unit_test(test_softdirty_dated_by_faults_taken),
 		cmocka_unit_test(test_softdirty_picture_reused),
 		cmocka_unit_test(test_softdirty_picture_by_tier),

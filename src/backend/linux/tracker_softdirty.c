@@ -431,7 +431,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	}
 	t->nr_read = 0;
 	for (k = 0; k < t->nr_tg && k < t->cap_read; k++)
-		if ((t->tg[k].nbrk || t->tg[k].nprev_brk) && (t->tg[k].seen.n || t->tg[k].prev.n))
+		if (t->tg[k].nbrk || t->tg[k].nprev_brk)
 			t->read[t->nr_read++] = t->tg[k].pid;
 	t->stats.dropped += t->build.dropped;
 	t->build.dropped = 0;

@@ -168,13 +168,8 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us);
  * read's wall time). */
 uint64_t tier__softdirty_behind(void *priv, uint64_t need_us);
 /* Whether the tracker has read pid's bits at least once since it became
- * a target and seen pages of it written (its picture holds what it saw of
- * pid; the damon+softdirty tracker holds DAMON's lukewarm regions of pid
- * until then). A read that saw nothing written names no page: in a guest
- * run a scattered hot set's first reads (25 and 62 ms of the writer's
- * time) saw none, the lukewarm regions went through at DAMON's rate, and
- * 25,000 pages moved up, most of them cold, spending the CPU share for
- * the next 5.7 s. */
+ * a target (its picture holds what it saw of pid; the damon+softdirty
+ * tracker holds DAMON's lukewarm regions of pid until then). */
 bool tier__softdirty_has_read(void *priv, pid_t pid);
 /* A round's period: at least 1 s, stretched so that the faults a round
  * makes its writers take (fault_ns of their CPU over the last round, each
