@@ -93,7 +93,7 @@ int tier_linux_minor_faults(const struct tier_linux_ctx *ctx, pid_t pid, uint64_
  * where longer): a new process is taken in within that. A re-read is a
  * few system calls a process, a process's whole /proc/PID/status among
  * them (and a selection by cgroup or executable reads every process's):
- * with 1,000 processes, 60-80 ms of CPU on a server and 250-400 ms under
+ * with 1,000 processes, 60-80 ms of CPU on the development host and 200-420 ms under
  * an emulator, which every second was the whole of a 5% budget. */
 #define TIER_LINUX_REFRESH_SHARE 0.25
 #define TIER_LINUX_REFRESH_MAX_US 30000000ull
