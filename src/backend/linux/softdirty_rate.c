@@ -211,8 +211,9 @@ void tier__sd_reads_init(struct tier__sd_reads *r, const uint64_t *prev_brk_us, 
 	tier__sd_rate_table(prev_brk_us, nprev, brk_us, nbrk, r->table);
 }
 
-/* The pages of population (count, total pages) into p's cells: whether
- * there are enough of them to fit (the likelihoods are made only then). */
+/* The pages of a population in count: those written in both rounds
+ * (both), or in this one alone - what pop_fit() asks TIER__SD_POP_MIN of
+ * before it fits (the likelihoods are made only then). */
 static double pop_total(const uint64_t count[][TIER__SD_MAX_BRK + 1], bool both, unsigned nprev,
 			unsigned nbrk)
 {
