@@ -152,11 +152,12 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 	int ret;
 
 	if (now_us >= lb->next_refresh_us) {
-		uint64_t maps0 = lb->maps_cpu_ns;
+		uint64_t cost;
 
 		ret = tier__lw_refresh(lb, loop, err);
 		t = tier_linux_thread_cpu_ns();
-		lb->maps_cpu_ns += t - cpu;
+		cost = t - cpu;
+		lb->maps_cpu_ns += cost;
 		cpu = t;
 		if (ret)
 			return ret;
@@ -164,7 +165,7 @@ static int linux_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t 
 		 * which catalogues every process anew, is a one-off */
 		lb->refresh_gap_us = !lb->refresh_gap_us ? lb->refresh_us :
 			tier_linux_refresh_gap_us(
-			lb->maps_cpu_ns - maps0, lb->refresh_us,
+			cost, lb->refresh_us,
 			lb->max_cpu_percent * (lb->b.step_cpu_share > 0 ? lb->b.step_cpu_share : 1));
 		lb->next_refresh_us = now_us + lb->refresh_gap_us;
 		cpu += tier__lw_upkeep(lb, false);
