@@ -629,12 +629,13 @@ static void test_softdirty_waits(void **state)
 	/* the writer waits 30 ms of the 40 before the read */
 	put(&t, "proc/100/task/100/schedstat", "11000000 31000000 4\n");
 	usleep(40000);
-	/* read once: what its picture holds is what the tracker knows */
-	assert_false(tier__softdirty_has_read(priv, 100));
+	/* a whole round: not after its first read, once its last is done */
+	assert_false(tier__softdirty_has_round(priv, 100));
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
-	assert_true(tier__softdirty_has_read(priv, 100));
-	assert_false(tier__softdirty_has_read(priv, 101));
+	assert_false(tier__softdirty_has_round(priv, 100));
 	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ_LAST, &err), 0);
+	assert_true(tier__softdirty_has_round(priv, 100));
+	assert_false(tier__softdirty_has_round(priv, 101));
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.nr_reads, 2);
 	assert_true(st.read_wall_us[0] >= 40000);

@@ -82,7 +82,7 @@ struct sd_tracker {
 	pid_t *want;
 	size_t nr_want;
 	struct tier__sd_pairs pic;	/* the latest picture (empty while collect() reads it) */
-	pid_t *read;			/* the targets read at least once (tier__softdirty_has_read()) */
+	pid_t *read;			/* the targets read a whole round (tier__softdirty_has_round()) */
 	size_t nr_read, cap_read;
 	uint64_t pic_gen;		/* pictures made */
 	struct tier_linux_tracker_stats stats;

@@ -62,9 +62,9 @@
 #define DAMON	(&tier__linux_tracker_damon)
 #define SD	(&tier__linux_tracker_softdirty)
 
-/* Until soft-dirty has read a process, DAMON's lukewarm regions of it go
- * on at no more than COMBO_HOLD_RATE accesses/s a page, for at most
- * COMBO_HOLD_US after DAMON first reported it. */
+/* Until soft-dirty's first whole round of a process is over, DAMON's
+ * lukewarm regions of it go on at no more than COMBO_HOLD_RATE accesses/s
+ * a page, for at most COMBO_HOLD_US after DAMON first reported it. */
 #define COMBO_HOLD_RATE	1.0
 #define COMBO_HOLD_US	3000000u
 
@@ -134,7 +134,7 @@ static int combo_make(const struct tier_linux_ctx *ctx, uint64_t interval_us, vo
 		return tier_err_set(err, -ENOMEM, "damon+%s: out of memory", second->name);
 	c->second = second;
 	c->by_tier = second == &tier__linux_tracker_hint;
-	c->has_read = c->by_tier ? tier__hint_has_read : tier__softdirty_has_read;
+	c->has_read = c->by_tier ? tier__hint_has_read : tier__softdirty_has_round;
 	c->ctx = *ctx;
 	ret = DAMON->create(ctx, interval_us, &c->damon, err);
 	if (!ret)
@@ -230,13 +230,19 @@ static void keep_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	c->nr_acc += n;
 }
 
-/* DAMON's lukewarm regions of the processes soft-dirty has not read yet,
- * held (tier__obs_hold()): in the first step a scattered hot set's
- * regions read lukewarm and would spend the step's budget on pages that
- * are mostly cold (65,536 moves in the sid guest, and the CPU share's
- * pause after them) a second before soft-dirty names the hot ones. A
- * contiguous hot set's regions read hot and go on at once. acc sorted by
- * pid. Out of memory, nothing is held. */
+/* DAMON's lukewarm regions of the processes soft-dirty has not read a
+ * whole round of yet, held (tier__obs_hold()): in the first step a
+ * scattered hot set's regions read lukewarm and would spend the step's
+ * budget on pages that are mostly cold (65,536 moves in the sid guest, and
+ * the CPU share's pause after them) a second before soft-dirty names the
+ * hot ones. Not only until its first read: one run in four or five of the
+ * guest bench's scattered layout, the round's first two reads (at 24-34
+ * and 60-65 ms of the writer's time) rated no run of its hot pages at 5/s
+ * or more, the hold ended, and the step moved 26,000-28,000 pages up at
+ * the regions' rate, most of them cold, then paused 4-5 s; the round's
+ * last read (about 1.3 s after its clear) rates them from every bracket.
+ * A contiguous hot set's regions read hot and go on at once. acc sorted
+ * by pid. Out of memory, nothing is held. */
 static void hold_unread(struct combo *c)
 {
 	uint64_t now = tier_linux_now_us();

@@ -431,7 +431,7 @@ static int round_read(struct sd_tracker *t, bool last, struct tier_err *err)
 	}
 	t->nr_read = 0;
 	for (k = 0; k < t->nr_tg && k < t->cap_read; k++)
-		if (t->tg[k].nbrk || t->tg[k].nprev_brk)
+		if (t->tg[k].nprev_brk)
 			t->read[t->nr_read++] = t->tg[k].pid;
 	t->stats.dropped += t->build.dropped;
 	t->build.dropped = 0;
@@ -737,7 +737,7 @@ static void sd_stats(void *priv, struct tier_linux_tracker_stats *st)
 	pthread_mutex_unlock(&t->lock);
 }
 
-bool tier__softdirty_has_read(void *priv, pid_t pid)
+bool tier__softdirty_has_round(void *priv, pid_t pid)
 {
 	struct sd_tracker *t = priv;
 	bool found = false;

@@ -167,10 +167,11 @@ bool tier__softdirty_starved(void *priv, uint64_t need_us);
  * holds its early reads back while one is, up to SD_STRETCH times the
  * read's wall time). */
 uint64_t tier__softdirty_behind(void *priv, uint64_t need_us);
-/* Whether the tracker has read pid's bits at least once since it became
- * a target (its picture holds what it saw of pid; the damon+softdirty
- * tracker holds DAMON's lukewarm regions of pid until then). */
-bool tier__softdirty_has_read(void *priv, pid_t pid);
+/* Whether a whole round of pid's reads is over since it became a target
+ * (its last read done: the rates of its picture rest on every bracket of
+ * a round; the damon+softdirty tracker holds DAMON's lukewarm regions of
+ * pid until then). */
+bool tier__softdirty_has_round(void *priv, pid_t pid);
 /* A round's period: at least 1 s, stretched so that the faults a round
  * makes its writers take (fault_ns of their CPU over the last round, each
  * at what the round saw one cost its writer - under an emulator up to 4
