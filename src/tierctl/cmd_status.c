@@ -78,6 +78,17 @@ static void print_status(struct json_object *st)
 		       (unsigned long long)tierctl_json_u64(st, "split_huge_pages"));
 	printf("  tierd CPU %.2f s, metadata %s\n", tierctl_json_dbl(st, "cpu_seconds"),
 	       tier_format_bytes(tierctl_json_u64(st, "metadata_bytes"), b1, sizeof(b1)));
+	if (json_object_object_get_ex(st, "thread_cpu_seconds", &tiers) &&
+	    json_object_get_type(tiers) == json_type_object &&
+	    json_object_object_length(tiers) > 0) {
+		const char *sep = "  by thread: ";
+
+		json_object_object_foreach(tiers, name, secs) {
+			printf("%s%s %.2f s", sep, name, json_object_get_double(secs));
+			sep = ", ";
+		}
+		printf("\n");
+	}
 	if (json_object_object_get_ex(st, "step_cpu_seconds", &tiers) &&
 	    json_object_object_get_ex(tiers, "policy", NULL))
 		printf("  steps' CPU %.2f s: tracker %.2f, maps %.2f, placement check %.2f, "

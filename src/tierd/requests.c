@@ -8,6 +8,7 @@
 #include "tierd/procs.h"
 #include "version.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* --- published figures ------------------------------------------------------ */
 
@@ -27,6 +29,69 @@ double tierd_cpu_seconds(void)
 		return 0;
 	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* tierd's CPU by thread, by the names its live threads carry
+ * (tierd-step, tierd-softdirty, ...; threads of one name summed), from
+ * /proc/self/task/TID/stat, in the kernel's clock ticks (cpu_seconds,
+ * from getrusage(), also holds threads that ended). NULL where the task
+ * directory cannot be read. */
+static struct json_object *thread_cpu_json(void)
+{
+	struct {
+		char name[32];
+		double s;
+	} v[32];
+	size_t n = 0, i;
+	long hz = sysconf(_SC_CLK_TCK);
+	struct json_object *o;
+	struct dirent *e;
+	DIR *dir = opendir("/proc/self/task");
+
+	if (!dir)
+		return NULL;
+	while ((e = readdir(dir))) {
+		char path[300], buf[1024], *open_p, *close_p;
+		unsigned long long utime, stime;
+		double s;
+		FILE *f;
+		size_t len;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* ended since the listing */
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		/* "TID (comm) state ...": comm may hold anything, ')' too */
+		open_p = strchr(buf, '(');
+		close_p = strrchr(buf, ')');
+		if (!open_p || !close_p || close_p < open_p ||
+		    sscanf(close_p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			   &utime, &stime) != 2)
+			continue;
+		*close_p = '\0';
+		s = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
+		for (i = 0; i < n && strcmp(v[i].name, open_p + 1); i++)
+			;
+		if (i == n) {
+			if (n == sizeof(v) / sizeof(v[0]))
+				continue;
+			snprintf(v[n].name, sizeof(v[n].name), "%s", open_p + 1);
+			v[n++].s = 0;
+		}
+		v[i].s += s;
+	}
+	closedir(dir);
+	o = json_object_new_object();
+	if (!o)
+		return NULL;
+	for (i = 0; i < n; i++)
+		json_object_object_add(o, v[i].name, json_object_new_double(v[i].s));
+	return o;
 }
 
 /* The figures of status that only the world knows (world lock held). */
@@ -249,6 +314,9 @@ struct json_object *tierd_status_json(struct tierd *d)
 	if (!o)
 		return NULL;
 	json_object_object_add(o, "cpu_seconds", json_object_new_double(cpu));
+	v = thread_cpu_json();
+	if (v)
+		json_object_object_add(o, "thread_cpu_seconds", v);
 	if (json_object_object_get_ex(o, "kdamond_cpu_seconds", &v))
 		json_object_object_add(o, "system_cpu_seconds",
 				       json_object_new_double(cpu + json_object_get_double(v)));

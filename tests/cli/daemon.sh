@@ -35,6 +35,11 @@ check "status gives each tier's free room, within its capacity, tier 0's partly 
 		and .tiers[0].free_bytes < .tiers[0].capacity_bytes')" = true
 is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
 check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
+check "status gives tierd's CPU by thread, the step thread's among them, within tierd's ($(echo "$out" | jq -c .thread_cpu_seconds))" \
+	test "$(echo "$out" | jq '.thread_cpu_seconds as $t | ($t["tierd-step"] | type) == "number" and
+		([$t[]] | add) <= .cpu_seconds + 0.05')" = true
+check "tierctl status gives the CPU by thread" \
+	grep -Eq '^  by thread: (.*, )?tierd-step [0-9]+\.[0-9]{2} s' <<<"$("$B/tierctl" status --socket "$SOCK")"
 check "status gives the model's move cost ($(echo "$out" | jq .move_page_ns) ns a page)" \
 	test "$(echo "$out" | jq '.move_page_ns > 0')" = true
 is "$(echo "$out" | jq '.interval_ms')" 100 "interval from the config"

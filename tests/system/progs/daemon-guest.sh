@@ -455,6 +455,10 @@ check "status splits the steps' CPU into parts that add up to it, within tierd's
 	test "$(echo "$st" | jq '.step_cpu_seconds as $s | ($s.tracker + $s.maps + $s.placement_check +
 		$s.node_query + $s.moves + $s.policy) as $sum |
 		$s.total > 0 and ($sum - $s.total | fabs) < 0.001 and $s.total <= .cpu_seconds + 0.001')" = true
+tc=$(echo "$st" | jq -c '.thread_cpu_seconds')
+check "status gives tierd's CPU by thread, the step's and soft-dirty's apart, within tierd's ($tc)" \
+	test "$(echo "$st" | jq '.thread_cpu_seconds as $t | ($t["tierd-step"] | type) == "number" and
+		($t["tierd-softdirty"] | type) == "number" and ([$t[]] | add) <= .cpu_seconds + 0.05')" = true
 ri=$(echo "$st" | jq '.refresh_interval_ms // -1')
 check "status says how often the processes are re-read ($ri ms: refresh_ms, 1000 by default, up to 30 s)" \
 	awk -v r="$ri" 'BEGIN { exit !(r >= 1000 && r <= 30000) }'
