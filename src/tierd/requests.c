@@ -4,11 +4,11 @@
  * whichever thread holds it (control.c, step.c). The figures status and
  * cgroups report are rendered under the world lock at the end of every
  * step and published for the control thread to answer from. */
+#include "backend/linux/procs.h"
 #include "tierd/internal.h"
 #include "tierd/procs.h"
 #include "version.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdint.h>
@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 /* --- published figures ------------------------------------------------------ */
 
@@ -31,66 +30,43 @@ double tierd_cpu_seconds(void)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* tierd's CPU by thread, by the names its live threads carry
- * (tierd-step, tierd-softdirty, ...; threads of one name summed), from
- * /proc/self/task/TID/stat, in the kernel's clock ticks (cpu_seconds,
- * from getrusage(), also holds threads that ended). NULL where the task
- * directory cannot be read. */
-static struct json_object *thread_cpu_json(void)
-{
+/* tierd's CPU by thread (tier_linux_own_threads_cpu()), threads of one
+ * name summed: at most 32 names. */
+struct thread_cpu {
 	struct {
 		char name[32];
 		double s;
 	} v[32];
-	size_t n = 0, i;
-	long hz = sysconf(_SC_CLK_TCK);
-	struct json_object *o;
-	struct dirent *e;
-	DIR *dir = opendir("/proc/self/task");
+	size_t n;
+};
 
-	if (!dir)
-		return NULL;
-	while ((e = readdir(dir))) {
-		char path[300], buf[1024], *open_p, *close_p;
-		unsigned long long utime, stime;
-		double s;
-		FILE *f;
-		size_t len;
+static void thread_cpu_add(void *arg, const char *name, double seconds)
+{
+	struct thread_cpu *tc = arg;
+	size_t i;
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;	/* ended since the listing */
-		len = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[len] = '\0';
-		/* "TID (comm) state ...": comm may hold anything, ')' too */
-		open_p = strchr(buf, '(');
-		close_p = strrchr(buf, ')');
-		if (!open_p || !close_p || close_p < open_p ||
-		    sscanf(close_p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			   &utime, &stime) != 2)
-			continue;
-		*close_p = '\0';
-		s = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
-		for (i = 0; i < n && strcmp(v[i].name, open_p + 1); i++)
-			;
-		if (i == n) {
-			if (n == sizeof(v) / sizeof(v[0]))
-				continue;
-			snprintf(v[n].name, sizeof(v[n].name), "%s", open_p + 1);
-			v[n++].s = 0;
-		}
-		v[i].s += s;
+	for (i = 0; i < tc->n && strcmp(tc->v[i].name, name); i++)
+		;
+	if (i == tc->n) {
+		if (tc->n == sizeof(tc->v) / sizeof(tc->v[0]))
+			return;
+		snprintf(tc->v[i].name, sizeof(tc->v[i].name), "%s", name);
+		tc->v[tc->n++].s = 0;
 	}
-	closedir(dir);
-	o = json_object_new_object();
-	if (!o)
+	tc->v[i].s += seconds;
+}
+
+/* NULL where the threads cannot be listed. */
+static struct json_object *thread_cpu_json(void)
+{
+	struct thread_cpu tc = { .n = 0 };
+	struct json_object *o;
+	size_t i;
+
+	if (tier_linux_own_threads_cpu(thread_cpu_add, &tc) || !(o = json_object_new_object()))
 		return NULL;
-	for (i = 0; i < n; i++)
-		json_object_object_add(o, v[i].name, json_object_new_double(v[i].s));
+	for (i = 0; i < tc.n; i++)
+		json_object_object_add(o, tc.v[i].name, json_object_new_double(tc.v[i].s));
 	return o;
 }
 

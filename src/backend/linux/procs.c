@@ -46,6 +46,32 @@ int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *
 	return 0;
 }
 
+int tier_linux_own_threads_cpu(void (*fn)(void *arg, const char *name, double seconds),
+			       void *arg)
+{
+	static const struct tier_linux_ctx task = { .procfs_root = "/proc/self/task" };
+	struct dirent *e;
+	DIR *d = opendir(task.procfs_root);
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char path[320], name[64];
+		double s;
+		long n;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
+		    tier_linux_cpu_seconds(&task, (pid_t)atoi(e->d_name), &s) ||
+		    tier_sysfs_path(path, sizeof(path), task.procfs_root, "%s/comm", e->d_name) ||
+		    (n = tier_sysfs_read(path, name, sizeof(name), NULL)) <= 0)
+			continue;	/* ended since the listing */
+		name[strcspn(name, "\n")] = '\0';
+		fn(arg, name, s);
+	}
+	closedir(d);
+	return 0;
+}
+
 int tier_linux_minor_faults(const struct tier_linux_ctx *ctx, pid_t pid, uint64_t *out)
 {
 	char buf[1024];

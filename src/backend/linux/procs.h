@@ -78,6 +78,13 @@ int tier_linux_cgroup2_mount(const struct tier_linux_ctx *ctx, char *buf, size_t
  * Returns 0, -ESRCH when it is gone, or -EINVAL for a malformed file. */
 int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out);
 
+/* Each live thread of this process, to fn: its name (/proc/self/task/
+ * TID/comm) and its CPU seconds (tier_linux_cpu_seconds() of
+ * /proc/self/task/TID). A thread that ends meanwhile is left out. Returns
+ * 0, or -errno where /proc/self/task cannot be listed. */
+int tier_linux_own_threads_cpu(void (*fn)(void *arg, const char *name, double seconds),
+			       void *arg);
+
 /* The minor faults of process pid so far (all its threads, those gone
  * included), from <procfs_root>/PID/stat (field 10): among them one for
  * each page it wrote first after its soft-dirty bits were cleared.
