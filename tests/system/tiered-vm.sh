@@ -32,7 +32,7 @@ is "$rc:$(lines "$err")" "2:1" "no command: status 2, one line"
 
 skip_guest() {
 	local d
-	for d in "guest ran" "stdout back" "stderr back" "arguments as given" "tiers" \
+	for d in "guest ran" "stdout back" "stderr back" "arguments as given" "random pool" "tiers" \
 		"timeout status" "timeout message"; do
 		skip "$d" "$1"
 	done
@@ -46,6 +46,7 @@ cat >"$TMP/bed-check.sh" <<'SH'
 #!/bin/sh
 echo "out: $#"
 for a in "$@"; do echo "arg: [$a]"; done
+echo "crng: $(dmesg | grep -c 'crng init done')"
 for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
 	echo "${t##*/}=$(cat "$t/nodelist")"
 done | sort | tr '\n' ' '
@@ -66,6 +67,8 @@ is "$(printf '%s\n' "$out" | head -n 1)" "out: 3" "stdout comes back"
 is "$err" "err: to stderr" "stderr comes back, apart from stdout"
 is "$(printf '%s\n' "$out" | grep '^arg:' | tr '\n' '|')" 'arg: [a b]|arg: [$HOME]|arg: []|' \
 	"arguments arrive as given (spaces, \$, empty)"
+is "$(printf '%s\n' "$out" | grep '^crng:')" "crng: 1" \
+	"the kernel's random pool is ready before the command runs (/init read /dev/urandom)"
 is "$(printf '%s\n' "$out" | tail -n 1)" "memory_tier225=2 memory_tier28=1 memory_tier4=0 " \
 	"the default guest: three memory tiers, one node each"
 
