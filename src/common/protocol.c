@@ -2,6 +2,7 @@
 #include "common/protocol.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,6 +239,20 @@ char *tier_response_ok(struct json_object *result)
 	json_object_object_add(o, "ok", json_object_new_boolean(1));
 	json_object_object_add(o, "result", result ? result : json_object_new_object());
 	return line_of(o);
+}
+
+char *tier_response_ok_text(const char *result)
+{
+	static const char head[] = "{\"v\":%d,\"ok\":true,\"result\":";
+	size_t n = strlen(result) + sizeof(head) + 16;
+	char *line = malloc(n);
+
+	if (line) {
+		int k = snprintf(line, n, head, TIER_PROTO_VERSION);
+
+		snprintf(line + k, n - (size_t)k, "%s}\n", result);
+	}
+	return line;
 }
 
 char *tier_response_error(int errno_value, const char *msg)

@@ -75,6 +75,9 @@ int tier_proto_advice_parse(const char *name);
 
 /* Response lines (with '\n'), malloc'd. ok takes ownership of result. */
 char *tier_response_ok(struct json_object *result);
+/* The same line around a result already rendered: the text of a JSON
+ * object (as json-c renders it plain), put in as it is. */
+char *tier_response_ok_text(const char *result);
 char *tier_response_error(int errno_value, const char *msg);
 
 /* Parses a response line. On success *result holds the result object

@@ -211,11 +211,10 @@ static void handle_request(struct tierd *d, struct tierd_client *c, const char *
 	}
 	case TIER_CMD_STATUS:
 	case TIER_CMD_CGROUPS: {
-		struct json_object *o = req.cmd == TIER_CMD_STATUS ? tierd_status_json(d) :
-								      tierd_cgroups_published(d);
+		char *answer = req.cmd == TIER_CMD_STATUS ? tierd_status_line(d) :
+							      tierd_cgroups_line(d);
 
-		client_send(d, c, o ? tier_response_ok(o) :
-				      tier_response_error(ENOMEM, "out of memory"));
+		client_send(d, c, answer ? answer : tier_response_error(ENOMEM, "out of memory"));
 		tier_request_release(&req);
 		return;
 	}

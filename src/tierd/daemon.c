@@ -192,6 +192,7 @@ int tierd_threads_init(struct tierd *d)
 	pthread_mutex_init(&d->read_lock, NULL);
 	pthread_mutex_init(&d->jobs_lock, NULL);
 	pthread_mutex_init(&d->pub.lock, NULL);
+	d->pub.kdamond_cpu_s = -1;
 	return 0;
 }
 
@@ -350,6 +351,7 @@ int tierd_run(const struct tierd_args *args, struct tier_config *cfg)
 	d->hint_supported = d->be->hint != NULL;
 	snprintf(d->machine_name, sizeof(d->machine_name), "%s", d->be->name);
 	tierd_heat_init(&d->heat, d->be);
+	tier_tiercount_init(&d->tiercount);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
 	/* Read-only requests are answered within a step, at its pauses. */
@@ -396,6 +398,7 @@ out:
 	if (d->loop_ready)
 		tier_loop_release(&d->loop);
 	tierd_heat_release(&d->heat);
+	tier_tiercount_release(&d->tiercount);
 	if (d->be)
 		d->be->destroy(d->be);	/* restores kernel tiering */
 	if (d->sfd >= 0)

@@ -42,6 +42,7 @@
 #include "core/config.h"
 #include "core/err.h"
 #include "core/loop.h"
+#include "core/tiercount.h"
 #include "core/world.h"
 #include "tierd/cgroups.h"
 #include "tierd/daemon.h"
@@ -114,6 +115,7 @@ struct tierd_published {
 	pthread_mutex_t lock;
 	char *status, *cgroups;
 	uint64_t status_us;		/* when rendered */
+	double kdamond_cpu_s;		/* the kdamonds' CPU in it, -1: none */
 };
 
 /* A node being drained (devices.c). */
@@ -153,6 +155,7 @@ struct tierd {
 	struct tier_loop loop;
 	bool loop_ready;
 	struct tierd_heat heat;		/* the processes' access heatmaps */
+	struct tier_tiercount tiercount;	/* status's pages per tier (world lock) */
 	struct tierd_metrics *metrics;	/* NULL: no metrics endpoint */
 	struct tierd_history hist;	/* the last hour (its own lock) */
 	uint64_t steps;
@@ -274,8 +277,10 @@ void tierd_publish_release(struct tierd *d);
 /* The results of status (the published figures and what is read now:
  * uptime, CPU, the figures' age, the running step) and of cgroups. NULL
  * when out of memory. */
-struct json_object *tierd_status_json(struct tierd *d);
-struct json_object *tierd_cgroups_published(struct tierd *d);
+/* The answer lines (protocol.h's, newline-terminated) of status and
+ * cgroups from the published figures; NULL out of memory (or none yet). */
+char *tierd_status_line(struct tierd *d);
+char *tierd_cgroups_line(struct tierd *d);
 
 /* Checks a request's arguments and whether j->uid may ask it, on the
  * control thread, without the world. Returns 0 or -errno with err set

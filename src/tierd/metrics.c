@@ -121,31 +121,21 @@ static void render_info(const struct tierd *d, FILE *f)
 	fputs("\"} 1\n", f);
 }
 
-/* Managed bytes and capacity per node and per tier. */
-static void render_placement(const struct tierd *d, FILE *f)
+/* Managed bytes and capacity per node and per tier (the counts status
+ * keeps: what changed since the last reading is read, core/tiercount.h). */
+static void render_placement(struct tierd *d, FILE *f)
 {
 	const struct tier_env *env = d->be->env;
 	const struct tier_topology *topo = d->be->topo;
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i;
+	uint64_t per_node[TIER_MAX_NODES], per_tier[TIER_MAX_TIERS];
 	size_t r, k;
 
-	for (i = 0; i < env->nr_pages; i++)
-		if (env->page_node[i] != TIER_NODE_NONE)
-			per_node[env->page_node[i]]++;
+	tier_tiercount_read(&d->tiercount, env, topo, per_tier, per_node);
 	family(f, "tierd_tier_managed_bytes", "gauge",
 	       "Managed memory now in each tier (rank 0 is the fastest).");
-	for (r = 0; r < topo->nr_tiers; r++) {
-		uint64_t pages = 0;
-
-		for (k = 0; k < topo->tiers[r].nr_nodes; k++) {
-			int n = topo->tiers[r].nodes[k];
-
-			if (n >= 0 && n < TIER_MAX_NODES)
-				pages += per_node[n];
-		}
+	for (r = 0; r < topo->nr_tiers; r++)
 		fprintf(f, "tierd_tier_managed_bytes{tier=\"%zu\"} %llu\n", r,
-			(unsigned long long)(pages << env->page_shift));
-	}
+			(unsigned long long)(per_tier[r] << env->page_shift));
 	family(f, "tierd_node_managed_bytes", "gauge",
 	       "Managed memory now on each memory node of a tier.");
 	for (r = 0; r < topo->nr_tiers; r++)

@@ -33,6 +33,8 @@ check "the policy promoted hot pages" test "$(echo "$out" | jq '.promoted_bytes 
 check "status gives each tier's free room, within its capacity, tier 0's partly filled ($(echo "$out" | jq -c '[.tiers[] | [.free_bytes, .capacity_bytes]]'))" \
 	test "$(echo "$out" | jq '([.tiers[] | has("free_bytes") and .free_bytes <= .capacity_bytes] | all)
 		and .tiers[0].free_bytes < .tiers[0].capacity_bytes')" = true
+check "the tiers' managed bytes are the managed pages present, in bytes ($(echo "$out" | jq -c '[[.tiers[].managed_bytes], .managed_bytes]'))" \
+	test "$(echo "$out" | jq '([.tiers[].managed_bytes] | add) as $t | $t <= .managed_bytes and $t * 2 > .managed_bytes')" = true
 is "$(echo "$out" | jq -r '.machine')" sim:dram-cxl "status names the machine"
 check "cpu and metadata accounted" test "$(echo "$out" | jq '.cpu_seconds > 0 and .metadata_bytes > 0')" = true
 check "status gives tierd's CPU by thread, the step thread's among them, within tierd's ($(echo "$out" | jq -c .thread_cpu_seconds))" \

@@ -28,22 +28,26 @@ static const char *stat_fields(const struct tier_linux_ctx *ctx, pid_t pid, char
 	return p ? p + 1 : "";
 }
 
-/* after ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt
- * majflt cmajflt utime stime */
-int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
+/* The CPU seconds in stat's fields after ") ": state ppid pgrp session
+ * tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime. */
+static int fields_cpu(const char *f, double *out)
 {
-	char buf[1024];
-	const char *f = stat_fields(ctx, pid, buf, sizeof(buf));
 	unsigned long long utime, stime;
 	long hz = sysconf(_SC_CLK_TCK);
 
-	if (!f)
-		return -ESRCH;
 	if (sscanf(f, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
 		   &stime) != 2)
 		return -EINVAL;
 	*out = (double)(utime + stime) / (double)(hz > 0 ? hz : 100);
 	return 0;
+}
+
+int tier_linux_cpu_seconds(const struct tier_linux_ctx *ctx, pid_t pid, double *out)
+{
+	char buf[1024];
+	const char *f = stat_fields(ctx, pid, buf, sizeof(buf));
+
+	return f ? fields_cpu(f, out) : -ESRCH;
 }
 
 int tier_linux_own_threads_cpu(void (*fn)(void *arg, const char *name, double seconds),
@@ -56,17 +60,19 @@ int tier_linux_own_threads_cpu(void (*fn)(void *arg, const char *name, double se
 	if (!d)
 		return -errno;
 	while ((e = readdir(d))) {
-		char path[320], name[64];
+		char buf[1024], *name, *f;
 		double s;
-		long n;
 
+		/* One read of its stat: the name between the first '(' and
+		 * the last ')', the CPU after (no second file per thread:
+		 * under QEMU's emulation each open and read of procfs costs
+		 * tens of microseconds, and status asks at every request). */
 		if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
-		    tier_linux_cpu_seconds(&task, (pid_t)atoi(e->d_name), &s) ||
-		    tier_sysfs_path(path, sizeof(path), task.procfs_root, "%s/comm", e->d_name) ||
-		    (n = tier_sysfs_read(path, name, sizeof(name), NULL)) <= 0)
+		    !(f = (char *)stat_fields(&task, (pid_t)atoi(e->d_name), buf, sizeof(buf))) ||
+		    !(name = strchr(buf, '(')) || f == buf || fields_cpu(f, &s))
 			continue;	/* ended since the listing */
-		name[strcspn(name, "\n")] = '\0';
-		fn(arg, name, s);
+		f[-1] = '\0';
+		fn(arg, name + 1, s);
 	}
 	closedir(d);
 	return 0;
