@@ -75,7 +75,7 @@ struct combo_seen {
 
 struct combo {
 	const struct tier_linux_tracker_ops *second;	/* soft-dirty or hint */
-	bool (*has_read)(void *priv, pid_t pid);	/* the second's */
+	bool (*rated_whole)(void *priv, pid_t pid);	/* the second has looked at all of it */
 	bool by_tier;			/* hint: DAMON on the top tier alone */
 	struct tier_linux_ctx ctx;	/* tiers() and its arg (by_tier) */
 	void *damon, *sd;
@@ -134,7 +134,7 @@ static int combo_make(const struct tier_linux_ctx *ctx, uint64_t interval_us, vo
 		return tier_err_set(err, -ENOMEM, "damon+%s: out of memory", second->name);
 	c->second = second;
 	c->by_tier = second == &tier__linux_tracker_hint;
-	c->has_read = c->by_tier ? tier__hint_has_read : tier__softdirty_has_round;
+	c->rated_whole = c->by_tier ? tier__hint_has_read : tier__softdirty_has_round;
 	c->ctx = *ctx;
 	ret = DAMON->create(ctx, interval_us, &c->damon, err);
 	if (!ret)
@@ -271,7 +271,7 @@ static void hold_unread(struct combo *c)
 		while (end < c->nr_acc && c->acc[end].pid == pid)
 			end++;
 		c->seen_next[n++] = (struct combo_seen){ pid, since };
-		if (now - since < COMBO_HOLD_US && !c->has_read(c->sd, pid))
+		if (now - since < COMBO_HOLD_US && !c->rated_whole(c->sd, pid))
 			tier__obs_hold(c->acc + i, end - i, pid, COMBO_HOLD_RATE);
 		i = end;
 	}
