@@ -108,6 +108,7 @@ static int setup(void **state)
 		fail_msg("%s", err.msg);
 	d->loop_ready = true;
 	tierd_heat_init(&d->heat, d->be);
+	tier_tiercount_init(&d->tiercount);
 	d->loop.watch = tierd_heat_watch;
 	d->loop.watch_ctx = &d->heat;
 	d->be->env->pause = tierd_step_pause;
@@ -126,6 +127,7 @@ static int teardown(void **state)
 
 	tier_loop_release(&d->loop);
 	tierd_heat_release(&d->heat);
+	tier_tiercount_release(&d->tiercount);
 	d->be->destroy(d->be);
 	tier_config_release(&d->cfg);
 	tierd_publish_release(d);
