@@ -5,6 +5,7 @@
 #include "backend/linux/softdirty_rate.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -61,6 +62,13 @@ static struct sd_first bracket(const uint64_t *brk, unsigned k)
 	return (struct sd_first){ k ? brk[k - 1] / 1e6 : 0, brk[k] / 1e6 };
 }
 
+/* Whether the last round was short (TIER__SD_SHORT_ROUND_US): its pages
+ * not written then count that with this round's. */
+static bool short_prev(const uint64_t *prev_brk_us, unsigned nprev)
+{
+	return nprev && prev_brk_us[nprev - 1] <= TIER__SD_SHORT_ROUND_US;
+}
+
 void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
 			 unsigned nbrk, double rate[][TIER__SD_MAX_BRK + 1])
 {
@@ -76,6 +84,8 @@ void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint
 
 			if (kp)
 				o[n++] = bracket(prev_brk_us, kp - 1);
+			else if (kc && short_prev(prev_brk_us, nprev))
+				o[n++] = (struct sd_first){ prev_brk_us[nprev - 1] / 1e6, INFINITY };
 			if (kc)
 				o[n++] = bracket(brk_us, kc - 1);
 			else
@@ -124,6 +134,8 @@ static void reads_grid(struct tier__sd_reads *r)
 			r->cur_p[k][g] = bracket_p(r->brk_us, k, rate);
 		r->by_prev[g] = r->nprev ? -expm1(-rate * r->prev_brk_us[r->nprev - 1] / 1e6) : 0;
 		r->by_cur[g] = -expm1(-rate * r->brk_us[r->nbrk - 1] / 1e6);
+		r->none_prev[g] = short_prev(r->prev_brk_us, r->nprev) ?
+					  exp(-rate * r->prev_brk_us[r->nprev - 1] / 1e6) : 1;
 	}
 	r->made = true;
 }
@@ -288,7 +300,7 @@ bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD
 		for (g = 0; g < TIER__SD_POP_GRID; g++) {
 			double by = r->by_cur[g];
 
-			p.lik[p.n][g] = by > 0 ? r->cur_p[kc - 1][g] / by : 0;
+			p.lik[p.n][g] = by > 0 ? r->cur_p[kc - 1][g] * r->none_prev[g] / by : 0;
 		}
 		p.n++;
 	}
