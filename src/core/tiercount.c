@@ -14,11 +14,21 @@ void tier_tiercount_init(struct tier_tiercount *tc)
 	memset(tc->slot, -1, sizeof(tc->slot));
 }
 
-void tier_tiercount_release(struct tier_tiercount *tc)
+/* The counts kept, dropped: the next read counts every chunk. */
+static void drop(struct tier_tiercount *tc)
 {
 	free(tc->seen);
 	free(tc->cnt);
 	free(tc->total);
+	tc->seen = NULL;
+	tc->cnt = NULL;
+	tc->total = NULL;
+	tc->nr_chunks = tc->cap_chunks = 0;
+}
+
+void tier_tiercount_release(struct tier_tiercount *tc)
+{
+	drop(tc);
 	tier_tiercount_init(tc);
 }
 
@@ -49,13 +59,7 @@ static bool slots_same(struct tier_tiercount *tc, const struct tier_topology *to
 	memcpy(tc->node, node, n * sizeof(*node));
 	memcpy(tc->rank, rank, n * sizeof(*rank));
 	tc->nr_slots = n + 1;
-	free(tc->seen);
-	free(tc->cnt);
-	free(tc->total);
-	tc->seen = NULL;
-	tc->cnt = NULL;
-	tc->total = NULL;
-	tc->nr_chunks = tc->cap_chunks = 0;
+	drop(tc);
 	return false;
 }
 
@@ -121,13 +125,7 @@ static void read_all(struct tier_tiercount *tc, const struct tier_env *env, uint
 			per_slot[tc->slot[nd]]++;
 	}
 	tc->read_pages += env->nr_pages;
-	free(tc->seen);
-	free(tc->cnt);
-	free(tc->total);
-	tc->seen = NULL;
-	tc->cnt = NULL;
-	tc->total = NULL;
-	tc->nr_chunks = tc->cap_chunks = 0;
+	drop(tc);
 }
 
 int tier_tiercount_read(struct tier_tiercount *tc, const struct tier_env *env,
