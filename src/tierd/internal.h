@@ -274,11 +274,9 @@ double tierd_cpu_seconds(void);
 void tierd_publish(struct tierd *d);
 void tierd_publish_release(struct tierd *d);
 
-/* The results of status (the published figures and what is read now:
- * uptime, CPU, the figures' age, the running step) and of cgroups. NULL
- * when out of memory. */
-/* The answer lines (protocol.h's, newline-terminated) of status and
- * cgroups from the published figures; NULL out of memory (or none yet). */
+/* The answer lines (protocol.h's, newline-terminated) of status (the
+ * published figures and what is read now: uptime, CPU, the figures' age,
+ * the running step) and of cgroups; NULL out of memory (or none yet). */
 char *tierd_status_line(struct tierd *d);
 char *tierd_cgroups_line(struct tierd *d);
 
