@@ -57,12 +57,6 @@ void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topolo
 	}
 }
 
-void tierd_tier_bytes(const struct tier_env *env, const struct tier_topology *topo,
-		      uint64_t out[TIER_MAX_TIERS])
-{
-	tierd_tier_bytes_every(env, topo, 1, out);
-}
-
 uint64_t tierd_tier_capacity(const struct tier_topology *topo, size_t r)
 {
 	const struct tier_node *node;

@@ -55,12 +55,10 @@ void tierd_history_init(struct tierd_history *h);
 void tierd_history_release(struct tierd_history *h);
 
 /* Managed bytes per tier rank of env's pages over topo's tiers, into
- * out[TIER_MAX_TIERS] (ranks past topo->nr_tiers are 0). O(pages). */
-void tierd_tier_bytes(const struct tier_env *env, const struct tier_topology *topo,
-		      uint64_t out[TIER_MAX_TIERS]);
-
-/* The same from one page in stride (in runs of 64 pages at moving
- * offsets), scaled to all of them (stride 1: exact). O(pages / stride). */
+ * out[TIER_MAX_TIERS] (ranks past topo->nr_tiers are 0), from one page in
+ * stride (in runs of 64 pages at moving offsets), scaled to all of them
+ * (stride 1: exact). O(pages / stride). Status keeps exact counts at the
+ * cost of what changed instead (core/tiercount.h). */
 void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topology *topo,
 			    uint64_t stride, uint64_t out[TIER_MAX_TIERS]);
 
