@@ -1098,18 +1098,21 @@ static void test_softdirty_picture_population(void **state)
 	assert_int_equal(fits.reused, 0);
 	free(seen.v);
 	free(prev.v);
-	free(pic.v);
+	tier__sd_pic_free(&pic);
 	tier__sd_pairs_free(&pairs);
 	tier__sd_fits_free(&fits);
 }
 
 /* The tiers of the picture-by-tier test: pages below split on tier 0, the
- * rest on tier 1. */
+ * rest on tier 1. Counts the times it was asked. */
+static size_t two_tiers_asked;
+
 static void two_tiers(void *arg, pid_t pid, uint64_t start, uint64_t end,
 		      void (*fn)(void *fctx, uint64_t start, uint64_t end, unsigned tier), void *fctx)
 {
 	uint64_t split = *(const uint64_t *)arg;
 
+	two_tiers_asked++;
 	assert_int_equal(pid, 100);
 	if (start < split)
 		fn(fctx, start, end < split ? end : split, 0);
@@ -1190,7 +1193,11 @@ static void test_softdirty_picture_by_tier(void **state)
 	assert_true(fabs(pic_rate_at(&pic, cold12) - pic_rate_at(&pic, hot12)) < 1e-6);
 	/* by tier: the cold ones' pair reads as cold pages do, the hot ones
 	 * keep theirs */
+	two_tiers_asked = 0;
 	tier__sd_picture(&pic, &pairs, two_tiers, &split, &fits);
+	/* each run's tiers asked for once: the rates go out over the pieces
+	 * the count found */
+	assert_int_equal(two_tiers_asked, pairs.n);
 	assert_true(pic_rate_at(&pic, cold12) < 10);
 	assert_true(pic_rate_at(&pic, hot12) > 30);
 	assert_true(pic_rate_at(&pic, hot11) > 30);
@@ -1221,8 +1228,8 @@ static void test_softdirty_picture_by_tier(void **state)
 	assert_int_equal(pic.n, 0);
 	free(seen.v);
 	free(prev.v);
-	free(pic.v);
-	free(again.v);
+	tier__sd_pic_free(&pic);
+	tier__sd_pic_free(&again);
 	tier__sd_pairs_free(&pairs);
 	tier__sd_fits_free(&fits);
 }

@@ -217,40 +217,93 @@ struct pic_ctx {
 	struct tier__sd_pic *pic;
 	const struct tier__sd_pair_tg *tg;
 	const struct tier__sd_pair_run *run;
+	uint32_t run_idx;
+	bool lost;			/* a piece found no room in pic->pieces */
 	/* counting: pages per class and pair */
 	uint64_t (*count)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	/* emitting: each class's rates */
 	const double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 };
 
+static void emit(struct pic_ctx *pc, const struct tier__sd_pair_run *run, uint64_t start,
+		 uint64_t end, unsigned c)
+{
+	double r = pc->rate[c][run->kp][run->kc];
+
+	if ((run->kc || !pc->tg->last) && r >= TIER__SD_PIC_MIN_RATE)
+		pic_add(pc->pic, pc->tg->pid, start, end, r, run->kp && run->kc);
+}
+
 static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
 {
 	struct pic_ctx *pc = ctx;
 	const struct tier__sd_pair_run *run = pc->run;
-	unsigned c = tier_class(tier), kp = run->kp, kc = run->kc;
-	double r;
+	unsigned c = tier_class(tier);
+	struct tier__sd_pic *pic = pc->pic;
 
-	if (pc->count) {
-		pc->count[c][kp][kc] += (end - start) >> 12;
+	if (!pc->count) {
+		emit(pc, run, start, end, c);
 		return;
 	}
-	r = pc->rate[c][kp][kc];
-	if ((kc || !pc->tg->last) && r >= TIER__SD_PIC_MIN_RATE)
-		pic_add(pc->pic, pc->tg->pid, start, end, r, kp && kc);
+	pc->count[c][run->kp][run->kc] += (end - start) >> 12;
+	if (pc->lost)
+		return;
+	if (pic->nr_pieces && pic->pieces[pic->nr_pieces - 1].run == pc->run_idx &&
+	    pic->pieces[pic->nr_pieces - 1].end == start && pic->pieces[pic->nr_pieces - 1].cls == c) {
+		pic->pieces[pic->nr_pieces - 1].end = end;
+		return;
+	}
+	{
+		struct tier__sd_piece *nv = room(pic->pieces, pic->nr_pieces, &pic->cap_pieces,
+						 sizeof(*pic->pieces), 256,
+						 SIZE_MAX / sizeof(*pic->pieces));
+
+		if (!nv) {
+			pc->lost = true;
+			return;
+		}
+		pic->pieces = nv;
+		pic->pieces[pic->nr_pieces++] = (struct tier__sd_piece){ start, end, pc->run_idx, c };
+	}
 }
 
 /* Calls piece() over runs [i, j) of one target, split by tier where
- * tiers tells them (all in the last class where not). */
+ * tiers tells them (all in the last class where not). Counting, it keeps
+ * the pieces in pic->pieces (emptied first); emitting, it hands out the
+ * pieces kept, where all were, rather than asking for the tiers again
+ * (under an emulator the second walk of every run's pages was a tenth of
+ * a step). */
 static void target_pieces(struct pic_ctx *pc, const struct tier__sd_pairs *p, size_t i, size_t j,
 			  tier__sd_tiers_fn *tiers, void *tiers_arg)
 {
+	if (pc->count) {
+		pc->pic->nr_pieces = 0;
+		pc->lost = false;
+	} else if (!pc->lost) {
+		size_t k;
+
+		for (k = 0; k < pc->pic->nr_pieces; k++) {
+			const struct tier__sd_piece *q = &pc->pic->pieces[k];
+
+			emit(pc, &p->v[q->run], q->start, q->end, q->cls);
+		}
+		return;
+	}
 	for (; i < j; i++) {
 		pc->run = &p->v[i];
+		pc->run_idx = (uint32_t)i;
 		if (tiers)
 			tiers(tiers_arg, pc->tg->pid, p->v[i].start, p->v[i].end, piece, pc);
 		else
 			piece(pc, p->v[i].start, p->v[i].end, TIER__SD_CLASSES - 1);
 	}
+}
+
+void tier__sd_pic_free(struct tier__sd_pic *pic)
+{
+	free(pic->v);
+	free(pic->pieces);
+	memset(pic, 0, sizeof(*pic));
 }
 
 /* Whether a tier has pages written in both rounds, or in this one alone,

@@ -37,12 +37,27 @@ struct tier__sd_runs {
 	size_t n, cap;
 };
 
+/* A piece of a run on one tier (its population's class). */
+struct tier__sd_piece {
+	uint64_t start, end;
+	uint32_t run;			/* index in the pairs' v[] */
+	uint32_t cls;
+};
+
 /* Observations: a picture. */
 struct tier__sd_pic {
 	struct tier_linux_addr_obs *v;
 	size_t n, cap;
 	uint64_t dropped;		/* runs left out: more than TIER__SD_PICTURE_MAX */
+	/* Scratch of tier__sd_picture(): a target's runs split by tier, as
+	 * its count found them, so that its rates are handed out without
+	 * asking for the tiers again. */
+	struct tier__sd_piece *pieces;
+	size_t nr_pieces, cap_pieces;
 };
+
+/* Frees what pic holds and empties it. */
+void tier__sd_pic_free(struct tier__sd_pic *pic);
 
 /* The seen runs after a read whose dirty extents are scan's (address
  * order): the pages seen before keep their bracket, the others are new in

@@ -589,7 +589,7 @@ static void sd_destroy(void *priv)
 	tier__sd_pairs_free(&t->build);
 	tier__sd_pairs_free(&t->pic);
 	tier__sd_fits_free(&t->fits);
-	free(t->obs.v);
+	tier__sd_pic_free(&t->obs);
 	free(t->read);
 	free(t->want);
 	tier__roots_release(&t->roots);
