@@ -473,7 +473,6 @@ void tier__tierd_compute_scores(struct tier__tierd *t)
 	tier__tierd_visit_begin(t);
 	tier__tierd_for_each_chunk(t, t->vis, c) {
 		uint64_t i, first = c << TIERD_REGION_SHIFT, end = tier__tierd_chunk_end(t, c);
-		bool plain;
 
 		if (tier__tierd_chunk_flat(t, c)) {
 			/* Uniform, no hint: one score for all its pages. */
@@ -488,38 +487,7 @@ void tier__tierd_compute_scores(struct tier__tierd *t)
 			*t->env->work_units += 1 + (end - first) / 8;
 			continue;
 		}
-		/* Without samples in the region (mean and momentum 0) a page
-		 * without a hint whose short rate is its long one, and that
-		 * has no sampled part, scores its long rate exactly:
-		 * page_heat()'s difference is 0 and pooling adds 0. So do
-		 * the pages a standing estimate holds, both rates restored
-		 * to it at every step (a uniform chunk's rates are not in
-		 * pages[]: it takes the way below). Their scores come from compares of
-		 * the rates' bits, and their bins stay where the score did
-		 * not change (a score and its bin are always written
-		 * together): no arithmetic, which an emulated floating-point
-		 * unit charges per operation. */
-		plain = !tier__tierd_bit(t->uni, c) && t->reg_mean[c] == 0 && t->reg_boost[c] == 0;
 		for (i = first; i < end; i++) {
-			if (plain && tier__tierd_hint_of(t, i) == TIER_HINT_NONE) {
-				const struct tier__tierd_page *p = &t->pages[i];
-				uint32_t l, s, m, had, now;
-				float sc;
-
-				memcpy(&l, &p->lng, sizeof(l));
-				memcpy(&s, &p->shrt, sizeof(s));
-				memcpy(&m, &p->smp, sizeof(m));
-				if (l == s && m == 0) {
-					sc = p->lng > 0 ? p->lng : 0;
-					memcpy(&had, &t->score[i], sizeof(had));
-					memcpy(&now, &sc, sizeof(now));
-					if (now != had) {
-						t->score[i] = sc;
-						t->bin[i] = (uint16_t)tier__tierd_score_bin(t, sc);
-					}
-					continue;
-				}
-			}
 			/* Idle, in a region without samples, no hint: nothing
 			 * to compute. */
 			if (tier__tierd_lng(t, i) == 0 && tier__tierd_shrt(t, i) == 0 &&
