@@ -20,7 +20,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,39 +134,26 @@ static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region *
 	char rel[160], path[1024];
 	unsigned *idx;
 	size_t nr_idx, k;
-	int ret, dfd = -1;
+	int ret;
 
 	snprintf(rel, sizeof(rel), "kdamonds/%u/contexts/0/schemes/%u/tried_regions",
 		 t->fs.kdamond, s);
 	if (tier__damon_sysfs_path(&t->fs, path, sizeof(path), rel))
 		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
 	ret = list_tried(path, &idx, &nr_idx, err);
-	if (ret || !nr_idx)
+	if (ret)
 		goto out;
-	/* Each region's files relative to the directory: at thousands of
-	 * files a collect, walking the twelve components above them was
-	 * more than half of each open's cost (a guest's profile). */
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		ret = errno == ENOENT ? 0 : tier_err_set(err, -errno, "DAMON: %s: %s", path,
-							  strerror(errno));
-		goto out;
-	}
 	for (k = 0; k < nr_idx; k++) {
 		struct region r;
-		char name[32];
+		char base[200];
 
-		snprintf(name, sizeof(name), "%u/start", idx[k]);
-		ret = tier__damon_sysfs_read_u64_at(&t->fs, dfd, rel, name, &r.start, err);
-		if (!ret) {
-			snprintf(name, sizeof(name), "%u/end", idx[k]);
-			ret = tier__damon_sysfs_read_u64_at(&t->fs, dfd, rel, name, &r.end, err);
-		}
-		if (!ret) {
-			snprintf(name, sizeof(name), "%u/nr_accesses", idx[k]);
-			ret = tier__damon_sysfs_read_u64_at(&t->fs, dfd, rel, name, &r.nr_accesses,
-							    err);
-		}
+		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
+		ret = tier__damon_sysfs_read_u64(&t->fs, &r.start, err, "%s/start", base);
+		if (!ret)
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.end, err, "%s/end", base);
+		if (!ret)
+			ret = tier__damon_sysfs_read_u64(&t->fs, &r.nr_accesses, err,
+							 "%s/nr_accesses", base);
 		if (ret == -ENOENT) {
 			tier_err_clear(err);
 			ret = 0;	/* cleared under us */
@@ -191,8 +177,6 @@ static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region *
 		(*v)[(*nr)++] = r;
 	}
 out:
-	if (dfd >= 0)
-		close(dfd);
 	free(idx);
 	return ret;
 }

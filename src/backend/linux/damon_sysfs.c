@@ -8,7 +8,6 @@
  * errors, or stand in for the kernel's state file.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,12 +128,10 @@ static int vpath(const struct tier__damon_sysfs *fs, char *path, size_t sz, char
 }
 
 /* Reads path (rel under the admin directory) as a line into buf[sz], or
- * as a number into *v when buf is NULL - the number from `at` relative to
- * the directory dirfd (AT_FDCWD: at is path) - through the test hook;
- * EBUSY is retried after a short pause. */
-static int read_busy_at(const struct tier__damon_sysfs *fs, const char *rel, int dirfd,
-			const char *at, const char *path, char *buf, size_t sz, uint64_t *v,
-			struct tier_err *err)
+ * as a number into *v when buf is NULL, through the test hook; EBUSY is
+ * retried after a short pause. */
+static int read_busy(const struct tier__damon_sysfs *fs, const char *rel, const char *path,
+		     char *buf, size_t sz, uint64_t *v, struct tier_err *err)
 {
 	unsigned tries;
 	int ret = 0;
@@ -146,19 +143,13 @@ static int read_busy_at(const struct tier__damon_sysfs *fs, const char *rel, int
 		else if (buf)
 			ret = tier__read_line(path, buf, sz, err);
 		else
-			ret = tier_sysfs_read_u64_at(dirfd, at, path, v, err);
+			ret = tier_sysfs_read_u64(path, v, err);
 		if (ret != -EBUSY)
 			return ret;
 		pause_us(fs->hooks.busy_retry_us ? fs->hooks.busy_retry_us : DAMON_BUSY_PAUSE_US);
 	}
 	tier_err_prefix(err, "DAMON: still busy after %u tries", tries);
 	return ret;
-}
-
-static int read_busy(const struct tier__damon_sysfs *fs, const char *rel, const char *path,
-		     char *buf, size_t sz, uint64_t *v, struct tier_err *err)
-{
-	return read_busy_at(fs, rel, AT_FDCWD, path, path, buf, sz, v, err);
 }
 
 bool tier__damon_sysfs_exists(const struct tier__damon_sysfs *fs, const char *fmt, ...)
@@ -197,18 +188,6 @@ int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
 	ret = vpath(fs, path, sizeof(path), rel, err, fmt, ap);
 	va_end(ap);
 	return ret ? ret : read_busy(fs, rel, path, NULL, 0, v, err);
-}
-
-int tier__damon_sysfs_read_u64_at(const struct tier__damon_sysfs *fs, int dirfd,
-				  const char *dir_rel, const char *name, uint64_t *v,
-				  struct tier_err *err)
-{
-	char path[1024], rel[512];
-	int n = snprintf(rel, sizeof(rel), "%s/%s", dir_rel, name);
-
-	if (n < 0 || (size_t)n >= sizeof(rel) || tier__damon_sysfs_path(fs, path, sizeof(path), rel))
-		return tier_err_set(err, -ENAMETOOLONG, "DAMON: path too long");
-	return read_busy_at(fs, rel, dirfd, name, path, NULL, 0, v, err);
 }
 
 int tier__damon_sysfs_kdamond_write(const struct tier__damon_sysfs *fs, const char *rest,

@@ -65,15 +65,6 @@ int tier__damon_sysfs_read_u64(const struct tier__damon_sysfs *fs, uint64_t *v,
 			       struct tier_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* The same for the file name (may hold a '/') relative to dirfd, an open
- * directory that is dir_rel under the admin directory: the kernel walks
- * name's components only, not the dozen above it (a snapshot's regions
- * are three files each, read at every collect). hooks.on_read sees
- * dir_rel/name. */
-int tier__damon_sysfs_read_u64_at(const struct tier__damon_sysfs *fs, int dirfd,
-				  const char *dir_rel, const char *name, uint64_t *v,
-				  struct tier_err *err);
-
 /* Writes val to "kdamonds/<kdamond>/<rest>". Returns 0 or -errno. */
 int tier__damon_sysfs_kdamond_write(const struct tier__damon_sysfs *fs, const char *rest,
 				    const char *val, struct tier_err *err);

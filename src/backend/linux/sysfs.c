@@ -32,16 +32,10 @@ int tier_sysfs_path(char *buf, size_t sz, const char *root, const char *fmt, ...
 
 long tier_sysfs_read(const char *path, char *buf, size_t sz, struct tier_err *err)
 {
-	return tier_sysfs_read_at(AT_FDCWD, path, path, buf, sz, err);
-}
-
-long tier_sysfs_read_at(int dirfd, const char *rel, const char *path, char *buf, size_t sz,
-			struct tier_err *err)
-{
 	size_t len = 0;
 	int fd, ret;
 
-	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
 		return tier_err_set(err, ret, "%s: %s", path, strerror(-ret));
@@ -86,17 +80,11 @@ bool tier_sysfs_exists(const char *path)
 
 int tier_sysfs_read_u64(const char *path, uint64_t *out, struct tier_err *err)
 {
-	return tier_sysfs_read_u64_at(AT_FDCWD, path, path, out, err);
-}
-
-int tier_sysfs_read_u64_at(int dirfd, const char *rel, const char *path, uint64_t *out,
-			   struct tier_err *err)
-{
 	char buf[64], *end;
 	unsigned long long v;
 	long n;
 
-	n = tier_sysfs_read_at(dirfd, rel, path, buf, sizeof(buf), err);
+	n = tier_sysfs_read(path, buf, sizeof(buf), err);
 	if (n < 0)
 		return (int)n;
 	if (buf[0] < '0' || buf[0] > '9')

@@ -23,19 +23,10 @@ int tier_sysfs_path(char *buf, size_t sz, const char *root, const char *fmt, ...
  * than sz - 1 is an error (-EFBIG), never silently cut. */
 long tier_sysfs_read(const char *path, char *buf, size_t sz, struct tier_err *err);
 
-/* The same for the file rel relative to the open directory dirfd
- * (AT_FDCWD: the working directory), named path in errors: the kernel
- * walks rel's components only (a DAMON snapshot is thousands of files
- * twelve directories deep). */
-long tier_sysfs_read_at(int dirfd, const char *rel, const char *path, char *buf, size_t sz,
-			struct tier_err *err);
-
 bool tier_sysfs_exists(const char *path);
 
 /* Reads a file holding one unsigned decimal number (and a newline).
  * Returns 0 or -errno (-EINVAL for anything else in the file). */
 int tier_sysfs_read_u64(const char *path, uint64_t *out, struct tier_err *err);
-int tier_sysfs_read_u64_at(int dirfd, const char *rel, const char *path, uint64_t *out,
-			   struct tier_err *err);
 
 #endif
