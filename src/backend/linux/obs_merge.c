@@ -54,27 +54,13 @@ void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, doubl
 		       const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
 		       void *ctx)
 {
-	/* A picture's runs are all seen once in two checks: the accesses
-	 * that stand for, a logarithm, worked out once, not a run. */
-	uint32_t last_count = 0, last_max = 0;
-	double last_acc = 0;
 	size_t i, from = 0;
 
 	for (i = 0; i < n; i++) {
 		const struct tier_linux_addr_obs *w = &wr[i];
-		double own = 0;
+		double own = w->kind == TIER_OBS_WRITTEN ? tier__obs_rate(w) : 0;
 		size_t k;
 
-		if (w->kind == TIER_OBS_WRITTEN && w->count && w->interval_us) {
-			if (w->count != last_count || w->max != last_max) {
-				struct tier_obs t = { .kind = w->kind, .count = w->count, .max = w->max };
-
-				last_acc = tier_obs_accesses(&t);
-				last_count = w->count;
-				last_max = w->max;
-			}
-			own = last_acc * 1e6 / w->interval_us;
-		}
 		if (own <= 0)
 			continue;
 		/* Runs come in address order: the region the last one
