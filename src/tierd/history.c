@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Pages read together by a sampled walk. */
-#define WALK_CHUNK 64
-
 void tierd_history_init(struct tierd_history *h)
 {
 	memset(h, 0, sizeof(*h));
@@ -20,41 +17,6 @@ void tierd_history_init(struct tierd_history *h)
 void tierd_history_release(struct tierd_history *h)
 {
 	pthread_mutex_destroy(&h->lock);
-}
-
-void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topology *topo,
-			    uint64_t stride, uint64_t out[TIER_MAX_TIERS])
-{
-	uint64_t per_node[TIER_MAX_NODES] = { 0 }, i, seen = 0, base, span = stride * WALK_CHUNK;
-	size_t r, k;
-
-	/* One chunk of WALK_CHUNK pages (a cache line of page_node) in each
-	 * span of stride chunks, at an offset that moves from span to span:
-	 * a fixed one would alias with a layout of the span's period. */
-	for (base = 0; base < env->nr_pages; base += span) {
-		uint64_t off = stride > 1 ? (base / span * 7919) % (span - WALK_CHUNK + 1) : 0;
-		uint64_t end = base + off + WALK_CHUNK;
-
-		for (i = base + off; i < end && i < env->nr_pages; i++, seen++)
-			if (env->page_node[i] != TIER_NODE_NONE)
-				per_node[env->page_node[i]]++;
-	}
-	memset(out, 0, sizeof(uint64_t) * TIER_MAX_TIERS);
-	for (r = 0; r < topo->nr_tiers && r < TIER_MAX_TIERS; r++) {
-		uint64_t pages = 0;
-
-		for (k = 0; k < topo->tiers[r].nr_nodes; k++) {
-			int n = topo->tiers[r].nodes[k];
-
-			if (n >= 0 && n < TIER_MAX_NODES)
-				pages += per_node[n];
-		}
-		/* Scaled to all pages: 2 in the tier of 3 seen of 10 pages
-		 * are 2 * 10 / 3. */
-		if (stride > 1 && seen)
-			pages = (uint64_t)((double)pages * (double)env->nr_pages / (double)seen + 0.5);
-		out[r] = pages << env->page_shift;
-	}
 }
 
 uint64_t tierd_tier_capacity(const struct tier_topology *topo, size_t r)
@@ -87,21 +49,20 @@ bool tierd_history_due(struct tierd_history *h, uint64_t now_us)
 	return due;
 }
 
-void tierd_history_step(struct tierd_history *h, const struct tier_env *env,
-			uint64_t promoted_bytes, uint64_t demoted_bytes, uint64_t now_us)
+void tierd_history_step(struct tierd_history *h, const struct tier_topology *topo,
+			const uint64_t tier_bytes[TIER_MAX_TIERS], uint64_t promoted_bytes,
+			uint64_t demoted_bytes, uint64_t now_us)
 {
 	struct tierd_history_sample s = { .t_us = now_us };
 	uint64_t cap[TIER_MAX_TIERS] = { 0 };
-	size_t r, nr_tiers = env->topo->nr_tiers < TIER_MAX_TIERS ? env->topo->nr_tiers : TIER_MAX_TIERS;
+	size_t r, nr_tiers = topo->nr_tiers < TIER_MAX_TIERS ? topo->nr_tiers : TIER_MAX_TIERS;
 
-	/* The walk of the pages is done outside the lock: a reader waits for
-	 * a copy, never for a walk. */
 	if (!tierd_history_due(h, now_us))
 		return;
-	tierd_tier_bytes_every(env, env->topo, env->nr_pages / TIERD_HISTORY_WALK_PAGES + 1,
-			       s.tier_bytes);
 	for (r = 0; r < nr_tiers; r++)
-		cap[r] = tierd_tier_capacity(env->topo, r);
+		s.tier_bytes[r] = tier_bytes[r];
+	for (r = 0; r < nr_tiers; r++)
+		cap[r] = tierd_tier_capacity(topo, r);
 	s.promoted_bytes = promoted_bytes;
 	s.demoted_bytes = demoted_bytes;
 	pthread_mutex_lock(&h->lock);

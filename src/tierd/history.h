@@ -4,10 +4,9 @@
  * request that reads them (docs/protocol.md).
  *
  * Costs: a fixed ring of TIERD_HISTORY_SAMPLES samples (about 300 KiB, no
- * allocation); a sample reads the nodes of at most TIERD_HISTORY_WALK_PAGES
- * managed pages, spread over all (every page of up to 4 GiB of 4 KiB pages;
- * beyond, an estimate: 64 GiB cost some 75 ms a walk, too much for once a
- * second). A request is O(samples kept).
+ * allocation); a sample stores the managed bytes per tier its caller
+ * counted (the daemon: exactly, with status's counts, core/tiercount.h, at
+ * the cost of what changed). A request is O(samples kept).
  *
  * Thread-safe: the ring has its own mutex, so the request may be answered
  * from another thread than the one that steps.
@@ -31,8 +30,6 @@
 /* Points of a request: at most, and when it names none. */
 #define TIERD_HISTORY_MAX_POINTS 720
 #define TIERD_HISTORY_DEFAULT_POINTS 360
-/* Pages a sample reads the node of, at most. */
-#define TIERD_HISTORY_WALK_PAGES (UINT64_C(1) << 20)
 
 struct tierd_history_sample {
 	uint64_t t_us;				/* tier_linux_now_us() */
@@ -54,24 +51,18 @@ struct tierd_history {
 void tierd_history_init(struct tierd_history *h);
 void tierd_history_release(struct tierd_history *h);
 
-/* Managed bytes per tier rank of env's pages over topo's tiers, into
- * out[TIER_MAX_TIERS] (ranks past topo->nr_tiers are 0), from one page in
- * stride (in runs of 64 pages at moving offsets), scaled to all of them
- * (stride 1: exact). O(pages / stride). Status keeps exact counts at the
- * cost of what changed instead (core/tiercount.h). */
-void tierd_tier_bytes_every(const struct tier_env *env, const struct tier_topology *topo,
-			    uint64_t stride, uint64_t out[TIER_MAX_TIERS]);
-
 /* The capacity of tier rank r: its nodes' memory. */
 uint64_t tierd_tier_capacity(const struct tier_topology *topo, size_t r);
 
 /* Whether a sample is due at now_us (the last is a second old or more). */
 bool tierd_history_due(struct tierd_history *h, uint64_t now_us);
 
-/* After a step at now_us (tier_linux_now_us()): a sample of env's pages
- * and the counts so far, unless the last is younger than a second. */
-void tierd_history_step(struct tierd_history *h, const struct tier_env *env,
-			uint64_t promoted_bytes, uint64_t demoted_bytes, uint64_t now_us);
+/* After a step at now_us (tier_linux_now_us()): a sample of the managed
+ * bytes in each tier rank of topo (tier_bytes[rank]) and the bytes moved so
+ * far, unless the last is younger than a second. */
+void tierd_history_step(struct tierd_history *h, const struct tier_topology *topo,
+			const uint64_t tier_bytes[TIER_MAX_TIERS], uint64_t promoted_bytes,
+			uint64_t demoted_bytes, uint64_t now_us);
 
 /* A `history` request: args {"seconds":S, "points":P} (both optional:
  * the hour, TIERD_HISTORY_DEFAULT_POINTS). Its result (docs/protocol.md),

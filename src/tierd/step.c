@@ -58,11 +58,18 @@ static void step_once(struct tierd *d)
 	d->step_errors = 0;
 	d->steps++;
 	if (tierd_history_due(&d->hist, tier_linux_now_us())) {
+		const struct tier_env *env = d->be->env;
+		uint64_t per_tier[TIER_MAX_TIERS];
 		struct tier_world_stats st;
+		size_t r;
 
 		d->be->stats(d->be, &st);
-		tierd_history_step(&d->hist, d->be->env, st.promoted_bytes, st.demoted_bytes,
-				   tier_linux_now_us());
+		/* status's counts: what changed since they were last read */
+		tier_tiercount_read(&d->tiercount, env, d->be->topo, per_tier, NULL);
+		for (r = 0; r < TIER_MAX_TIERS; r++)
+			per_tier[r] <<= env->page_shift;
+		tierd_history_step(&d->hist, d->be->topo, per_tier, st.promoted_bytes,
+				   st.demoted_bytes, tier_linux_now_us());
 	}
 }
 

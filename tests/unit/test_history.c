@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/tiercount.h"
 #include "tierd/history.h"
 
 #define S UINT64_C(1000000)
@@ -25,6 +26,7 @@ struct machine {
 	struct tier_topology topo;
 	uint8_t page_node[NR_PAGES];
 	struct tier_env env;
+	struct tier_tiercount tc;	/* the daemon's counts per tier */
 };
 
 static void machine_init(struct machine *m)
@@ -48,6 +50,21 @@ static void machine_init(struct machine *m)
 	m->env.nr_pages = NR_PAGES;
 	m->env.page_node = m->page_node;
 	m->env.page_shift = 12;
+	tier_tiercount_init(&m->tc);
+}
+
+/* A step as the daemon takes one: the bytes per tier as its status counts
+ * them (core/tiercount.h). */
+static void step(struct tierd_history *h, struct machine *m, uint64_t promoted, uint64_t demoted,
+		 uint64_t now)
+{
+	uint64_t per_tier[TIER_MAX_TIERS];
+	size_t r;
+
+	assert_int_equal(tier_tiercount_read(&m->tc, &m->env, &m->topo, per_tier, NULL), 0);
+	for (r = 0; r < TIER_MAX_TIERS; r++)
+		per_tier[r] <<= m->env.page_shift;
+	tierd_history_step(h, &m->topo, per_tier, promoted, demoted, now);
 }
 
 static struct json_object *request(struct tierd_history *h, const struct machine *m,
@@ -103,9 +120,9 @@ static void test_points(void **state)
 	for (k = 1; k <= 10; k++) {
 		if (k == 6)
 			m.page_node[0] = m.page_node[1] = 0;
-		tierd_history_step(&h, &m.env, 100 * (uint64_t)k, 50 * (uint64_t)k, (uint64_t)k * S);
+		step(&h, &m, 100 * (uint64_t)k, 50 * (uint64_t)k, (uint64_t)k * S);
 		/* A step half a second later takes no sample. */
-		tierd_history_step(&h, &m.env, 100 * (uint64_t)k + 7, 0, (uint64_t)k * S + S / 2);
+		step(&h, &m, 100 * (uint64_t)k + 7, 0, (uint64_t)k * S + S / 2);
 	}
 	res = request(&h, &m, "{\"seconds\":10,\"points\":5}", 10 * S, &ret, &err);
 	assert_int_equal(ret, 0);
@@ -148,6 +165,7 @@ static void test_points(void **state)
 	assert_int_equal(nr_points(res), 10);
 	json_object_put(res);
 	tierd_history_release(&h);
+	tier_tiercount_release(&m.tc);
 }
 
 /* Past an hour the ring keeps the last 3600 samples; the oldest kept is
@@ -166,7 +184,7 @@ static void test_wrap(void **state)
 	machine_init(&m);
 	tierd_history_init(&h);
 	for (k = 1; k <= 4000; k++)
-		tierd_history_step(&h, &m.env, 10 * (uint64_t)k, 0, (uint64_t)k * S);
+		step(&h, &m, 10 * (uint64_t)k, 0, (uint64_t)k * S);
 	res = request(&h, &m, "{}", 4000 * S, &ret, &err);
 	assert_int_equal(ret, 0);
 	assert_true(json_object_object_get_ex(res, "samples", &v));
@@ -181,29 +199,7 @@ static void test_wrap(void **state)
 	assert_int_equal(sum, 10 * 3599);
 	json_object_put(res);
 	tierd_history_release(&h);
-}
-
-/* Past TIERD_HISTORY_WALK_PAGES a sample reads every few pages and
- * scales: 3 Mi pages, one in four on node 0, read within 1%. */
-static void test_sampled_walk(void **state)
-{
-	struct machine m;
-	uint64_t out[TIER_MAX_TIERS], exact[TIER_MAX_TIERS], n = UINT64_C(3) << 20, i;
-	uint8_t *pn = malloc(n);
-
-	(void)state;
-	assert_non_null(pn);
-	machine_init(&m);
-	for (i = 0; i < n; i++)
-		pn[i] = (uint8_t)(i % 4 != 1);
-	m.env.page_node = pn;
-	m.env.nr_pages = n;
-	tierd_tier_bytes_every(&m.env, &m.topo, 1, exact);
-	assert_int_equal(exact[0], (n / 4) << 12);
-	tierd_tier_bytes_every(&m.env, &m.topo, n / TIERD_HISTORY_WALK_PAGES + 1, out);
-	assert_true(out[0] > exact[0] * 99 / 100 && out[0] < exact[0] * 101 / 100);
-	assert_true(out[1] > exact[1] * 99 / 100 && out[1] < exact[1] * 101 / 100);
-	free(pn);
+	tier_tiercount_release(&m.tc);
 }
 
 static void test_bad_args(void **state)
@@ -234,6 +230,7 @@ static void test_bad_args(void **state)
 		assert_string_equal(err.msg, bad[i].msg);
 	}
 	tierd_history_release(&h);
+	tier_tiercount_release(&m.tc);
 }
 
 int main(void)
@@ -241,7 +238,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_points),
 		cmocka_unit_test(test_wrap),
-		cmocka_unit_test(test_sampled_walk),
 		cmocka_unit_test(test_bad_args),
 	};
 
