@@ -271,8 +271,8 @@ static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
  * tiers tells them (all in the last class where not). Counting, it keeps
  * the pieces in pic->pieces (emptied first); emitting, it hands out the
  * pieces kept, where all were, rather than asking for the tiers again
- * (under an emulator the second walk of every run's pages was a tenth of
- * a step). */
+ * (the two walks of every run's pages were 8-9% of a steady step's CPU in
+ * the test guest; bench/results/guest-steady-profile.txt). */
 static void target_pieces(struct pic_ctx *pc, const struct tier__sd_pairs *p, size_t i, size_t j,
 			  tier__sd_tiers_fn *tiers, void *tiers_arg)
 {
