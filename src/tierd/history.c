@@ -59,10 +59,10 @@ void tierd_history_step(struct tierd_history *h, const struct tier_topology *top
 
 	if (!tierd_history_due(h, now_us))
 		return;
-	for (r = 0; r < nr_tiers; r++)
+	for (r = 0; r < nr_tiers; r++) {
 		s.tier_bytes[r] = tier_bytes[r];
-	for (r = 0; r < nr_tiers; r++)
 		cap[r] = tierd_tier_capacity(topo, r);
+	}
 	s.promoted_bytes = promoted_bytes;
 	s.demoted_bytes = demoted_bytes;
 	pthread_mutex_lock(&h->lock);
