@@ -284,19 +284,6 @@ static void add_accesses(struct tier__tierd *t, uint64_t page, uint32_t nr, doub
 			}
 			tier__tierd_chunk_split(t, c);
 			*t->env->work_units += stop - page;
-			if (l == 0 && s == 0 && first == 0) {
-				/* A standing estimate (or a scan that adds
-				 * nothing): the least the rates may read. */
-				for (; page < stop; page++) {
-					struct tier__tierd_page *p = &t->pages[page];
-
-					if (p->lng < least)
-						p->lng = least;
-					if (p->shrt < least)
-						p->shrt = least;
-				}
-				continue;
-			}
 			for (; page < stop; page++) {
 				struct tier__tierd_page *p = &t->pages[page];
 
