@@ -21,6 +21,23 @@ static uint64_t cpu_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* The step thread's time waiting for a CPU so far, in us
+ * (/proc/thread-self/schedstat's second field; 0 without it): at debug
+ * level, a step's wall time is told apart into its CPU, its waits for a
+ * CPU and the rest, its waits on the kernel and the kdamond. */
+static uint64_t runq_wait_us(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait / 1000;
+}
+
 static uint64_t env_now_us(const struct tierd *d)
 {
 	return d->be->env->clock->now_us(d->be->env->clock_priv);
@@ -77,18 +94,20 @@ static void step_once(struct tierd *d)
  * step_cpu figures before and after) and the pause the share asks for. */
 static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		     const struct tier_world_stats *b, uint64_t cpu, uint64_t wall,
-		     uint64_t pause)
+		     uint64_t runq, uint64_t pause)
 {
 	uint64_t up = b->promoted_bytes - a->promoted_bytes;
 	uint64_t down = b->demoted_bytes - a->demoted_bytes;
+	uint64_t off = wall > cpu + runq ? wall - cpu - runq : 0;
 
 	tierd_log(&d->log, LOG_DEBUG,
-		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (tracker %.1f, maps %.1f, "
+		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (%.1f waiting for a CPU, %.1f "
+		  "blocked) (tracker %.1f, maps %.1f, "
 		  "placement check %.1f, node query %.1f, moves %.1f); %llu pages moved (%llu up, "
 		  "%llu down); next in %.1f ms",
 		  (unsigned long long)d->steps,
 		  (double)(tier_linux_now_us() - wall - d->start_us) / 1e6, (double)cpu / 1e3,
-		  (double)wall / 1e3,
+		  (double)wall / 1e3, (double)runq / 1e3, (double)off / 1e3,
 		  (b->tracker_cpu_seconds - a->tracker_cpu_seconds) * 1e3,
 		  (b->maps_cpu_seconds - a->maps_cpu_seconds) * 1e3,
 		  (b->verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
@@ -137,6 +156,7 @@ uint64_t tierd_step(struct tierd *d)
 	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
 	bool debug = __atomic_load_n(&d->log.level, __ATOMIC_RELAXED) >= LOG_DEBUG;
 	bool figures = !d->args->machine || debug;	/* the world's, before and after */
+	uint64_t runq0 = debug ? runq_wait_us() : 0;
 	struct tier_world_stats before, after;
 
 	if (figures)
@@ -180,7 +200,8 @@ uint64_t tierd_step(struct tierd *d)
 	if (debug) {
 		uint64_t t = tier_linux_now_us();
 
-		log_step(d, &before, &after, cpu0, t - now, next > t ? next - t : 0);
+		log_step(d, &before, &after, cpu0, t - now, runq_wait_us() - runq0,
+			 next > t ? next - t : 0);
 	}
 	return next;
 }

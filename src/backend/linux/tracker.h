@@ -94,10 +94,15 @@ const char *tier_linux_writer_time_name(enum tier_linux_writer_time wt);
 /* What a DAMON snapshot showed: its regions seen accessed (nr_accesses
  * > 0), their KiB, the KiB of those seen in every sample of the
  * aggregation, and their KiB weighted by the share of samples that saw
- * them. */
+ * them; and what it cost the step's wall clock: the time the collect
+ * waited for the kdamond (update_schemes_tried_regions returns after the
+ * next aggregation has ended; a new kdamond's first aggregations), and the
+ * requests it made. */
 struct tier_linux_damon_snap {
 	uint64_t regions, kib, full_kib;
 	double weighted_kib;
+	uint64_t wait_us;
+	unsigned requests;
 };
 
 struct tier_linux_tracker_stats {

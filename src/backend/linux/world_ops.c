@@ -144,7 +144,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 "; kdamond: %.0f ms samples, %.0f ms aggregations, %u regions at "
 				 "most, %s%.1f%% of a core; its snapshot: %llu regions accessed, "
 				 "%llu MiB, %llu MiB of them in every sample, %.0f%% of samples on "
-				 "average",
+				 "average; waited for %.1f ms (%u requests)",
 				 (double)ts.damon_sample_us / 1e3, (double)ts.damon_aggr_us / 1e3,
 				 ts.damon_max_regions,
 				 ts.damon_share_percent < 0 ? "no window yet, " : "",
@@ -153,7 +153,8 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 (unsigned long long)(ts.damon_snap.kib >> 10),
 				 (unsigned long long)(ts.damon_snap.full_kib >> 10),
 				 ts.damon_snap.kib ? 100.0 * ts.damon_snap.weighted_kib /
-							     (double)ts.damon_snap.kib : 0.0);
+							     (double)ts.damon_snap.kib : 0.0,
+				 (double)ts.damon_snap.wait_us / 1e3, ts.damon_snap.requests);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;
