@@ -184,6 +184,10 @@ struct tier_world {
 	 * while tierd's CPU share pauses the steps: the tracker's cost
 	 * bounds (a kdamond runs whether or not tierd steps). Optional. */
 	void (*maintain)(struct tier_world *b);
+	/* The next step is due at step_us (the daemon's monotonic clock):
+	 * the world may ask the kernel ahead for what that step's collect
+	 * reads. Optional. */
+	void (*ahead)(struct tier_world *b, uint64_t step_us);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a
 	 * kdamond) and frees it. */
 	void (*destroy)(struct tier_world *b);

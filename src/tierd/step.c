@@ -197,6 +197,9 @@ uint64_t tierd_step(struct tierd *d)
 	if (next < d->next_step_us)
 		next = d->next_step_us;
 	schedule_resume(d, next);
+	/* What the next step's collect reads, asked for ahead of it. */
+	if (d->be->ahead)
+		d->be->ahead(d->be, next);
 	if (debug) {
 		uint64_t t = tier_linux_now_us();
 
@@ -232,8 +235,11 @@ uint64_t tierd_resume(struct tierd *d)
 		unsigned share = tierd_step_share_milli(d);
 
 		next = tier_pace_resume(&d->pace, tier_linux_now_us(), cpu0, share ? share : 1);
-		if (next > d->next_step_us)
+		if (next > d->next_step_us) {
 			d->next_step_us = next;
+			if (d->be->ahead)
+				d->be->ahead(d->be, next);
+		}
 	}
 	schedule_resume(d, d->next_step_us);
 	if (debug) {

@@ -24,6 +24,7 @@
 #include "backend/linux/kernel_tiering.h"
 #include "backend/linux/maps.h"
 #include "backend/linux/clock.h"
+#include "backend/linux/damon_impl.h"
 #include "backend/linux/schedstat.h"
 #include "backend/linux/softdirty_picture.h"
 #include "backend/linux/softdirty_rate.h"
@@ -570,6 +571,109 @@ static void test_damon_first_snapshot_waits(void **state)
 	free(j);
 }
 
+/* A snapshot asked for ahead of the step (damon_ahead.c): the collect
+ * reads it without a request of its own; one not made yet is withdrawn
+ * and the collect asks itself; one made too long before the collect, or
+ * before the targets changed, is not read. */
+static void test_damon_snapshot_ahead(void **state)
+{
+	static const char *const update_writes[] = {
+		"K/state=update_schemes_tried_regions",
+		NULL,
+	};
+	static const char *const clear_writes[] = {
+		"K/state=clear_schemes_tried_regions",
+		NULL,
+	};
+	static const char *const collect_writes[] = {
+		"K/state=update_schemes_tried_regions",
+		"K/state=clear_schemes_tried_regions",
+		NULL,
+	};
+	const pid_t pids[] = { 100, 200 }, other[] = { 200 };
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock,
+					   .sleep_us = fake_sleep };
+	struct tier__damon_tracker *dt;
+	struct tier_linux_tracker_stats st;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t at, n;
+	void *priv;
+
+	(void)state;
+	tmp_init(&t, "damon-sysfs/v6.12");
+	t.ctx.wait = on_wait;
+	t.ctx.wait_arg = j;
+	fake_now = 5000000;
+	if (tier__damon_create(&t.ctx, 1000000, &hooks, &priv, &err))
+		fail_msg("create: %s", err.msg);
+	dt = priv;
+	if (tier__linux_tracker_damon.set_targets(priv, pids, 2, &err))
+		fail_msg("set_targets: %s", err.msg);
+	/* Before the kdamond's first snapshot: nothing asked ahead. */
+	tier__linux_tracker_damon.ahead(priv, fake_now + 1000000);
+	assert_false(tier__damon_ahead_settle(dt));
+	fake_now += 400000;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	n = g.n;
+	assert_int_equal(n, 11);
+	at = j->n;
+
+	/* Due within an aggregation and the margin: asked at once, and the
+	 * collect reads it with only its clear. */
+	tier__linux_tracker_damon.ahead(priv, fake_now + 100000);
+	assert_true(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, update_writes);
+	assert_int_equal(at, j->n);
+	g.n = 0;
+	fake_now += 100000;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	expect_writes(j, &at, 1, clear_writes);
+	assert_int_equal(at, j->n);
+	assert_int_equal(g.n, n);	/* the same snapshot's regions */
+	tier__linux_tracker_damon.stats(priv, &st);
+	assert_int_equal(st.damon_snap.requests, 0);
+
+	/* Due in a minute: not asked yet when the collect comes early; the
+	 * collect asks itself and nothing is asked after it. */
+	tier__linux_tracker_damon.ahead(priv, fake_now + 60000000);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	expect_writes(j, &at, 1, collect_writes);
+	assert_false(tier__damon_ahead_settle(dt));
+	assert_int_equal(at, j->n);
+	tier__linux_tracker_damon.stats(priv, &st);
+	assert_int_equal(st.damon_snap.requests, 1);
+
+	/* Made, then the step came late (more than an aggregation and the
+	 * margin after it): asked again. */
+	tier__linux_tracker_damon.ahead(priv, fake_now);
+	assert_true(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, update_writes);
+	fake_now += 2000000;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	expect_writes(j, &at, 1, collect_writes);
+	assert_int_equal(at, j->n);
+
+	/* Made, then the targets changed: dropped, asked again. */
+	tier__linux_tracker_damon.ahead(priv, fake_now);
+	assert_true(tier__damon_ahead_settle(dt));
+	if (tier__linux_tracker_damon.set_targets(priv, other, 1, &err))
+		fail_msg("set_targets: %s", err.msg);
+	assert_false(tier__damon_ahead_settle(dt));
+	at = j->n;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_damon.stats(priv, &st);
+	assert_int_equal(st.damon_snap.requests, 1);
+	expect_writes(j, &at, 1, collect_writes);
+	assert_false(j->waiting);
+
+	tier__linux_tracker_damon.destroy(priv);
+	tmp_release(&t);
+	free(j);
+}
+
 static void test_damon_reuses_off_kdamond(void **state)
 {
 	struct journal *j = calloc(1, sizeof(*j));
@@ -1072,6 +1176,7 @@ int main(void)
 		cmocka_unit_test(test_damon_keeps_cpu_share),
 		cmocka_unit_test(test_damon_new_kdamond_converges),
 		cmocka_unit_test(test_damon_first_snapshot_waits),
+		cmocka_unit_test(test_damon_snapshot_ahead),
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),
 		cmocka_unit_test(test_damon_busy_retry),

@@ -324,7 +324,8 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 	 * regions only is empty when its target touched nothing in the
 	 * aggregation. Ask again once for those. */
 	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
-		ret = request_tried(t, err);
+		/* The first from a request made ahead where one stands. */
+		ret = attempt || !tier__damon_ahead_take(t) ? request_tried(t, err) : 0;
 		if (ret) {
 			ret = ret > 0 ? 0 : ret;
 			goto out;

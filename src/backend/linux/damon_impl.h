@@ -50,6 +50,7 @@ struct tier__damon_tracker {
 	struct tier_linux_damon_snap snap;	/* the last collect's */
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */
+	struct tier__damon_ahead *ahead;	/* damon_ahead.c; NULL until asked */
 };
 
 /* One target-filtered scheme per target up to this many targets. The
@@ -136,5 +137,31 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 /* Adds the damon_aggregated events of t's kdamond that the trace pipe
  * holds now to b as observations of the targets. */
 void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_batch *b);
+
+/* ---- snapshots ahead (damon_ahead.c) ------------------------------------
+ * The tried_regions snapshot the next collect takes, asked for by a thread
+ * of the tracker's own ("tierd-damon") one aggregation and a margin before
+ * the step that collects is due, so that the step does not wait for the
+ * kdamond. The other commands to the kdamond (targets, intervals, on and
+ * off) drop it first: what it holds may no longer match.
+ *
+ * tier__damon_ahead: the next step is due at step_us (the tracker's
+ * clock); nothing for a kdamond not running, not past its first snapshot,
+ * or reporting by trace events. Starts the thread at its first call.
+ * tier__damon_ahead_take: for the collect: a request asked for and not
+ * made yet is withdrawn, one being made waited for (ctx.wait around it);
+ * returns 1 when a snapshot made at most an aggregation and the margin ago
+ * stands in the files (the collect reads it), else 0 (it asks itself).
+ * tier__damon_ahead_drop: withdraws or waits out a request; no snapshot
+ * stands after it.
+ * tier__damon_ahead_settle: for tests: waits until no request is due or
+ * being made; returns whether a snapshot stands.
+ * tier__damon_ahead_release: stops the thread (the tracker's destroy). */
+struct tier__damon_ahead;
+void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
+int tier__damon_ahead_take(struct tier__damon_tracker *t);
+void tier__damon_ahead_drop(struct tier__damon_tracker *t);
+bool tier__damon_ahead_settle(struct tier__damon_tracker *t);
+void tier__damon_ahead_release(struct tier__damon_tracker *t);
 
 #endif

@@ -350,6 +350,7 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 	double cpu;
 	int ret;
 
+	tier__damon_ahead_drop(t);
 	if (t->running && tier__damon_sysfs_is_on(fs)) {
 		ret = tier__damon_sysfs_command(fs, "commit", err);
 		if (!ret)
@@ -387,6 +388,7 @@ int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err
 {
 	int ret = 0;
 
+	tier__damon_ahead_drop(t);
 	if (t->running || tier__damon_sysfs_is_on(&t->fs))
 		ret = tier__damon_sysfs_command(&t->fs, "off", err);
 	t->running = false;
@@ -487,6 +489,7 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		regions = DAMON_MAX_REGIONS;
 	if (sample == t->sample_us && regions == t->max_regions)
 		return;
+	tier__damon_ahead_drop(t);
 	set_intervals(t, sample);
 	t->max_regions = regions;
 	if (write_intervals(t, &err) || tier__damon_sysfs_command(&t->fs, "commit", &err)) {

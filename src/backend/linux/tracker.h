@@ -103,6 +103,9 @@ struct tier_linux_damon_snap {
 	double weighted_kib;
 	uint64_t wait_us;
 	unsigned requests;
+	uint64_t ahead_wait_us;		/* taken from a request made ahead
+					 * (damon_ahead.c): the kdamond's time
+					 * to answer it; 0: none */
 };
 
 struct tier_linux_tracker_stats {
@@ -195,6 +198,10 @@ struct tier_linux_tracker_ops {
 	 * CPU share, tier_linux_ctx.kthread_cpu_percent): called about every
 	 * second, also while collects pause. Optional. */
 	void (*maintain)(void *priv);
+	/* Optional. The next collect is due at step_us (tier_linux_now_us()):
+	 * the tracker may ask the kernel ahead for what that collect reads
+	 * (DAMON: its snapshot, damon_ahead.c), so that it does not wait. */
+	void (*ahead)(void *priv, uint64_t step_us);
 	/* Optional. The kdamond the tracker runs now: true with its index
 	 * under kdamonds/ and its kernel thread's pid (for the state file
 	 * that lets a later start stop it, and for its CPU time). */

@@ -341,6 +341,15 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 	return ret;
 }
 
+static void combo_ahead(void *priv, uint64_t step_us)
+{
+	struct combo *c = priv;
+
+	DAMON->ahead(c->damon, step_us);
+	if (c->second->ahead)
+		c->second->ahead(c->sd, step_us);
+}
+
 static void combo_maintain(void *priv)
 {
 	struct combo *c = priv;
@@ -393,6 +402,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
 	.set_targets = combo_set_targets,
 	.collect = combo_collect,
 	.maintain = combo_maintain,
+	.ahead = combo_ahead,
 	.kdamond = combo_kdamond,
 	.stats = combo_stats,
 	.set_budget = combo_set_budget,
@@ -409,6 +419,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo_hint = {
 	.set_targets = combo_set_targets,
 	.collect = combo_collect,
 	.maintain = combo_maintain,
+	.ahead = combo_ahead,
 	.kdamond = combo_kdamond,
 	.stats = combo_stats,
 	.set_budget = combo_set_budget,

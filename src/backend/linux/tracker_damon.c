@@ -84,6 +84,7 @@ static void damon_destroy(void *priv)
 
 	if (!t)
 		return;
+	tier__damon_ahead_release(t);
 	if (t->fs.admin[0])
 		tier__damon_kdamond_stop(t, NULL);
 	if (t->tracepoint)
@@ -222,6 +223,7 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 		 * and commit them, dozens of writes and a kdamond round. */
 		if (!ret && t->running && !attempt)
 			return 0;
+		tier__damon_ahead_drop(t);
 		ret = tier__damon_kdamond_write_targets(t, err);
 		if (ret)
 			return ret;
@@ -267,6 +269,11 @@ static void damon_maintain(void *priv)
 	tier__damon_kdamond_keep_share(priv);
 }
 
+static void damon_ahead(void *priv, uint64_t step_us)
+{
+	tier__damon_ahead(priv, step_us);
+}
+
 static void damon_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	const struct tier__damon_tracker *t = priv;
@@ -298,6 +305,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.set_targets = damon_set_targets,
 	.collect = damon_collect,
 	.maintain = damon_maintain,
+	.ahead = damon_ahead,
 	.kdamond = damon_kdamond,
 	.stats = damon_stats,
 	.set_budget = damon_set_budget,

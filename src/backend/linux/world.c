@@ -314,6 +314,14 @@ static void linux_maintain(struct tier_world *b)
 	tier__lw_upkeep(b->priv, true);
 }
 
+static void linux_ahead(struct tier_world *b, uint64_t step_us)
+{
+	struct linux_backend *lb = b->priv;
+
+	if (lb->trk->ahead)
+		lb->trk->ahead(lb->trk_priv, step_us);
+}
+
 static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct linux_backend *lb = b->priv;
@@ -621,6 +629,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->b.stats = linux_stats;
 	lb->b.reconfigure = linux_reconfigure;
 	lb->b.maintain = linux_maintain;
+	lb->b.ahead = linux_ahead;
 	lb->b.retopology = linux_retopology;
 	lb->b.hint = tier__lw_hint;
 	lb->b.set_groups = tier__lw_set_groups;

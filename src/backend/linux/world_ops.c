@@ -101,7 +101,7 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 	say_writer_time(lb, &ts);
 
 	if (lb->log_level >= LOG_DEBUG) {
-		char line[1536] = "";
+		char line[1536] = "", ahead[64] = "";
 		size_t k, off = 0;
 
 		for (k = 0; k < SEEN_PIDS && cc.pid[k] && off < sizeof(line); k++)
@@ -139,12 +139,15 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 		if (ts.sd_pairs[0] && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off, "; soft-dirty's %s", ts.sd_pairs);
 		off = strlen(line);
+		if (ts.damon_snap.ahead_wait_us)
+			snprintf(ahead, sizeof(ahead), "; the first asked ahead, answered in %.1f ms",
+				 (double)ts.damon_snap.ahead_wait_us / 1e3);
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
 				 "; kdamond: %.0f ms samples, %.0f ms aggregations, %u regions at "
 				 "most, %s%.1f%% of a core; its snapshot: %llu regions accessed, "
 				 "%llu MiB, %llu MiB of them in every sample, %.0f%% of samples on "
-				 "average; waited for %.1f ms (%u requests)",
+				 "average; waited for it %.1f ms (%u requests of the step's own%s)",
 				 (double)ts.damon_sample_us / 1e3, (double)ts.damon_aggr_us / 1e3,
 				 ts.damon_max_regions,
 				 ts.damon_share_percent < 0 ? "no window yet, " : "",
@@ -154,7 +157,8 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 				 (unsigned long long)(ts.damon_snap.full_kib >> 10),
 				 ts.damon_snap.kib ? 100.0 * ts.damon_snap.weighted_kib /
 							     (double)ts.damon_snap.kib : 0.0,
-				 (double)ts.damon_snap.wait_us / 1e3, ts.damon_snap.requests);
+				 (double)ts.damon_snap.wait_us / 1e3, ts.damon_snap.requests,
+				 ahead);
 		tier__lw_say(lb, LOG_DEBUG, "tracker %s:%s", lb->trk->name, line[0] ? line : " nothing");
 	}
 	return ret;

@@ -1,0 +1,215 @@
+/* damon_ahead.c - a DAMON snapshot asked for ahead of the collect that
+ * takes it (contract in damon_impl.h, "snapshots ahead").
+ *
+ * update_schemes_tried_regions returns only once the kdamond has applied
+ * its schemes at the end of its next aggregation, and on 6.12 the writer
+ * then polls for the answer in sleeps of 100 ms (damon_sysfs_handle_cmd()):
+ * a collect that asked for its own snapshot waited 100-200 ms at 100 ms
+ * aggregations and 1.05 s at the 1 s ones the CPU share leads to, most of a
+ * step's wall time under TCG (the step's debug line). Asked by a thread of
+ * its own one aggregation and a margin before the step is due, the
+ * snapshot is there when the step begins, as fresh as one asked for then
+ * (from an aggregation that ended at most that long before). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/linux/clock.h"
+#include "backend/linux/damon_impl.h"
+
+/* How long before the step the snapshot is asked for, beyond one
+ * aggregation: the kernel's poll (100 ms on 6.12) and the kdamond's
+ * scheduling; and how old a snapshot may be when the collect takes it
+ * (beyond that, the step came later than it was expected and asks again). */
+#define AHEAD_MARGIN_US 250000u
+
+struct tier__damon_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
+	bool stop;
+	uint64_t at_us;			/* the request due then (tracker's clock); 0: none */
+	bool running;			/* ... being made */
+	bool ready;			/* a snapshot stands in the files */
+	uint64_t done_us;		/* ... made then */
+	uint64_t wait_us;		/* ... after waiting this long */
+};
+
+static uint64_t now_of(const struct tier__damon_tracker *t)
+{
+	const struct tier__damon_hooks *h = &t->fs.hooks;
+
+	return h->now_us ? h->now_us(h->ctx) : tier_linux_now_us();
+}
+
+static void *ahead_main(void *arg)
+{
+	struct tier__damon_tracker *t = arg;
+	struct tier__damon_ahead *a = t->ahead;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop) {
+		uint64_t now = now_of(t), t0;
+		int ret;
+
+		if (!a->at_us) {
+			pthread_cond_wait(&a->cond, &a->lock);
+			continue;
+		}
+		if (now < a->at_us) {
+			/* The tracker's clock may be a test's: wait by the
+			 * monotonic one for the difference. */
+			uint64_t until = tier_linux_now_us() + (a->at_us - now);
+			struct timespec ts = { .tv_sec = (time_t)(until / 1000000),
+					       .tv_nsec = (long)(until % 1000000) * 1000 };
+
+			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+			continue;
+		}
+		a->at_us = 0;
+		a->running = true;
+		a->ready = false;
+		pthread_mutex_unlock(&a->lock);
+		t0 = now_of(t);
+		ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", NULL);
+		pthread_mutex_lock(&a->lock);
+		a->running = false;
+		a->ready = !ret;
+		a->done_us = now_of(t);
+		a->wait_us = a->done_us - t0;
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+static int ahead_start(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = calloc(1, sizeof(*a));
+	pthread_condattr_t ca;
+
+	if (!a)
+		return -ENOMEM;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	t->ahead = a;
+	if (pthread_create(&a->thread, NULL, ahead_main, t)) {
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		t->ahead = NULL;
+		return -EAGAIN;
+	}
+	pthread_setname_np(a->thread, "tierd-damon");
+	return 0;
+}
+
+void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us)
+{
+	uint64_t lead = t->aggr_us + AHEAD_MARGIN_US, at;
+	struct tier__damon_ahead *a;
+
+	/* Not for a kdamond that is not running, whose first snapshot is
+	 * still awaited (the collect waits for its first aggregations), or
+	 * that reports by trace events. */
+	if (!t->running || t->started_us || t->tracepoint || !t->nr_pids)
+		return;
+	if (!t->ahead && ahead_start(t))
+		return;		/* the collect asks for itself */
+	a = t->ahead;
+	at = step_us > lead ? step_us - lead : 1;
+	pthread_mutex_lock(&a->lock);
+	if (!a->running) {
+		a->at_us = at;
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Waits for a request being made; with the lock held. */
+static void settle(struct tier__damon_tracker *t, bool tell)
+{
+	struct tier__damon_ahead *a = t->ahead;
+
+	if (!a->running)
+		return;
+	if (tell && t->wait)
+		t->wait(t->wait_arg, true);
+	while (a->running)
+		pthread_cond_wait(&a->cond, &a->lock);
+	if (tell && t->wait)
+		t->wait(t->wait_arg, false);
+}
+
+int tier__damon_ahead_take(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+	uint64_t t0, now;
+	int got = 0;
+
+	if (!a)
+		return 0;
+	t0 = now_of(t);
+	pthread_mutex_lock(&a->lock);
+	a->at_us = 0;		/* not yet asked: the collect asks now */
+	settle(t, true);
+	now = now_of(t);
+	if (a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) {
+		got = 1;
+		t->snap.wait_us += now - t0;
+		t->snap.ahead_wait_us = a->wait_us;
+	}
+	a->ready = false;
+	pthread_mutex_unlock(&a->lock);
+	return got;
+}
+
+void tier__damon_ahead_drop(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->at_us = 0;
+	settle(t, false);
+	a->ready = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+bool tier__damon_ahead_settle(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+	bool ready;
+
+	if (!a)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	while (a->at_us || a->running)
+		pthread_cond_wait(&a->cond, &a->lock);
+	ready = a->ready;
+	pthread_mutex_unlock(&a->lock);
+	return ready;
+}
+
+void tier__damon_ahead_release(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+	t->ahead = NULL;
+}
