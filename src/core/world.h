@@ -57,6 +57,7 @@ struct tier_world_stats {
 	 * (the move_pages calls, kernel time included). */
 	bool has_step_cpu;
 	double maps_cpu_seconds, verify_cpu_seconds, query_cpu_seconds, move_cpu_seconds;
+	double move_wall_seconds;	/* ... the move calls' wall time */
 	/* What a page move has cost the mover's CPU, ns a page: the move
 	 * calls' thread CPU over the pages they moved (the Linux world), the
 	 * cost model's (tiersim); 0: not known yet. Under an emulator 5-10

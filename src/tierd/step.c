@@ -103,7 +103,7 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 	tierd_log(&d->log, LOG_DEBUG,
 		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (%.1f waiting for a CPU, %.1f "
 		  "blocked) (tracker %.1f, maps %.1f, "
-		  "placement check %.1f, node query %.1f, moves %.1f); %llu pages moved (%llu up, "
+		  "placement check %.1f, node query %.1f, moves %.1f in %.1f); %llu pages moved (%llu up, "
 		  "%llu down); next in %.1f ms",
 		  (unsigned long long)d->steps,
 		  (double)(tier_linux_now_us() - wall - d->start_us) / 1e6, (double)cpu / 1e3,
@@ -113,6 +113,7 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (b->verify_cpu_seconds - a->verify_cpu_seconds) * 1e3,
 		  (b->query_cpu_seconds - a->query_cpu_seconds) * 1e3,
 		  (b->move_cpu_seconds - a->move_cpu_seconds) * 1e3,
+		  (b->move_wall_seconds - a->move_wall_seconds) * 1e3,
 		  (unsigned long long)((up + down) >> d->be->env->page_shift),
 		  (unsigned long long)(up >> d->be->env->page_shift),
 		  (unsigned long long)(down >> d->be->env->page_shift),

@@ -341,6 +341,7 @@ static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 	st->verify_cpu_seconds = (double)lb->verify_cpu_ns / 1e9;
 	st->query_cpu_seconds = (double)lb->query_cpu_ns / 1e9;
 	st->move_cpu_seconds = (double)lb->move_cpu_ns / 1e9;
+	st->move_wall_seconds = (double)lb->move_wall_ns / 1e9;
 	st->move_page_ns = tier_linux_move_page_ns(lb->move_cpu_ns, lb->moves_done);
 	{
 		struct tier_linux_migrate_stats ms;

@@ -97,6 +97,7 @@ struct linux_backend {
 	uint64_t tracker_cpu_ns;		/* this thread's CPU in the tracker's collect */
 	/* ... in the world's other parts of a step (tier_world_stats) */
 	uint64_t maps_cpu_ns, verify_cpu_ns, query_cpu_ns, move_cpu_ns;
+	uint64_t move_wall_ns;		/* the move calls' wall time */
 	uint64_t moves_done;			/* pages the move calls moved */
 	uint64_t nomem_moves, nomem_logged;	/* -ENOMEM: the target node was full */
 	uint64_t nomem_log_us;

@@ -178,6 +178,7 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 	/* In chunks, remembering each page's rank before the move. */
 	while (done < n) {
 		size_t k = n - done < 1024 ? n - done : 1024;
+		uint64_t w;
 		long moved;
 
 		for (i = 0; i < k; i++) {
@@ -185,8 +186,10 @@ static long counted_move(void *priv, const uint64_t *pages, const int *nodes, in
 
 			from[i] = nd == TIER_NODE_NONE ? -1 : lb->node_rank[nd];
 		}
+		w = tier_linux_now_ns();
 		moved = tier_linux_migrator_ops.move(lb->space, pages + done, nodes + done,
 						     status + done, k);
+		lb->move_wall_ns += tier_linux_now_ns() - w;
 		if (moved < 0) {
 			lb->move_cpu_ns += tier_linux_thread_cpu_ns() - cpu0;
 			return total ? total : moved;
