@@ -572,9 +572,9 @@ static void test_damon_first_snapshot_waits(void **state)
 }
 
 /* A snapshot asked for ahead of the step (damon_ahead.c): the collect
- * reads it without a request of its own; one not made yet is withdrawn
- * and the collect asks itself; one made too long before the collect, or
- * before the targets changed, is not read. */
+ * reads it without a request of its own and the thread clears it after;
+ * one not made yet is withdrawn and the collect asks itself; one made too
+ * long before the collect, or before the targets changed, is not read. */
 static void test_damon_snapshot_ahead(void **state)
 {
 	static const char *const update_writes[] = {
@@ -621,8 +621,8 @@ static void test_damon_snapshot_ahead(void **state)
 	assert_int_equal(n, 11);
 	at = j->n;
 
-	/* Due within an aggregation and the margin: asked at once, and the
-	 * collect reads it with only its clear. */
+	/* Due within an aggregation and the margin: asked at once; the
+	 * collect reads it, and the thread clears it after. */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 100000);
 	assert_true(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, update_writes);
@@ -630,6 +630,7 @@ static void test_damon_snapshot_ahead(void **state)
 	g.n = 0;
 	fake_now += 100000;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, clear_writes);
 	assert_int_equal(at, j->n);
 	assert_int_equal(g.n, n);	/* the same snapshot's regions */
@@ -640,8 +641,8 @@ static void test_damon_snapshot_ahead(void **state)
 	 * collect asks itself and nothing is asked after it. */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 60000000);
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
-	expect_writes(j, &at, 1, collect_writes);
 	assert_false(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, collect_writes);
 	assert_int_equal(at, j->n);
 	tier__linux_tracker_damon.stats(priv, &st);
 	assert_int_equal(st.damon_snap.requests, 1);
@@ -653,6 +654,7 @@ static void test_damon_snapshot_ahead(void **state)
 	expect_writes(j, &at, 1, update_writes);
 	fake_now += 2000000;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, collect_writes);
 	assert_int_equal(at, j->n);
 
@@ -664,6 +666,7 @@ static void test_damon_snapshot_ahead(void **state)
 	assert_false(tier__damon_ahead_settle(dt));
 	at = j->n;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_false(tier__damon_ahead_settle(dt));
 	tier__linux_tracker_damon.stats(priv, &st);
 	assert_int_equal(st.damon_snap.requests, 1);
 	expect_writes(j, &at, 1, collect_writes);

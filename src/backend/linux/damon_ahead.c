@@ -9,7 +9,10 @@
  * step's wall time under TCG (the step's debug line). Asked by a thread of
  * its own one aggregation and a margin before the step is due, the
  * snapshot is there when the step begins, as fresh as one asked for then
- * (from an aggregation that ended at most that long before). */
+ * (from an aggregation that ended at most that long before). The clear
+ * after the collect read it, which 6.12 also hands to the kdamond and
+ * polls for (a step blocked about 100 ms on it), goes to that thread
+ * too. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -31,7 +34,9 @@ struct tier__damon_ahead {
 	pthread_cond_t cond;		/* CLOCK_MONOTONIC */
 	bool stop;
 	uint64_t at_us;			/* the request due then (tracker's clock); 0: none */
-	bool running;			/* ... being made */
+	bool clear_due;			/* a clear to make, before any request */
+	bool running;			/* a request or a clear being made */
+	bool updating;			/* ... a request */
 	bool ready;			/* a snapshot stands in the files */
 	uint64_t done_us;		/* ... made then */
 	uint64_t wait_us;		/* ... after waiting this long */
@@ -54,6 +59,17 @@ static void *ahead_main(void *arg)
 		uint64_t now = now_of(t), t0;
 		int ret;
 
+		if (a->clear_due) {
+			a->clear_due = false;
+			a->running = true;
+			a->ready = false;
+			pthread_mutex_unlock(&a->lock);
+			tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", NULL);
+			pthread_mutex_lock(&a->lock);
+			a->running = false;
+			pthread_cond_broadcast(&a->cond);
+			continue;
+		}
 		if (!a->at_us) {
 			pthread_cond_wait(&a->cond, &a->lock);
 			continue;
@@ -69,13 +85,13 @@ static void *ahead_main(void *arg)
 			continue;
 		}
 		a->at_us = 0;
-		a->running = true;
+		a->running = a->updating = true;
 		a->ready = false;
 		pthread_mutex_unlock(&a->lock);
 		t0 = now_of(t);
 		ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", NULL);
 		pthread_mutex_lock(&a->lock);
-		a->running = false;
+		a->running = a->updating = false;
 		a->ready = !ret;
 		a->done_us = now_of(t);
 		a->wait_us = a->done_us - t0;
@@ -124,11 +140,25 @@ void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us)
 	a = t->ahead;
 	at = step_us > lead ? step_us - lead : 1;
 	pthread_mutex_lock(&a->lock);
-	if (!a->running) {
+	if (!a->updating) {
 		a->at_us = at;
 		pthread_cond_broadcast(&a->cond);
 	}
 	pthread_mutex_unlock(&a->lock);
+}
+
+int tier__damon_ahead_clear(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+
+	if (!a)
+		return 0;
+	pthread_mutex_lock(&a->lock);
+	a->clear_due = true;
+	a->ready = false;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	return 1;
 }
 
 /* Waits for a request being made; with the lock held. */
@@ -157,6 +187,7 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 	t0 = now_of(t);
 	pthread_mutex_lock(&a->lock);
 	a->at_us = 0;		/* not yet asked: the collect asks now */
+	a->clear_due = false;	/* a request clears the files itself */
 	settle(t, true);
 	now = now_of(t);
 	if (a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) {
@@ -177,6 +208,7 @@ void tier__damon_ahead_drop(struct tier__damon_tracker *t)
 		return;
 	pthread_mutex_lock(&a->lock);
 	a->at_us = 0;
+	a->clear_due = false;
 	settle(t, false);
 	a->ready = false;
 	pthread_mutex_unlock(&a->lock);
@@ -190,7 +222,7 @@ bool tier__damon_ahead_settle(struct tier__damon_tracker *t)
 	if (!a)
 		return false;
 	pthread_mutex_lock(&a->lock);
-	while (a->at_us || a->running)
+	while (a->at_us || a->clear_due || a->running)
 		pthread_cond_wait(&a->cond, &a->lock);
 	ready = a->ready;
 	pthread_mutex_unlock(&a->lock);

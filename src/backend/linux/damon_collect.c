@@ -348,7 +348,10 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 			}
 		}
 	}
-	ret = tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", err);
+	/* 6.12 hands the clear to the kdamond and polls for it too: the
+	 * thread that asks ahead makes it, where there is one. */
+	ret = tier__damon_ahead_clear(t) ? 0 :
+	      tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", err);
 out:
 	free(v);
 	free(done);

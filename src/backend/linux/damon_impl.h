@@ -152,15 +152,19 @@ void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_b
  * made yet is withdrawn, one being made waited for (ctx.wait around it);
  * returns 1 when a snapshot made at most an aggregation and the margin ago
  * stands in the files (the collect reads it), else 0 (it asks itself).
- * tier__damon_ahead_drop: withdraws or waits out a request; no snapshot
- * stands after it.
- * tier__damon_ahead_settle: for tests: waits until no request is due or
- * being made; returns whether a snapshot stands.
+ * tier__damon_ahead_clear: for the collect, once it read the snapshot:
+ * returns 1 when the thread clears the files (before any request it makes
+ * next), 0 when there is no thread (the collect clears them itself).
+ * tier__damon_ahead_drop: withdraws or waits out a request or a clear; no
+ * snapshot stands after it.
+ * tier__damon_ahead_settle: for tests: waits until no request or clear is
+ * due or being made; returns whether a snapshot stands.
  * tier__damon_ahead_release: stops the thread (the tracker's destroy). */
 struct tier__damon_ahead;
 void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
 int tier__damon_ahead_take(struct tier__damon_tracker *t);
 void tier__damon_ahead_drop(struct tier__damon_tracker *t);
+int tier__damon_ahead_clear(struct tier__damon_tracker *t);
 bool tier__damon_ahead_settle(struct tier__damon_tracker *t);
 void tier__damon_ahead_release(struct tier__damon_tracker *t);
 
