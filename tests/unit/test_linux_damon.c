@@ -658,7 +658,20 @@ static void test_damon_snapshot_ahead(void **state)
 	expect_writes(j, &at, 1, collect_writes);
 	assert_int_equal(at, j->n);
 
-	/* Made, then the targets changed: dropped, asked again. */
+	/* Asked while another command holds the thread: made once the hold
+	 * ends, not before. */
+	tier__damon_ahead_hold(dt, true);
+	tier__linux_tracker_damon.ahead(priv, fake_now);
+	usleep(20000);
+	assert_int_equal(at, j->n);
+	tier__damon_ahead_hold(dt, false);
+	assert_true(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, update_writes);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_false(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, clear_writes);
+
+	/* Made, then the targets changed: not read, asked again. */
 	tier__linux_tracker_damon.ahead(priv, fake_now);
 	assert_true(tier__damon_ahead_settle(dt));
 	if (tier__linux_tracker_damon.set_targets(priv, other, 1, &err))

@@ -37,6 +37,7 @@ struct tier__damon_ahead {
 	bool clear_due;			/* a clear to make, before any request */
 	bool running;			/* a request or a clear being made */
 	bool updating;			/* ... a request */
+	unsigned holds;			/* other commands under way: wait */
 	bool ready;			/* a snapshot stands in the files */
 	uint64_t done_us;		/* ... made then */
 	uint64_t wait_us;		/* ... after waiting this long */
@@ -59,6 +60,10 @@ static void *ahead_main(void *arg)
 		uint64_t now = now_of(t), t0;
 		int ret;
 
+		if (a->holds) {
+			pthread_cond_wait(&a->cond, &a->lock);
+			continue;
+		}
 		if (a->clear_due) {
 			a->clear_due = false;
 			a->running = true;
@@ -200,7 +205,24 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 	return got;
 }
 
-void tier__damon_ahead_drop(struct tier__damon_tracker *t)
+void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold)
+{
+	struct tier__damon_ahead *a = t->ahead;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (hold) {
+		a->holds++;
+		settle(t, false);
+		a->ready = false;
+	} else if (a->holds && !--a->holds) {
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void tier__damon_ahead_cancel(struct tier__damon_tracker *t)
 {
 	struct tier__damon_ahead *a = t->ahead;
 
@@ -208,9 +230,6 @@ void tier__damon_ahead_drop(struct tier__damon_tracker *t)
 		return;
 	pthread_mutex_lock(&a->lock);
 	a->at_us = 0;
-	a->clear_due = false;
-	settle(t, false);
-	a->ready = false;
 	pthread_mutex_unlock(&a->lock);
 }
 

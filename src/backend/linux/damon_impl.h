@@ -143,7 +143,7 @@ void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_b
  * of the tracker's own ("tierd-damon") one aggregation and a margin before
  * the step that collects is due, so that the step does not wait for the
  * kdamond. The other commands to the kdamond (targets, intervals, on and
- * off) drop it first: what it holds may no longer match.
+ * off) hold it: a snapshot made before them may no longer match.
  *
  * tier__damon_ahead: the next step is due at step_us (the tracker's
  * clock); nothing for a kdamond not running, not past its first snapshot,
@@ -155,15 +155,20 @@ void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_b
  * tier__damon_ahead_clear: for the collect, once it read the snapshot:
  * returns 1 when the thread clears the files (before any request it makes
  * next), 0 when there is no thread (the collect clears them itself).
- * tier__damon_ahead_drop: withdraws or waits out a request or a clear; no
- * snapshot stands after it.
+ * tier__damon_ahead_hold: around another command (hold true, then
+ * false): a request or clear being made is waited out and none is made
+ * until the last hold ends; no snapshot stands after it, and one asked for
+ * is made after the command (with the targets and intervals it set).
+ * tier__damon_ahead_cancel: withdraws a request not made yet (a kdamond
+ * started anew: its first snapshot waits for its first aggregations).
  * tier__damon_ahead_settle: for tests: waits until no request or clear is
  * due or being made; returns whether a snapshot stands.
  * tier__damon_ahead_release: stops the thread (the tracker's destroy). */
 struct tier__damon_ahead;
 void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
 int tier__damon_ahead_take(struct tier__damon_tracker *t);
-void tier__damon_ahead_drop(struct tier__damon_tracker *t);
+void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold);
+void tier__damon_ahead_cancel(struct tier__damon_tracker *t);
 int tier__damon_ahead_clear(struct tier__damon_tracker *t);
 bool tier__damon_ahead_settle(struct tier__damon_tracker *t);
 void tier__damon_ahead_release(struct tier__damon_tracker *t);

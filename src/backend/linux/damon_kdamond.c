@@ -343,14 +343,13 @@ int tier__damon_kdamond_write_targets(struct tier__damon_tracker *t, struct tier
 
 /* ---- running it --------------------------------------------------------- */
 
-int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
+static int kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
 {
 	struct tier__damon_sysfs *fs = &t->fs;
 	uint64_t pid;
 	double cpu;
 	int ret;
 
-	tier__damon_ahead_drop(t);
 	if (t->running && tier__damon_sysfs_is_on(fs)) {
 		ret = tier__damon_sysfs_command(fs, "commit", err);
 		if (!ret)
@@ -368,6 +367,7 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 		return ret;
 	t->running = true;
 	t->started_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) : tier_linux_now_us();
+	tier__damon_ahead_cancel(t);
 	if (!tier__damon_sysfs_read_u64(fs, &pid, NULL, "kdamonds/%u/pid", fs->kdamond))
 		t->kdamond_pid = (pid_t)pid;
 	/* Its CPU share is measured from its start: at DAMON's 5 ms samples
@@ -384,14 +384,26 @@ int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *er
 	return 0;
 }
 
+int tier__damon_kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
+{
+	int ret;
+
+	tier__damon_ahead_hold(t, true);
+	ret = kdamond_start(t, err);
+	tier__damon_ahead_hold(t, false);
+	return ret;
+}
+
 int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err)
 {
 	int ret = 0;
 
-	tier__damon_ahead_drop(t);
+	tier__damon_ahead_hold(t, true);
 	if (t->running || tier__damon_sysfs_is_on(&t->fs))
 		ret = tier__damon_sysfs_command(&t->fs, "off", err);
 	t->running = false;
+	tier__damon_ahead_cancel(t);
+	tier__damon_ahead_hold(t, false);
 	return ret;
 }
 
@@ -489,7 +501,7 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		regions = DAMON_MAX_REGIONS;
 	if (sample == t->sample_us && regions == t->max_regions)
 		return;
-	tier__damon_ahead_drop(t);
+	tier__damon_ahead_hold(t, true);
 	set_intervals(t, sample);
 	t->max_regions = regions;
 	if (write_intervals(t, &err) || tier__damon_sysfs_command(&t->fs, "commit", &err)) {
@@ -497,7 +509,9 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		set_intervals(t, old_sample);
 		t->max_regions = old_regions;
 		write_intervals(t, NULL);
+		tier__damon_ahead_hold(t, false);
 		return;
 	}
+	tier__damon_ahead_hold(t, false);
 	t->interval_changes++;
 }

@@ -223,13 +223,17 @@ static int damon_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 		 * and commit them, dozens of writes and a kdamond round. */
 		if (!ret && t->running && !attempt)
 			return 0;
-		tier__damon_ahead_drop(t);
+		/* No snapshot asked ahead is made meanwhile. */
+		tier__damon_ahead_hold(t, true);
 		ret = tier__damon_kdamond_write_targets(t, err);
-		if (ret)
+		if (ret) {
+			tier__damon_ahead_hold(t, false);
 			return ret;
+		}
 		if (t->tracepoint)	/* events of the old target indexes */
 			tier__damon_trace_drain(&t->trace, NULL, NULL);
 		ret = tier__damon_kdamond_start(t, err);
+		tier__damon_ahead_hold(t, false);
 		/* EINVAL: a target exited between the check and the start. */
 		if (ret != -EINVAL)
 			return ret;
