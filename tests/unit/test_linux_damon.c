@@ -637,15 +637,27 @@ static void test_damon_snapshot_ahead(void **state)
 	tier__linux_tracker_damon.stats(priv, &st);
 	assert_int_equal(st.damon_snap.requests, 0);
 
-	/* Due in a minute: not asked yet when the collect comes early; the
-	 * collect asks itself and nothing is asked after it. */
+	/* Due in a minute, and a collect comes now: the last snapshot, read
+	 * just now, is handed on again without a write. */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 60000000);
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(at, j->n);
+	assert_int_equal(g.n, n);
+	tier__linux_tracker_damon.stats(priv, &st);
+	assert_true(st.damon_snap.restated);
+	assert_int_equal(st.damon_snap.requests, 0);
+	/* ... and one more than two aggregations and the margin later, the
+	 * request not made yet is withdrawn, the collect asks itself and
+	 * nothing is asked after it. */
+	fake_now += 2 * 100000 + 250000 + 1;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, collect_writes);
 	assert_int_equal(at, j->n);
 	tier__linux_tracker_damon.stats(priv, &st);
 	assert_int_equal(st.damon_snap.requests, 1);
+	assert_false(st.damon_snap.restated);
 
 	/* Made, then the step came late (more than an aggregation and the
 	 * margin after it): asked again. */

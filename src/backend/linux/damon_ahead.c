@@ -185,18 +185,27 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 {
 	struct tier__damon_ahead *a = t->ahead;
 	uint64_t t0, now;
-	int got = 0;
+	int got = TIER__DAMON_AHEAD_NONE;
 
 	if (!a)
-		return 0;
-	t0 = now_of(t);
+		return got;
+	t0 = now = now_of(t);
 	pthread_mutex_lock(&a->lock);
+	if (!(a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) &&
+	    (a->updating || a->at_us) && t->last_us &&
+	    t->last_schemes == tier__damon_nr_schemes(t) &&
+	    now - t->last_us <= 2 * t->aggr_us + AHEAD_MARGIN_US) {
+		/* The next snapshot is on its way and the last is recent:
+		 * the step does not wait for the kdamond. */
+		pthread_mutex_unlock(&a->lock);
+		return TIER__DAMON_AHEAD_RESTATE;
+	}
 	a->at_us = 0;		/* not yet asked: the collect asks now */
 	a->clear_due = false;	/* a request clears the files itself */
 	settle(t, true);
 	now = now_of(t);
 	if (a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) {
-		got = 1;
+		got = TIER__DAMON_AHEAD_READY;
 		t->snap.wait_us += now - t0;
 		t->snap.ahead_wait_us = a->wait_us;
 	}
@@ -209,6 +218,8 @@ void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold)
 {
 	struct tier__damon_ahead *a = t->ahead;
 
+	if (hold)
+		t->last_us = 0;		/* nothing to restate either */
 	if (!a)
 		return;
 	pthread_mutex_lock(&a->lock);

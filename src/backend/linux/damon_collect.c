@@ -41,12 +41,9 @@
 #define FIRST_AGGRS 3
 #define FIRST_WAIT_MAX_US 1000000u
 
-struct region {
-	uint64_t start, end, nr_accesses;
-};
 
 static void emit(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
-		 const struct region *r)
+		 const struct tier__damon_region *r)
 {
 	struct tier_linux_addr_obs o;
 	uint32_t max = (uint32_t)(t->aggr_us / t->sample_us);
@@ -128,7 +125,7 @@ static int list_tried(const char *path, unsigned **idx, size_t *nr_idx, struct t
 
 /* Reads schemes/s/tried_regions/ into a growing array, in address
  * order. Returns 0 or -errno. */
-static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region **v, size_t *nr,
+static int read_tried(struct tier__damon_tracker *t, unsigned s, struct tier__damon_region **v, size_t *nr,
 		      size_t *cap, struct tier_err *err)
 {
 	char rel[160], path[1024];
@@ -144,7 +141,7 @@ static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region *
 	if (ret)
 		goto out;
 	for (k = 0; k < nr_idx; k++) {
-		struct region r;
+		struct tier__damon_region r;
 		char base[200];
 
 		snprintf(base, sizeof(base), "%s/%u", rel, idx[k]);
@@ -165,7 +162,7 @@ static int read_tried(struct tier__damon_tracker *t, unsigned s, struct region *
 			continue;
 		if (*nr == *cap) {
 			size_t c = *cap ? *cap * 2 : 256;
-			struct region *g = realloc(*v, c * sizeof(*g));
+			struct tier__damon_region *g = realloc(*v, c * sizeof(*g));
 
 			if (!g) {
 				ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
@@ -221,7 +218,7 @@ static int request_tried(struct tier__damon_tracker *t, struct tier_err *err)
  * target: split where the address goes back down (a new target starts).
  * When that does not give one group per target, nothing is emitted. */
 static void emit_split(struct tier__damon_tracker *t, struct tier__obs_batch *b,
-		       const struct region *v, size_t nr)
+		       const struct tier__damon_region *v, size_t nr)
 {
 	size_t groups = nr ? 1 : 0, g = 0, i;
 
@@ -243,9 +240,9 @@ static void emit_split(struct tier__damon_tracker *t, struct tier__obs_batch *b,
  * over what was covered. The policy skips them (no accesses); the
  * translation to pages touches only the mappings they span. */
 static void emit_with_gaps(struct tier__damon_tracker *t, struct tier__obs_batch *b, pid_t pid,
-			   const struct region *v, size_t nr)
+			   const struct tier__damon_region *v, size_t nr)
 {
-	struct region gap = { 0, 0, 0 };
+	struct tier__damon_region gap = { 0, 0, 0 };
 	size_t i;
 
 	for (i = 0; i <= nr; i++) {
@@ -261,21 +258,73 @@ static void emit_with_gaps(struct tier__damon_tracker *t, struct tier__obs_batch
 
 /* Emits the regions of scheme s (all of one target, or every target's
  * in turn). Returns the number of regions, or -errno. */
+static void emit_regions(struct tier__damon_tracker *t, struct tier__obs_batch *b, size_t s,
+			 const struct tier__damon_region *v, size_t nr)
+{
+	/* An empty snapshot tells nothing (nothing accessed, or the
+	 * scheme not applied yet): no gaps either. */
+	if (!tier__damon_accessed_only(t))
+		emit_split(t, b, v, nr);
+	else if (nr)
+		emit_with_gaps(t, b, t->pids[s], v, nr);
+}
+
 static long emit_scheme(struct tier__damon_tracker *t, struct tier__obs_batch *b, size_t s,
-			struct region **v, size_t *cap, struct tier_err *err)
+			struct tier__damon_region **v, size_t *cap, struct tier_err *err)
 {
 	size_t nr = 0;
 	int ret = read_tried(t, (unsigned)s, v, &nr, cap, err);
 
 	if (ret)
 		return ret;
-	/* An empty snapshot tells nothing (nothing accessed, or the
-	 * scheme not applied yet): no gaps either. */
-	if (!tier__damon_accessed_only(t))
-		emit_split(t, b, *v, nr);
-	else if (nr)
-		emit_with_gaps(t, b, t->pids[s], *v, nr);
+	emit_regions(t, b, s, *v, nr);
 	return (long)nr;
+}
+
+/* Keeps the schemes' regions got[s][0, got_nr[s]) as the last snapshot
+ * read whole (t->last), to be restated while the next one is made. */
+static void keep_last(struct tier__damon_tracker *t, struct tier__damon_region *const *got,
+		      const size_t *got_nr, size_t nr_schemes)
+{
+	size_t total = 0, s, *off;
+
+	t->last_us = 0;
+	for (s = 0; s < nr_schemes; s++)
+		total += got_nr[s];
+	if (total > t->last_cap) {
+		struct tier__damon_region *g = realloc(t->last, total * sizeof(*g));
+
+		if (!g)
+			return;
+		t->last = g;
+		t->last_cap = total;
+	}
+	off = realloc(t->last_off, (nr_schemes + 1) * sizeof(*off));
+	if (!off)
+		return;
+	t->last_off = off;
+	t->last_nr = 0;
+	for (s = 0; s < nr_schemes; s++) {
+		off[s] = t->last_nr;
+		if (got_nr[s])
+			memcpy(t->last + t->last_nr, got[s], got_nr[s] * sizeof(*got[s]));
+		t->last_nr += got_nr[s];
+	}
+	off[nr_schemes] = t->last_nr;
+	t->last_schemes = nr_schemes;
+	t->last_us = now_of(t);
+}
+
+/* The last snapshot handed on again (a collect that comes while the next
+ * is being made ahead: the last aggregation known speaks for the time
+ * since, as a snapshot always does). */
+static void restate(struct tier__damon_tracker *t, struct tier__obs_batch *b)
+{
+	size_t s;
+
+	for (s = 0; s < t->last_schemes; s++)
+		emit_regions(t, b, s, t->last + t->last_off[s], t->last_off[s + 1] - t->last_off[s]);
+	t->snap.restated = true;
 }
 
 /* Until a new kdamond has had FIRST_AGGRS aggregations, a wait (its
@@ -306,17 +355,26 @@ static void await_first_snapshot(struct tier__damon_tracker *t)
 int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
 			      struct tier_err *err)
 {
-	struct region *v = NULL;
-	size_t cap = 0, s, nr_schemes, missing;
+	struct tier__damon_region *v = NULL, **got;
+	size_t cap = 0, s, nr_schemes, missing, *got_nr;
 	bool *done;
-	int ret = 0, attempt;
+	int ret = 0, attempt, took;
 
 	await_first_snapshot(t);
 
 	nr_schemes = tier__damon_nr_schemes(t);
+	took = tier__damon_ahead_take(t);
+	if (took == TIER__DAMON_AHEAD_RESTATE) {
+		restate(t, b);
+		return 0;
+	}
 	done = calloc(nr_schemes, sizeof(*done));
-	if (!done)
-		return tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+	got = calloc(nr_schemes, sizeof(*got));
+	got_nr = calloc(nr_schemes, sizeof(*got_nr));
+	if (!done || !got || !got_nr) {
+		ret = tier_err_set(err, -ENOMEM, "DAMON: out of memory");
+		goto out;
+	}
 	/* The kernel may hand back a scheme's snapshot empty when the
 	 * command returns before the kdamond applied that scheme (seen on
 	 * 6.12 in the test guest: the first seconds, and the second and
@@ -325,7 +383,7 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 	 * aggregation. Ask again once for those. */
 	for (attempt = 0, missing = nr_schemes; attempt < TRIED_ATTEMPTS && missing; attempt++) {
 		/* The first from a request made ahead where one stands. */
-		ret = attempt || !tier__damon_ahead_take(t) ? request_tried(t, err) : 0;
+		ret = attempt || took != TIER__DAMON_AHEAD_READY ? request_tried(t, err) : 0;
 		if (ret) {
 			ret = ret > 0 ? 0 : ret;
 			goto out;
@@ -345,14 +403,23 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 			if (n) {
 				done[s] = true;
 				missing--;
+				got[s] = v;	/* kept for keep_last() */
+				got_nr[s] = (size_t)n;
+				v = NULL;
+				cap = 0;
 			}
 		}
 	}
+	keep_last(t, got, got_nr, nr_schemes);
 	/* 6.12 hands the clear to the kdamond and polls for it too: the
 	 * thread that asks ahead makes it, where there is one. */
 	ret = tier__damon_ahead_clear(t) ? 0 :
 	      tier__damon_sysfs_command(&t->fs, "clear_schemes_tried_regions", err);
 out:
+	for (s = 0; got && s < nr_schemes; s++)
+		free(got[s]);
+	free(got);
+	free(got_nr);
 	free(v);
 	free(done);
 	return ret;
@@ -370,7 +437,7 @@ static void trace_line(void *arg, const char *line)
 	struct trace_arg *a = arg;
 	struct tier__damon_tracker *t = a->t;
 	struct tier__damon_trace_rec rec;
-	struct region r;
+	struct tier__damon_region r;
 
 	if (tier__damon_parse_trace_line(line, &rec))
 		return;

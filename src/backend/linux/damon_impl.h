@@ -17,6 +17,11 @@
 #include "backend/linux/tracker_util.h"
 #include "core/err.h"
 
+/* One region of a tried_regions snapshot. */
+struct tier__damon_region {
+	uint64_t start, end, nr_accesses;
+};
+
 /* One DAMON tracker: a kdamond of its own, monitoring the virtual
  * address spaces of the target processes. */
 struct tier__damon_tracker {
@@ -51,6 +56,15 @@ struct tier__damon_tracker {
 	unsigned interval_changes;
 	struct tier__damon_trace trace;	/* tracepoint mode */
 	struct tier__damon_ahead *ahead;	/* damon_ahead.c; NULL until asked */
+	/* The last snapshot read whole (damon_collect.c): its regions,
+	 * scheme after scheme (scheme s's from last_off[s] to
+	 * last_off[s + 1]), restated by a collect that comes while the next
+	 * one is being made ahead; last_us 0: none to restate (none read
+	 * yet, or the targets or intervals changed since). */
+	struct tier__damon_region *last;
+	size_t last_nr, last_cap;
+	size_t *last_off, last_schemes;
+	uint64_t last_us;
 };
 
 /* One target-filtered scheme per target up to this many targets. The
@@ -148,10 +162,15 @@ void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_b
  * tier__damon_ahead: the next step is due at step_us (the tracker's
  * clock); nothing for a kdamond not running, not past its first snapshot,
  * or reporting by trace events. Starts the thread at its first call.
- * tier__damon_ahead_take: for the collect: a request asked for and not
- * made yet is withdrawn, one being made waited for (ctx.wait around it);
- * returns 1 when a snapshot made at most an aggregation and the margin ago
- * stands in the files (the collect reads it), else 0 (it asks itself).
+ * tier__damon_ahead_take: for the collect: TIER__DAMON_AHEAD_READY when a
+ * snapshot made at most an aggregation and the margin ago stands in the
+ * files (the collect reads it); TIER__DAMON_AHEAD_RESTATE when one is
+ * being made or asked for and the last snapshot read whole (t->last_us)
+ * is at most two aggregations and the margin old (the collect hands it on
+ * again rather than wait for the kdamond; the request goes on); else a
+ * request asked for and not made yet is withdrawn, one being made waited
+ * for (ctx.wait around it), and READY, or TIER__DAMON_AHEAD_NONE (the
+ * collect asks itself).
  * tier__damon_ahead_clear: for the collect, once it read the snapshot:
  * returns 1 when the thread clears the files (before any request it makes
  * next), 0 when there is no thread (the collect clears them itself).
@@ -166,6 +185,7 @@ void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_b
  * tier__damon_ahead_release: stops the thread (the tracker's destroy). */
 struct tier__damon_ahead;
 void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
+enum { TIER__DAMON_AHEAD_NONE, TIER__DAMON_AHEAD_READY, TIER__DAMON_AHEAD_RESTATE };
 int tier__damon_ahead_take(struct tier__damon_tracker *t);
 void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold);
 void tier__damon_ahead_cancel(struct tier__damon_tracker *t);

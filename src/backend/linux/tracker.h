@@ -106,6 +106,8 @@ struct tier_linux_damon_snap {
 	uint64_t ahead_wait_us;		/* taken from a request made ahead
 					 * (damon_ahead.c): the kdamond's time
 					 * to answer it; 0: none */
+	bool restated;			/* the last snapshot handed on again
+					 * while the next is being made */
 };
 
 struct tier_linux_tracker_stats {

@@ -91,6 +91,8 @@ static void damon_destroy(void *priv)
 		tier__damon_trace_close(&t->trace, &t->fs);
 	tier__damon_kdamond_give_back(t);
 	free(t->pids);
+	free(t->last);
+	free(t->last_off);
 	tier__roots_release(&t->roots);
 	free(t);
 }

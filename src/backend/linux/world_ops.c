@@ -142,6 +142,8 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 		if (ts.damon_snap.ahead_wait_us)
 			snprintf(ahead, sizeof(ahead), "; the first asked ahead, answered in %.1f ms",
 				 (double)ts.damon_snap.ahead_wait_us / 1e3);
+		else if (ts.damon_snap.restated)
+			snprintf(ahead, sizeof(ahead), "; the last one restated, the next on its way");
 		if (ts.damon_sample_us && off < sizeof(line))
 			snprintf(line + off, sizeof(line) - off,
 				 "; kdamond: %.0f ms samples, %.0f ms aggregations, %u regions at "
