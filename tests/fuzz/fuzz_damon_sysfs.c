@@ -240,6 +240,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tier__batch_init(&b, sink, NULL);
 	ret = tier__damon_collect_tried(&t, &b, &err);
 	tier__batch_flush(&b);
+	tier__damon_collect_release(&t);
 	remove_made();
 	if (ret) {
 		must(ret < 0, "collect returns 0 or -errno");

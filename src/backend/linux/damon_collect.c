@@ -315,6 +315,16 @@ static void keep_last(struct tier__damon_tracker *t, struct tier__damon_region *
 	t->last_us = now_of(t);
 }
 
+void tier__damon_collect_release(struct tier__damon_tracker *t)
+{
+	free(t->last);
+	free(t->last_off);
+	t->last = NULL;
+	t->last_off = NULL;
+	t->last_nr = t->last_cap = t->last_schemes = 0;
+	t->last_us = 0;
+}
+
 /* The last snapshot handed on again (a collect that comes while the next
  * is being made ahead: the last aggregation known speaks for the time
  * since, as a snapshot always does). */

@@ -91,8 +91,7 @@ static void damon_destroy(void *priv)
 		tier__damon_trace_close(&t->trace, &t->fs);
 	tier__damon_kdamond_give_back(t);
 	free(t->pids);
-	free(t->last);
-	free(t->last_off);
+	tier__damon_collect_release(t);
 	tier__roots_release(&t->roots);
 	free(t);
 }
