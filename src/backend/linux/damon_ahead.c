@@ -43,13 +43,6 @@ struct tier__damon_ahead {
 	uint64_t wait_us;		/* ... after waiting this long */
 };
 
-static uint64_t now_of(const struct tier__damon_tracker *t)
-{
-	const struct tier__damon_hooks *h = &t->fs.hooks;
-
-	return h->now_us ? h->now_us(h->ctx) : tier_linux_now_us();
-}
-
 static void *ahead_main(void *arg)
 {
 	struct tier__damon_tracker *t = arg;
@@ -57,7 +50,7 @@ static void *ahead_main(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	while (!a->stop) {
-		uint64_t now = now_of(t), t0;
+		uint64_t now = tier__damon_now_us(t), t0;
 		int ret;
 
 		if (a->holds) {
@@ -93,12 +86,12 @@ static void *ahead_main(void *arg)
 		a->running = a->updating = true;
 		a->ready = false;
 		pthread_mutex_unlock(&a->lock);
-		t0 = now_of(t);
+		t0 = tier__damon_now_us(t);
 		ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", NULL);
 		pthread_mutex_lock(&a->lock);
 		a->running = a->updating = false;
 		a->ready = !ret;
-		a->done_us = now_of(t);
+		a->done_us = tier__damon_now_us(t);
 		a->wait_us = a->done_us - t0;
 		pthread_cond_broadcast(&a->cond);
 	}
@@ -189,7 +182,7 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 
 	if (!a)
 		return got;
-	t0 = now = now_of(t);
+	t0 = now = tier__damon_now_us(t);
 	pthread_mutex_lock(&a->lock);
 	if (!(a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) &&
 	    (a->updating || a->at_us) && t->last_us &&
@@ -203,7 +196,7 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 	a->at_us = 0;		/* not yet asked: the collect asks now */
 	a->clear_due = false;	/* a request clears the files itself */
 	settle(t, true);
-	now = now_of(t);
+	now = tier__damon_now_us(t);
 	if (a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) {
 		got = TIER__DAMON_AHEAD_READY;
 		t->snap.wait_us += now - t0;

@@ -187,23 +187,15 @@ static void waiting(const struct tier__damon_tracker *t, bool begin)
 		t->wait(t->wait_arg, begin);
 }
 
-/* The tracker's clock (its hooks' in tests). */
-static uint64_t now_of(const struct tier__damon_tracker *t)
-{
-	const struct tier__damon_hooks *h = &t->fs.hooks;
-
-	return h->now_us ? h->now_us(h->ctx) : tier_linux_now_us();
-}
-
 static int request_tried(struct tier__damon_tracker *t, struct tier_err *err)
 {
-	uint64_t t0 = now_of(t);
+	uint64_t t0 = tier__damon_now_us(t);
 	int ret;
 
 	waiting(t, true);
 	ret = tier__damon_sysfs_command(&t->fs, "update_schemes_tried_regions", err);
 	waiting(t, false);
-	t->snap.wait_us += now_of(t) - t0;
+	t->snap.wait_us += tier__damon_now_us(t) - t0;
 	t->snap.requests++;
 
 	if (ret && !tier__damon_sysfs_is_on(&t->fs)) {
@@ -312,7 +304,7 @@ static void keep_last(struct tier__damon_tracker *t, struct tier__damon_region *
 	}
 	off[nr_schemes] = t->last_nr;
 	t->last_schemes = nr_schemes;
-	t->last_us = now_of(t);
+	t->last_us = tier__damon_now_us(t);
 }
 
 void tier__damon_collect_release(struct tier__damon_tracker *t)
@@ -348,7 +340,7 @@ static void await_first_snapshot(struct tier__damon_tracker *t)
 	if (!t->started_us)
 		return;
 	due = t->started_us + FIRST_AGGRS * t->aggr_us;
-	now = now_of(t);
+	now = tier__damon_now_us(t);
 	t->started_us = 0;
 	if (now >= due)
 		return;

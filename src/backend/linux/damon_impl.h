@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "backend/linux/clock.h"
 #include "backend/linux/damon_sysfs.h"
 #include "backend/linux/damon_trace.h"
 #include "backend/linux/tracker_util.h"
@@ -154,6 +155,14 @@ int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_ba
 /* Adds the damon_aggregated events of t's kdamond that the trace pipe
  * holds now to b as observations of the targets. */
 void tier__damon_collect_trace(struct tier__damon_tracker *t, struct tier__obs_batch *b);
+
+/* The tracker's clock: its hooks' (tests), else the monotonic one. */
+static inline uint64_t tier__damon_now_us(const struct tier__damon_tracker *t)
+{
+	const struct tier__damon_hooks *h = &t->fs.hooks;
+
+	return h->now_us ? h->now_us(h->ctx) : tier_linux_now_us();
+}
 
 /* ---- snapshots ahead (damon_ahead.c) ------------------------------------
  * The tried_regions snapshot the next collect takes, asked for by a thread
