@@ -366,7 +366,7 @@ static int kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
 	if (ret)
 		return ret;
 	t->running = true;
-	t->started_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) : tier_linux_now_us();
+	t->started_us = tier__damon_now_us(t);
 	tier__damon_ahead_cancel(t);
 	if (!tier__damon_sysfs_read_u64(fs, &pid, NULL, "kdamonds/%u/pid", fs->kdamond))
 		t->kdamond_pid = (pid_t)pid;
@@ -376,8 +376,7 @@ static int kdamond_start(struct tier__damon_tracker *t, struct tier_err *err)
 	if (t->kdamond_pid > 0 && t->kdamond_pid != t->share_pid &&
 	    !tier_linux_cpu_seconds(&t->roots.ctx, t->kdamond_pid, &cpu)) {
 		t->share_pid = t->kdamond_pid;
-		t->share_since_us = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) :
-							 tier_linux_now_us();
+		t->share_since_us = tier__damon_now_us(t);
 		t->share_cpu_s = cpu;
 		t->share_short = true;
 	}
@@ -436,7 +435,7 @@ static int write_intervals(struct tier__damon_tracker *t, struct tier_err *err)
 void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 {
 	double want = t->roots.ctx.kthread_cpu_percent, cpu, pct;
-	uint64_t now = t->fs.hooks.now_us ? t->fs.hooks.now_us(t->fs.hooks.ctx) : tier_linux_now_us();
+	uint64_t now = tier__damon_now_us(t);
 	uint64_t sample = t->sample_us, old_sample = t->sample_us;
 	unsigned regions = t->max_regions, old_regions = t->max_regions;
 	struct tier_err err = { "" };
