@@ -702,6 +702,97 @@ static void test_damon_snapshot_ahead(void **state)
 	free(j);
 }
 
+/* Once the tierd-damon thread runs, a change of intervals the CPU share
+ * asks for is the thread's to commit (6.12 answers a commit at the end of
+ * an aggregation): the upkeep returns without a write, the thread writes
+ * and commits, and the collect after takes the new intervals in; a commit
+ * the kernel refuses leaves the files and the intervals as they were. */
+static void test_damon_intervals_through_thread(void **state)
+{
+	static const char *const slower_writes[] = {
+		"K/contexts/0/monitoring_attrs/intervals/sample_us=50000",
+		"K/contexts/0/monitoring_attrs/intervals/aggr_us=500000",
+		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
+		"K/state=commit",
+		NULL,
+	};
+	static const char *const collect_writes[] = {
+		"K/state=update_schemes_tried_regions",
+		"K/state=clear_schemes_tried_regions",
+		NULL,
+	};
+	unsigned long long ticks = 1000;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct tier__damon_hooks hooks = { .on_write = on_write, .ctx = j, .now_us = fake_clock,
+					   .sleep_us = fake_sleep };
+	struct tier__damon_info info;
+	struct tier__damon_tracker *dt;
+	struct tier_err err = { "" };
+	struct got g = { .n = 0 };
+	struct tmp t;
+	size_t at;
+	void *priv;
+
+	(void)state;
+	priv = share_fixture(&t, &hooks, ticks);
+	dt = priv;
+	fake_now += 400000;
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	tier__linux_tracker_damon.ahead(priv, fake_now);	/* starts the thread */
+	assert_true(tier__damon_ahead_settle(dt));
+
+	/* 20% of a core over the kdamond's first second, while the thread
+	 * is held: the upkeep writes nothing itself. */
+	at = j->n;
+	tier__damon_ahead_hold(dt, true);
+	fake_now += 600000;
+	ticks += (unsigned long long)(0.2 * (double)sysconf(_SC_CLK_TCK));
+	kdamond_ticks(&t, ticks);
+	tier__linux_tracker_damon.maintain(priv);
+	usleep(20000);
+	assert_int_equal(at, j->n);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 5000);
+	/* Released: the thread commits; the intervals are taken in by the
+	 * next collect, which asks for its snapshot itself (one standing
+	 * would be counted in the old samples). */
+	tier__damon_ahead_hold(dt, false);
+	assert_false(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, slower_writes);
+	assert_int_equal(at, j->n);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 5000);
+	assert_int_equal(info.interval_changes, 0);
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	assert_false(tier__damon_ahead_settle(dt));
+	expect_writes(j, &at, 1, collect_writes);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 50000);
+	assert_int_equal(info.aggr_us, 500000);
+	assert_int_equal(info.interval_changes, 1);
+
+	/* The window starts again with the new intervals, then 18% of a
+	 * core asks for 100 ms samples; the kernel refuses the commit. */
+	j->busy_val = "commit";
+	j->busy_left = -1;
+	j->busy_errno = EINVAL;
+	share_window(&t, priv, &ticks, 0.18, &info);
+	share_window(&t, priv, &ticks, 0.18, &info);
+	assert_false(tier__damon_ahead_settle(dt));
+	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
+	tier__damon_info(priv, &info);
+	assert_int_equal(info.sample_us, 50000);
+	assert_int_equal(info.interval_changes, 1);
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/1/contexts/0/"
+				"monitoring_attrs/intervals/sample_us"), "50000");
+	j->busy_val = NULL;
+
+	tier__linux_tracker_damon.destroy(priv);
+	free(j);
+	tmp_release(&t);
+}
+
 static void test_damon_reuses_off_kdamond(void **state)
 {
 	struct journal *j = calloc(1, sizeof(*j));
@@ -1205,6 +1296,7 @@ int main(void)
 		cmocka_unit_test(test_damon_new_kdamond_converges),
 		cmocka_unit_test(test_damon_first_snapshot_waits),
 		cmocka_unit_test(test_damon_snapshot_ahead),
+		cmocka_unit_test(test_damon_intervals_through_thread),
 		cmocka_unit_test(test_damon_reuses_off_kdamond),
 		cmocka_unit_test(test_damon_all_running),
 		cmocka_unit_test(test_damon_busy_retry),

@@ -18,6 +18,12 @@
 #include "backend/linux/tracker_util.h"
 #include "core/err.h"
 
+/* The kdamond's monitoring intervals and regions (damon_kdamond.c). */
+struct tier__damon_intervals {
+	uint64_t sample_us, aggr_us, update_us;
+	unsigned max_regions;
+};
+
 /* One region of a tried_regions snapshot. */
 struct tier__damon_region {
 	uint64_t start, end, nr_accesses;
@@ -47,6 +53,7 @@ struct tier__damon_tracker {
 	double share_cpu_s;		/* its CPU seconds at share_since_us */
 	bool share_short;		/* short windows: not yet measured within
 					 * its share since it started */
+	bool share_restart;		/* new intervals: the window starts again */
 	/* When the running kdamond was started (its clock: hooks.now_us),
 	 * until its first snapshot was read; 0 after. */
 	uint64_t started_us;
@@ -121,6 +128,20 @@ int tier__damon_kdamond_setup(struct tier__damon_tracker *t, uint64_t interval_u
  * intervals as they were. The tracker's maintain op. */
 void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t);
 
+/* Writes want's intervals and regions to the kdamond's files and commits
+ * them online; on failure writes was's back (the running kdamond keeps
+ * its attributes). Touches t->fs only, not t's intervals: the tierd-damon
+ * thread calls it. Returns 0 or -errno. */
+int tier__damon_kdamond_commit_intervals(struct tier__damon_tracker *t,
+					 const struct tier__damon_intervals *want,
+					 const struct tier__damon_intervals *was);
+
+/* Makes iv t's intervals once the kdamond has them: counts the change,
+ * drops the last snapshot (its counts are in the old samples) and starts
+ * the CPU share's window again at the next upkeep. */
+void tier__damon_kdamond_set_intervals(struct tier__damon_tracker *t,
+				       const struct tier__damon_intervals *iv);
+
 /* Writes t->pids as the context's targets and, unless t->tracepoint,
  * the "stat" schemes that report their regions: one per target with a
  * target filter when t->per_target and there are not too many targets
@@ -168,20 +189,22 @@ static inline uint64_t tier__damon_now_us(const struct tier__damon_tracker *t)
  * The tried_regions snapshot the next collect takes, asked for by a thread
  * of the tracker's own ("tierd-damon") one aggregation and a margin before
  * the step that collects is due, so that the step does not wait for the
- * kdamond. The other commands to the kdamond (targets, intervals, on and
- * off) hold it: a snapshot made before them may no longer match.
+ * kdamond; the thread also makes the clear after the collect and the
+ * commits of new intervals the CPU share asks for. The other commands to
+ * the kdamond (targets, on and off) hold it: a snapshot made before them
+ * may no longer match, and the kernel takes one command at a time.
  *
  * tier__damon_ahead: the next step is due at step_us (the tracker's
  * clock); nothing for a kdamond not running, not past its first snapshot,
  * or reporting by trace events. Starts the thread at its first call.
  * tier__damon_ahead_take: for the collect: TIER__DAMON_AHEAD_READY when a
  * snapshot made at most an aggregation and the margin ago stands in the
- * files (the collect reads it); TIER__DAMON_AHEAD_RESTATE when one is
- * being made or asked for and the last snapshot read whole (t->last_us)
+ * files (the collect reads it); TIER__DAMON_AHEAD_RESTATE when one (or a
+ * commit of intervals) is being made or asked for and the last snapshot read whole (t->last_us)
  * is at most two aggregations and the margin old (the collect hands it on
  * again rather than wait for the kdamond; the request goes on); else a
- * request asked for and not made yet is withdrawn, one being made waited
- * for (ctx.wait around it), and READY, or TIER__DAMON_AHEAD_NONE (the
+ * request asked for and not made yet is withdrawn, one being made (and a
+ * commit of intervals due) waited for (ctx.wait around it), and READY, or TIER__DAMON_AHEAD_NONE (the
  * collect asks itself).
  * tier__damon_ahead_clear: for the collect, once it read the snapshot:
  * returns 1 when the thread clears the files (before any request it makes
@@ -190,10 +213,19 @@ static inline uint64_t tier__damon_now_us(const struct tier__damon_tracker *t)
  * false): a request or clear being made is waited out and none is made
  * until the last hold ends; no snapshot stands after it, and one asked for
  * is made after the command (with the targets and intervals it set).
+ * tier__damon_ahead_intervals: for the CPU share's upkeep: has the thread
+ * commit want (was: the intervals in force, written back if the commit
+ * fails) before any request it makes next; a snapshot standing is
+ * dropped when it is made. Returns 1 when the thread takes it, 0 when
+ * there is no thread (the caller commits itself).
+ * tier__damon_ahead_sync: takes a commit the thread made into t's
+ * intervals (tier__damon_kdamond_set_intervals); returns 1 while one is
+ * due or being made, else 0. The collect calls it (through
+ * tier__damon_ahead_take too), and the upkeep.
  * tier__damon_ahead_cancel: withdraws a request not made yet (a kdamond
  * started anew: its first snapshot waits for its first aggregations).
- * tier__damon_ahead_settle: for tests: waits until no request or clear is
- * due or being made; returns whether a snapshot stands.
+ * tier__damon_ahead_settle: for tests: waits until no request, clear or
+ * commit of intervals is due or being made; returns whether a snapshot stands.
  * tier__damon_ahead_release: stops the thread (the tracker's destroy). */
 struct tier__damon_ahead;
 void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
@@ -201,6 +233,10 @@ enum { TIER__DAMON_AHEAD_NONE, TIER__DAMON_AHEAD_READY, TIER__DAMON_AHEAD_RESTAT
 int tier__damon_ahead_take(struct tier__damon_tracker *t);
 void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold);
 void tier__damon_ahead_cancel(struct tier__damon_tracker *t);
+int tier__damon_ahead_intervals(struct tier__damon_tracker *t,
+				const struct tier__damon_intervals *want,
+				const struct tier__damon_intervals *was);
+int tier__damon_ahead_sync(struct tier__damon_tracker *t);
 int tier__damon_ahead_clear(struct tier__damon_tracker *t);
 bool tier__damon_ahead_settle(struct tier__damon_tracker *t);
 void tier__damon_ahead_release(struct tier__damon_tracker *t);

@@ -130,21 +130,43 @@ void tier__damon_kdamond_give_back(struct tier__damon_tracker *t)
 /* The intervals for a sample interval: the aggregation the collect
  * interval asked for, or longer to keep DAMON_MIN_SAMPLES in it (up to
  * DAMON_AGGR_MAX_US), a whole number of samples. */
-static void set_intervals(struct tier__damon_tracker *t, uint64_t sample_us)
+/* The intervals that go with a sample interval: the aggregation the
+ * collect picked (t->base_aggr_us), at least DAMON_MIN_SAMPLES samples
+ * and at most DAMON_AGGR_MAX_US; t's regions. */
+static struct tier__damon_intervals intervals_for(const struct tier__damon_tracker *t,
+						  uint64_t sample_us, unsigned max_regions)
 {
+	struct tier__damon_intervals iv = { .sample_us = sample_us, .max_regions = max_regions };
 	uint64_t aggr = t->base_aggr_us;
 
 	if (aggr < sample_us * DAMON_MIN_SAMPLES)
 		aggr = sample_us * DAMON_MIN_SAMPLES;
 	if (aggr > DAMON_AGGR_MAX_US)
 		aggr = DAMON_AGGR_MAX_US;
-	t->sample_us = sample_us;
-	t->aggr_us = aggr / sample_us * sample_us;
-	t->update_us = t->aggr_us > DAMON_UPDATE_MIN_US ? t->aggr_us : DAMON_UPDATE_MIN_US;
+	iv.aggr_us = aggr / sample_us * sample_us;
+	iv.update_us = iv.aggr_us > DAMON_UPDATE_MIN_US ? iv.aggr_us : DAMON_UPDATE_MIN_US;
+	return iv;
+}
+
+static struct tier__damon_intervals intervals_of(const struct tier__damon_tracker *t)
+{
+	return (struct tier__damon_intervals){ .sample_us = t->sample_us,
+					       .aggr_us = t->aggr_us,
+					       .update_us = t->update_us,
+					       .max_regions = t->max_regions };
+}
+
+static void set_intervals(struct tier__damon_tracker *t, const struct tier__damon_intervals *iv)
+{
+	t->sample_us = iv->sample_us;
+	t->aggr_us = iv->aggr_us;
+	t->update_us = iv->update_us;
+	t->max_regions = iv->max_regions;
 }
 
 static void pick_intervals(struct tier__damon_tracker *t, uint64_t interval_us)
 {
+	struct tier__damon_intervals iv;
 	uint64_t aggr = interval_us / 10;
 
 	/* update_schemes_tried_regions waits for the end of the next
@@ -159,8 +181,8 @@ static void pick_intervals(struct tier__damon_tracker *t, uint64_t interval_us)
 		aggr = DAMON_AGGR_MAX_US;
 	t->base_aggr_us = aggr;
 	t->share_percent = -1;
-	t->max_regions = DAMON_MAX_REGIONS;
-	set_intervals(t, DAMON_SAMPLE_US);
+	iv = intervals_for(t, DAMON_SAMPLE_US, DAMON_MAX_REGIONS);
+	set_intervals(t, &iv);
 }
 
 /* One context, of vaddr operations. */
@@ -408,15 +430,16 @@ int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err
 
 /* ---- its CPU share ------------------------------------------------------ */
 
-static int write_intervals(struct tier__damon_tracker *t, struct tier_err *err)
+static int write_intervals(struct tier__damon_tracker *t, const struct tier__damon_intervals *iv,
+			   struct tier_err *err)
 {
 	const struct {
 		const char *file;
 		uint64_t val;
 	} attrs[] = {
-		{ "sample_us", t->sample_us },
-		{ "aggr_us", t->aggr_us },
-		{ "update_us", t->update_us },
+		{ "sample_us", iv->sample_us },
+		{ "aggr_us", iv->aggr_us },
+		{ "update_us", iv->update_us },
 	};
 	size_t i;
 	int ret = 0;
@@ -426,23 +449,61 @@ static int write_intervals(struct tier__damon_tracker *t, struct tier_err *err)
 						  "kdamonds/%u/contexts/0/monitoring_attrs/intervals/%s",
 						  t->fs.kdamond, attrs[i].file);
 	if (!ret)
-		ret = tier__damon_sysfs_write_u64(&t->fs, t->max_regions, err,
+		ret = tier__damon_sysfs_write_u64(&t->fs, iv->max_regions, err,
 						  "kdamonds/%u/contexts/0/monitoring_attrs/nr_regions/max",
 						  t->fs.kdamond);
 	return ret;
+}
+
+int tier__damon_kdamond_commit_intervals(struct tier__damon_tracker *t,
+					 const struct tier__damon_intervals *want,
+					 const struct tier__damon_intervals *was)
+{
+	struct tier_err err = { "" };
+	int ret;
+
+	ret = write_intervals(t, want, &err);
+	if (!ret)
+		ret = tier__damon_sysfs_command(&t->fs, "commit", &err);
+	/* The running kdamond keeps its attributes; so do the files. */
+	if (ret)
+		write_intervals(t, was, NULL);
+	return ret;
+}
+
+void tier__damon_kdamond_set_intervals(struct tier__damon_tracker *t,
+				       const struct tier__damon_intervals *iv)
+{
+	set_intervals(t, iv);
+	t->interval_changes++;
+	t->last_us = 0;		/* its regions counted in the old samples */
+	/* The next window measures the new intervals alone. */
+	t->share_restart = true;
 }
 
 void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 {
 	double want = t->roots.ctx.kthread_cpu_percent, cpu, pct;
 	uint64_t now = tier__damon_now_us(t);
-	uint64_t sample = t->sample_us, old_sample = t->sample_us;
-	unsigned regions = t->max_regions, old_regions = t->max_regions;
-	struct tier_err err = { "" };
+	uint64_t sample = t->sample_us;
+	unsigned regions = t->max_regions;
+	struct tier__damon_intervals iv, was;
+	int queued;
 
+	/* A change the tierd-damon thread commits is taken in first; while
+	 * it is under way, no other. */
+	if (tier__damon_ahead_sync(t))
+		return;
 	if (want <= 0 || !t->running || t->kdamond_pid <= 0 ||
 	    tier_linux_cpu_seconds(&t->roots.ctx, t->kdamond_pid, &cpu))
 		return;
+	if (t->share_restart) {
+		/* New intervals since the window began: it starts again. */
+		t->share_restart = false;
+		t->share_since_us = now;
+		t->share_cpu_s = cpu;
+		return;
+	}
 	/* A new kdamond (restarted for new targets) starts a new window. */
 	if (t->share_pid != t->kdamond_pid || !t->share_since_us || cpu < t->share_cpu_s) {
 		t->share_pid = t->kdamond_pid;
@@ -500,17 +561,19 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 		regions = DAMON_MAX_REGIONS;
 	if (sample == t->sample_us && regions == t->max_regions)
 		return;
-	tier__damon_ahead_hold(t, true);
-	set_intervals(t, sample);
-	t->max_regions = regions;
-	if (write_intervals(t, &err) || tier__damon_sysfs_command(&t->fs, "commit", &err)) {
-		/* The running kdamond keeps its attributes; so do the files. */
-		set_intervals(t, old_sample);
-		t->max_regions = old_regions;
-		write_intervals(t, NULL);
-		tier__damon_ahead_hold(t, false);
+	iv = intervals_for(t, sample, regions);
+	was = intervals_of(t);
+	/* 6.12 answers a commit at the end of the kdamond's aggregation (up
+	 * to a second here) and polls for it in 100 ms sleeps: the thread
+	 * that asks for snapshots makes it, where there is one, and the
+	 * collect takes the new intervals in once it is made. */
+	queued = tier__damon_ahead_intervals(t, &iv, &was);
+	if (queued)
 		return;
+	tier__damon_ahead_hold(t, true);
+	if (!tier__damon_kdamond_commit_intervals(t, &iv, &was)) {
+		tier__damon_kdamond_set_intervals(t, &iv);
+		t->share_restart = false;	/* the window began now */
 	}
 	tier__damon_ahead_hold(t, false);
-	t->interval_changes++;
 }
