@@ -160,6 +160,10 @@ struct tierd {
 	struct tierd_history hist;	/* the last hour (its own lock) */
 	uint64_t steps;
 	uint64_t step_cpu_us;		/* the step thread's CPU in steps, all told */
+	/* The last step's CPU (us) in the policy loop's step (the tracker's
+	 * collect and the policy's tick with its moves), in the heatmaps and
+	 * in publishing the figures: the step's debug line. */
+	uint64_t step_loop_us, step_heat_us, step_publish_us;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	struct tier_pace pace;		/* the steps' CPU share (pace.h) */

@@ -46,23 +46,30 @@ static uint64_t env_now_us(const struct tierd *d)
 static void step_once(struct tierd *d)
 {
 	struct tier_err err = { "" };
+	uint64_t t0, t1, t2;
 	int ret;
 
+	d->step_loop_us = d->step_heat_us = 0;
 	ret = d->be->prepare(d->be, &d->loop, tier_linux_now_us(), &err);
 	if (ret == 1) {
 		tierd_log(&d->log, LOG_INFO, "the machine's run is over; stopping");
 		tierd_stop(d);
 		return;
 	}
+	t0 = cpu_us();
 	if (!ret && tierd_heat_sync(&d->heat, env_now_us(d)))
 		tierd_log(&d->log, LOG_DEBUG, "heatmaps: out of memory; some processes have none");
+	t1 = cpu_us();
 	if (!ret)
 		ret = tier_loop_step(&d->loop, &err);
+	d->step_loop_us = cpu_us() - t1;
 	/* Drains go on whatever the policy's step did. */
 	if (ret != 1)
 		tierd_drain_step(d);
 	/* The step's observations go into the heatmaps' time slices. */
+	t2 = cpu_us();
 	tierd_heat_commit(&d->heat, env_now_us(d));
+	d->step_heat_us = t1 - t0 + cpu_us() - t2;
 	if (ret) {
 		/* Errors of one step are logged, not fatal: a workload that
 		 * exits mid-batch must not take the daemon down. Past the
@@ -103,8 +110,9 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 	tierd_log(&d->log, LOG_DEBUG,
 		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (%.1f waiting for a CPU, %.1f "
 		  "blocked) (tracker %.1f, maps %.1f, "
-		  "placement check %.1f, node query %.1f, moves %.1f in %.1f); %llu pages moved (%llu up, "
-		  "%llu down); next in %.1f ms",
+		  "placement check %.1f, node query %.1f, moves %.1f in %.1f; the loop's step %.1f, "
+		  "heatmaps %.1f, publishing %.1f); %llu pages moved (%llu up, %llu down); next in "
+		  "%.1f ms",
 		  (unsigned long long)d->steps,
 		  (double)(tier_linux_now_us() - wall - d->start_us) / 1e6, (double)cpu / 1e3,
 		  (double)wall / 1e3, (double)runq / 1e3, (double)off / 1e3,
@@ -114,6 +122,8 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (b->query_cpu_seconds - a->query_cpu_seconds) * 1e3,
 		  (b->move_cpu_seconds - a->move_cpu_seconds) * 1e3,
 		  (b->move_wall_seconds - a->move_wall_seconds) * 1e3,
+		  (double)d->step_loop_us / 1e3, (double)d->step_heat_us / 1e3,
+		  (double)d->step_publish_us / 1e3,
 		  (unsigned long long)((up + down) >> d->be->env->page_shift),
 		  (unsigned long long)(up >> d->be->env->page_shift),
 		  (unsigned long long)(down >> d->be->env->page_shift),
@@ -167,9 +177,11 @@ uint64_t tierd_step(struct tierd *d)
 	/* The step's own CPU, in the figures it publishes (their parts add
 	 * up to it); publishing and the metrics count toward the share. */
 	d->step_cpu_us += cpu_us() - cpu0;
+	d->step_publish_us = cpu_us();
 	tierd_publish(d);
 	/* Within the CPU share: rendering the metrics is tierd's work too. */
 	tierd_metrics_step(d, tier_linux_now_us() - now);
+	d->step_publish_us = cpu_us() - d->step_publish_us;
 	atomic_store(&d->step_started_us, 0);
 	next = now + d->cfg.interval_ms * 1000;
 	/* The CPU share (core/pace.h): steps are spaced by what they cost
