@@ -189,6 +189,11 @@ struct tier_world {
 	 * the world may ask the kernel ahead for what that step's collect
 	 * reads. Optional. */
 	void (*ahead)(struct tier_world *b, uint64_t step_us);
+	/* Optional. Whether the tracker has news for a step: false when all
+	 * a collect would hand over restates the last one's (the daemon then
+	 * waits an interval, within a bound, rather than take the same
+	 * picture in again). NULL: always. */
+	bool (*news)(struct tier_world *b);
 	/* Required. Undoes what the backend changed (kernel tiering knobs, a
 	 * kdamond) and frees it. */
 	void (*destroy)(struct tier_world *b);

@@ -164,6 +164,9 @@ struct tierd {
 	 * collect and the policy's tick with its moves), in the heatmaps and
 	 * in publishing the figures: the step's debug line. */
 	uint64_t step_loop_us, step_heat_us, step_publish_us;
+	/* Steps not taken for want of news from the tracker (tierd_step):
+	 * all told, and since the last step taken; when that one began. */
+	uint64_t quiet_steps, quiet_since_step, last_look_us;
 	uint64_t step_errors;		/* failed steps since the last good one */
 	uint64_t next_step_us;		/* CPU share: no step before this */
 	struct tier_pace pace;		/* the steps' CPU share (pace.h) */

@@ -217,6 +217,7 @@ static struct json_object *status_figures(struct tierd *d, double *kd_s)
 	json_object_object_add(o, "heatmap_bytes", json_object_new_uint64(tierd_heat_bytes(&d->heat)));
 	json_object_object_add(o, "steps", json_object_new_uint64(d->steps));
 	json_object_object_add(o, "resumes", json_object_new_uint64(d->resumes));
+	json_object_object_add(o, "steps_without_news", json_object_new_uint64(d->quiet_steps));
 	json_object_object_add(o, "interval_ms", json_object_new_uint64(d->cfg.interval_ms));
 	json_object_object_add(o, "max_cpu_percent", json_object_new_uint64(d->cfg.max_cpu_percent));
 	if (step_share)

@@ -111,8 +111,8 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  "step %llu at %.2f s: %.1f ms CPU in %.1f ms (%.1f waiting for a CPU, %.1f "
 		  "blocked) (tracker %.1f, maps %.1f, "
 		  "placement check %.1f, node query %.1f, moves %.1f in %.1f; the loop's step %.1f, "
-		  "heatmaps %.1f, publishing %.1f); %llu pages moved (%llu up, %llu down); next in "
-		  "%.1f ms",
+		  "heatmaps %.1f, publishing %.1f); %llu pages moved (%llu up, %llu down); %llu "
+		  "steps skipped before it (no news); next in %.1f ms",
 		  (unsigned long long)d->steps,
 		  (double)(tier_linux_now_us() - wall - d->start_us) / 1e6, (double)cpu / 1e3,
 		  (double)wall / 1e3, (double)runq / 1e3, (double)off / 1e3,
@@ -127,7 +127,7 @@ static void log_step(const struct tierd *d, const struct tier_world_stats *a,
 		  (unsigned long long)((up + down) >> d->be->env->page_shift),
 		  (unsigned long long)(up >> d->be->env->page_shift),
 		  (unsigned long long)(down >> d->be->env->page_shift),
-		  (double)pause / 1e3);
+		  (unsigned long long)d->quiet_since_step, (double)pause / 1e3);
 }
 
 /* After a step or a resume: the next resume, when the policy has moves
@@ -162,6 +162,38 @@ unsigned tierd_step_share_milli(const struct tierd *d)
 	return share;
 }
 
+/* A step waits for news from the tracker at most this long after the last
+ * one taken: the policy's other inputs (new processes, intents, a
+ * reload's limits) are taken in by steps too. */
+#define QUIET_MAX_US 2000000u
+
+/* No news from the tracker (a collect would hand over what the last one
+ * did: DAMON's last snapshot while the next is made, soft-dirty's picture
+ * as rated before), within QUIET_MAX_US of the last step taken: no step
+ * now, the next in an interval. In the guest, such steps came every
+ * 100 ms between DAMON's aggregations (0.5-1 s) and soft-dirty's rounds
+ * (1-2 s) in the first seconds, each 70-110 ms of CPU taking the same
+ * picture in again, on the CPU the soft-dirty round and the workload
+ * wanted, and the CPU share's bucket they emptied paused the step that
+ * had news for 4-7 s. Returns the next step's time, or 0: take this
+ * one. */
+static uint64_t quiet_step(struct tierd *d, uint64_t now)
+{
+	uint64_t next;
+
+	if (d->args->machine || !d->be->news || !d->last_look_us ||
+	    now - d->last_look_us >= QUIET_MAX_US || d->be->news(d->be))
+		return 0;
+	d->quiet_steps++;
+	d->quiet_since_step++;
+	next = now + d->cfg.interval_ms * 1000;
+	if (next < d->next_step_us)
+		next = d->next_step_us;
+	if (d->be->ahead)
+		d->be->ahead(d->be, next);
+	return next;
+}
+
 uint64_t tierd_step(struct tierd *d)
 {
 	uint64_t now = tier_linux_now_us(), cpu0 = cpu_us(), next;
@@ -169,6 +201,11 @@ uint64_t tierd_step(struct tierd *d)
 	bool figures = !d->args->machine || debug;	/* the world's, before and after */
 	uint64_t runq0 = debug ? runq_wait_us() : 0;
 	struct tier_world_stats before, after;
+
+	next = quiet_step(d, now);
+	if (next)
+		return next;
+	d->last_look_us = now;
 
 	if (figures)
 		d->be->stats(d->be, &before);
@@ -219,6 +256,7 @@ uint64_t tierd_step(struct tierd *d)
 		log_step(d, &before, &after, cpu0, t - now, runq_wait_us() - runq0,
 			 next > t ? next - t : 0);
 	}
+	d->quiet_since_step = 0;
 	return next;
 }
 

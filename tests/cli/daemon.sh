@@ -232,7 +232,7 @@ printf 'daemon:\n  log_level: debug\n' >"$CONF"
 start_sim_tierd
 until_ok 20 grep -q 'debug: step 2 at ' "$TMP/log"
 check "log_level debug: a line per step with when it came, its CPU, waits and blocked time, and its CPU by part" grep -qE \
-	'debug: step 2 at [0-9]+\.[0-9]{2} s: [0-9.]+ ms CPU in [0-9.]+ ms \([0-9.]+ waiting for a CPU, [0-9.]+ blocked\) \(tracker [0-9.]+, maps [0-9.]+, placement check [0-9.]+, node query [0-9.]+, moves [0-9.]+ in [0-9.]+; the loop.s step [0-9.]+, heatmaps [0-9.]+, publishing [0-9.]+\); [0-9]+ pages moved \([0-9]+ up, [0-9]+ down\); next in [0-9.]+ ms$' "$TMP/log"
+	'debug: step 2 at [0-9]+\.[0-9]{2} s: [0-9.]+ ms CPU in [0-9.]+ ms \([0-9.]+ waiting for a CPU, [0-9.]+ blocked\) \(tracker [0-9.]+, maps [0-9.]+, placement check [0-9.]+, node query [0-9.]+, moves [0-9.]+ in [0-9.]+; the loop.s step [0-9.]+, heatmaps [0-9.]+, publishing [0-9.]+\); [0-9]+ pages moved \([0-9]+ up, [0-9]+ down\); [0-9]+ steps skipped before it \(no news\); next in [0-9.]+ ms$' "$TMP/log"
 kill -TERM "$PID"
 wait "$PID"
 PID=

@@ -638,8 +638,10 @@ static void test_damon_snapshot_ahead(void **state)
 	assert_int_equal(st.damon_snap.requests, 0);
 
 	/* Due in a minute, and a collect comes now: the last snapshot, read
-	 * just now, is handed on again without a write. */
+	 * just now, is handed on again without a write - no news. */
+	assert_true(tier__linux_tracker_damon.news(priv));	/* nothing asked */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 60000000);
+	assert_false(tier__linux_tracker_damon.news(priv));
 	g.n = 0;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_int_equal(at, j->n);
@@ -651,6 +653,7 @@ static void test_damon_snapshot_ahead(void **state)
 	 * request not made yet is withdrawn, the collect asks itself and
 	 * nothing is asked after it. */
 	fake_now += 2 * 100000 + 250000 + 1;
+	assert_true(tier__linux_tracker_damon.news(priv));
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, collect_writes);
@@ -663,6 +666,7 @@ static void test_damon_snapshot_ahead(void **state)
 	 * margin after it): asked again. */
 	tier__linux_tracker_damon.ahead(priv, fake_now);
 	assert_true(tier__damon_ahead_settle(dt));
+	assert_true(tier__linux_tracker_damon.news(priv));	/* a snapshot stands */
 	expect_writes(j, &at, 1, update_writes);
 	fake_now += 2000000;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);

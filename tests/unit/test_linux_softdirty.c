@@ -1642,7 +1642,9 @@ static void test_softdirty_picture_reused(void **state)
 	calls = a.a.calls;
 	assert_true(calls >= 4);
 	first = g;
-	/* Nothing changed: the same observations, the world not asked. */
+	/* Nothing changed: the same observations, the world not asked; no
+	 * news for a step. */
+	assert_false(tier__linux_tracker_softdirty.news(priv));
 	g.n = 0;
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
 	assert_int_equal(g.n, 4);
@@ -1650,18 +1652,25 @@ static void test_softdirty_picture_reused(void **state)
 	assert_int_equal(a.a.calls, calls);
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.sd_pictures_reused, 1);
-	/* A page moved (the world's number changed): asked again. */
+	/* A page moved (the world's number changed): news, asked again. */
 	a.gen++;
+	assert_true(tier__linux_tracker_softdirty.news(priv));
 	g.n = 0;
 	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
 	assert_int_equal(g.n, 4);
 	assert_true(a.a.calls >= calls + 4);
 	calls = a.a.calls;
-	/* A new read (a new picture), the tiers as they were: asked again. */
+	assert_false(tier__linux_tracker_softdirty.news(priv));
+	/* A new read (a new picture), the tiers as they were: news, asked
+	 * again. */
 	set_pagemap_entry(&t, 0x600000, P | SD | 0x1000);
 	writer_ran(&t, 40000);
 	usleep(20000);
-	read_collect(priv, TIER__SD_READ, &g, 5);
+	assert_int_equal(tier__softdirty_step(priv, TIER__SD_READ, &err), 0);
+	assert_true(tier__linux_tracker_softdirty.news(priv));
+	g.n = 0;
+	assert_int_equal(tier__linux_tracker_softdirty.collect(priv, sink, &g, &err), 0);
+	assert_int_equal(g.n, 5);
 	assert_true(a.a.calls >= calls + 5);
 	tier__linux_tracker_softdirty.stats(priv, &st);
 	assert_int_equal(st.sd_pictures_reused, 1);

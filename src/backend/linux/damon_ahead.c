@@ -204,6 +204,20 @@ static void settle(struct tier__damon_tracker *t, bool tell)
 		t->wait(t->wait_arg, false);
 }
 
+/* Whether a collect at now hands on the last snapshot again: no fresh
+ * one stands, the next (or a commit of intervals) is on its way, and the
+ * last read whole is at most two aggregations and the margin old; with
+ * the lock held. */
+static bool restates(const struct tier__damon_tracker *t, uint64_t now)
+{
+	const struct tier__damon_ahead *a = t->ahead;
+
+	return !(a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) &&
+	       (a->updating || a->at_us || a->iv == IV_DUE || a->iv == IV_RUNNING) && t->last_us &&
+	       t->last_schemes == tier__damon_nr_schemes(t) &&
+	       now - t->last_us <= 2 * t->aggr_us + AHEAD_MARGIN_US;
+}
+
 /* Takes in the intervals the thread committed; with the lock held.
  * Returns 1 while a commit is due or being made. */
 static int sync_locked(struct tier__damon_tracker *t)
@@ -256,6 +270,22 @@ int tier__damon_ahead_intervals(struct tier__damon_tracker *t,
 	return 1;
 }
 
+bool tier__damon_ahead_news(struct tier__damon_tracker *t)
+{
+	struct tier__damon_ahead *a = t->ahead;
+	uint64_t now;
+	bool news;
+
+	if (!a || !t->running || t->tracepoint || t->started_us || !t->nr_pids)
+		return true;
+	now = tier__damon_now_us(t);
+	pthread_mutex_lock(&a->lock);
+	/* What tier__damon_ahead_take() would restate is no news. */
+	news = a->iv == IV_MADE || !restates(t, now);
+	pthread_mutex_unlock(&a->lock);
+	return news;
+}
+
 int tier__damon_ahead_take(struct tier__damon_tracker *t)
 {
 	struct tier__damon_ahead *a = t->ahead;
@@ -267,10 +297,7 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 	t0 = now = tier__damon_now_us(t);
 	pthread_mutex_lock(&a->lock);
 	sync_locked(t);
-	if (!(a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) &&
-	    (a->updating || a->at_us || a->iv == IV_DUE || a->iv == IV_RUNNING) && t->last_us &&
-	    t->last_schemes == tier__damon_nr_schemes(t) &&
-	    now - t->last_us <= 2 * t->aggr_us + AHEAD_MARGIN_US) {
+	if (restates(t, now)) {
 		/* The next snapshot (or a commit of intervals) is on its
 		 * way and the last is recent: the step does not wait for
 		 * the kdamond. */

@@ -206,6 +206,9 @@ static inline uint64_t tier__damon_now_us(const struct tier__damon_tracker *t)
  * request asked for and not made yet is withdrawn, one being made (and a
  * commit of intervals due) waited for (ctx.wait around it), and READY, or TIER__DAMON_AHEAD_NONE (the
  * collect asks itself).
+ * tier__damon_ahead_news: false when a collect now would restate the last
+ * snapshot (TIER__DAMON_AHEAD_RESTATE above), else true (also without the
+ * thread, before the first snapshot, and by trace events).
  * tier__damon_ahead_clear: for the collect, once it read the snapshot:
  * returns 1 when the thread clears the files (before any request it makes
  * next), 0 when there is no thread (the collect clears them itself).
@@ -231,6 +234,7 @@ struct tier__damon_ahead;
 void tier__damon_ahead(struct tier__damon_tracker *t, uint64_t step_us);
 enum { TIER__DAMON_AHEAD_NONE, TIER__DAMON_AHEAD_READY, TIER__DAMON_AHEAD_RESTATE };
 int tier__damon_ahead_take(struct tier__damon_tracker *t);
+bool tier__damon_ahead_news(struct tier__damon_tracker *t);
 void tier__damon_ahead_hold(struct tier__damon_tracker *t, bool hold);
 void tier__damon_ahead_cancel(struct tier__damon_tracker *t);
 int tier__damon_ahead_intervals(struct tier__damon_tracker *t,

@@ -204,6 +204,13 @@ struct tier_linux_tracker_ops {
 	 * the tracker may ask the kernel ahead for what that collect reads
 	 * (DAMON: its snapshot, damon_ahead.c), so that it does not wait. */
 	void (*ahead)(void *priv, uint64_t step_us);
+	/* Optional. Whether a collect now would hand over anything the last
+	 * one did not: false when all it has restates the last collect's
+	 * (DAMON's last snapshot while the next is being made, soft-dirty's
+	 * picture unchanged and rated as before), so that a step may wait
+	 * for news rather than take the same picture in again. NULL: always
+	 * news. */
+	bool (*news)(void *priv);
 	/* Optional. The kdamond the tracker runs now: true with its index
 	 * under kdamonds/ and its kernel thread's pid (for the state file
 	 * that lets a later start stop it, and for its CPU time). */

@@ -350,6 +350,15 @@ static void combo_ahead(void *priv, uint64_t step_us)
 		c->second->ahead(c->sd, step_us);
 }
 
+/* News from either tracker, or targets the second has still to take. */
+static bool combo_news(void *priv)
+{
+	struct combo *c = priv;
+
+	return c->has_pending || DAMON->news(c->damon) || !c->second->news ||
+	       c->second->news(c->sd);
+}
+
 static void combo_maintain(void *priv)
 {
 	struct combo *c = priv;
@@ -403,6 +412,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo = {
 	.collect = combo_collect,
 	.maintain = combo_maintain,
 	.ahead = combo_ahead,
+	.news = combo_news,
 	.kdamond = combo_kdamond,
 	.stats = combo_stats,
 	.set_budget = combo_set_budget,
@@ -420,6 +430,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_combo_hint = {
 	.collect = combo_collect,
 	.maintain = combo_maintain,
 	.ahead = combo_ahead,
+	.news = combo_news,
 	.kdamond = combo_kdamond,
 	.stats = combo_stats,
 	.set_budget = combo_set_budget,

@@ -279,6 +279,11 @@ static void damon_ahead(void *priv, uint64_t step_us)
 	tier__damon_ahead(priv, step_us);
 }
 
+static bool damon_news(void *priv)
+{
+	return tier__damon_ahead_news(priv);
+}
+
 static void damon_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	const struct tier__damon_tracker *t = priv;
@@ -311,6 +316,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_damon = {
 	.collect = damon_collect,
 	.maintain = damon_maintain,
 	.ahead = damon_ahead,
+	.news = damon_news,
 	.kdamond = damon_kdamond,
 	.stats = damon_stats,
 	.set_budget = damon_set_budget,

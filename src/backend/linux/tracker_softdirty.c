@@ -728,6 +728,24 @@ static int sd_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct ti
 	return ret;
 }
 
+/* A new picture, or the pages' tiers changed since the last rating, or
+ * an error to hand over. */
+static bool sd_news(void *priv)
+{
+	struct sd_tracker *t = priv;
+	uint64_t tiers_gen;
+	bool news;
+
+	if (!t->roots.ctx.tiers_gen)
+		return true;
+	tiers_gen = t->roots.ctx.tiers_gen(t->roots.ctx.tiers_arg);
+	pthread_mutex_lock(&t->lock);
+	news = !t->obs_valid || t->obs_pic_gen != t->pic_gen || t->obs_tiers_gen != tiers_gen ||
+	       t->error;
+	pthread_mutex_unlock(&t->lock);
+	return news;
+}
+
 static void sd_stats(void *priv, struct tier_linux_tracker_stats *st)
 {
 	struct sd_tracker *t = priv;
@@ -800,6 +818,7 @@ const struct tier_linux_tracker_ops tier__linux_tracker_softdirty = {
 	.destroy = sd_destroy,
 	.set_targets = sd_set_targets,
 	.collect = sd_collect,
+	.news = sd_news,
 	.stats = sd_stats,
 	.set_budget = sd_set_budget,
 };

@@ -322,6 +322,13 @@ static void linux_ahead(struct tier_world *b, uint64_t step_us)
 		lb->trk->ahead(lb->trk_priv, step_us);
 }
 
+static bool linux_news(struct tier_world *b)
+{
+	struct linux_backend *lb = b->priv;
+
+	return !lb->trk->news || lb->trk->news(lb->trk_priv);
+}
+
 static void linux_stats(struct tier_world *b, struct tier_world_stats *st)
 {
 	struct linux_backend *lb = b->priv;
@@ -631,6 +638,7 @@ int tier_linux_world_new(const struct tier_world_params *p, struct tier_world **
 	lb->b.reconfigure = linux_reconfigure;
 	lb->b.maintain = linux_maintain;
 	lb->b.ahead = linux_ahead;
+	lb->b.news = linux_news;
 	lb->b.retopology = linux_retopology;
 	lb->b.hint = tier__lw_hint;
 	lb->b.set_groups = tier__lw_set_groups;
