@@ -33,7 +33,8 @@ struct fixture {
 	int (*sim_prepare)(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
 			   struct tier_err *err);
 	int set_groups_ret, prepare_ret;
-	unsigned set_groups_calls;
+	unsigned set_groups_calls, prepare_calls;
+	bool news;			/* what fake_news answers */
 	/* A step that waits in prepare until the test lets it go. */
 	sem_t step_entered, step_release;
 	bool step_blocks;
@@ -59,6 +60,19 @@ static int fake_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t n
 {
 	if (hooks_fx->prepare_ret)
 		return tier_err_set(err, hooks_fx->prepare_ret, "refused by the test");
+	return hooks_fx->sim_prepare(b, loop, now_us, err);
+}
+
+static bool fake_news(struct tier_world *b)
+{
+	(void)b;
+	return hooks_fx->news;
+}
+
+static int counting_prepare(struct tier_world *b, struct tier_loop *loop, uint64_t now_us,
+			    struct tier_err *err)
+{
+	hooks_fx->prepare_calls++;
 	return hooks_fx->sim_prepare(b, loop, now_us, err);
 }
 
@@ -281,6 +295,47 @@ static void test_step_errors_logged_per_run(void **state)
 	d->log.level = LOG_DEBUG;
 	steps(f, -EIO, 1);
 	assert_int_equal(logged(f, "tierd: debug: step: refused by the test"), 1);
+}
+
+/* A step due while the tracker has no news is not taken (no prepare, no
+ * tick): the next look an interval later; 2 s after the last step taken,
+ * or once there is news, a step is taken again. (A simulated machine's
+ * steps are its clock: the daemon is made to manage a real one here.) */
+static void test_step_waits_for_news(void **state)
+{
+	struct fixture *f = *state;
+	struct tierd *d = f->d;
+	uint64_t now, next;
+
+	d->be->prepare = counting_prepare;
+	d->be->news = fake_news;
+	f->args.machine = NULL;
+	f->news = false;
+	tierd_step(d);			/* the first: taken, whatever the news */
+	assert_int_equal(f->prepare_calls, 1);
+	assert_int_equal(d->steps, 1);
+	d->next_step_us = 0;
+	now = tier_linux_now_us();
+	next = tierd_step(d);
+	assert_int_equal(f->prepare_calls, 1);
+	assert_int_equal(d->steps, 1);
+	assert_int_equal(d->quiet_steps, 1);
+	assert_true(next >= now + d->cfg.interval_ms * 1000);
+	assert_true(next <= tier_linux_now_us() + d->cfg.interval_ms * 1000);
+	/* 2 s after the last step taken: taken, news or not. */
+	d->last_look_us -= 2000000;
+	d->next_step_us = 0;
+	tierd_step(d);
+	assert_int_equal(f->prepare_calls, 2);
+	assert_int_equal(d->steps, 2);
+	assert_int_equal(d->quiet_since_step, 0);
+	/* News: taken at once. */
+	f->news = true;
+	d->next_step_us = 0;
+	tierd_step(d);
+	assert_int_equal(f->prepare_calls, 3);
+	assert_int_equal(d->quiet_steps, 1);
+	f->args.machine = "sim:dram-cxl";
 }
 
 static void *serve_thread(void *arg)
@@ -730,6 +785,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reload_keeps_backend_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_errors_logged_per_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_waits_for_news, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_socket_answers_during_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readers_answered_at_pauses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_readers_answered_in_waits, setup, teardown),
