@@ -352,16 +352,19 @@ static void *share_fixture(struct tmp *t, struct tier__damon_hooks *hooks,
 	return priv;
 }
 
+/* The writes of a change to 50 ms samples (from DAMON's 5 ms at 20% of a
+ * core over the first second). */
+static const char *const slower_writes[] = {
+	"K/contexts/0/monitoring_attrs/intervals/sample_us=50000",
+	"K/contexts/0/monitoring_attrs/intervals/aggr_us=500000",
+	"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
+	"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
+	"K/state=commit",
+	NULL,
+};
+
 static void test_damon_keeps_cpu_share(void **state)
 {
-	static const char *const slower_writes[] = {
-		"K/contexts/0/monitoring_attrs/intervals/sample_us=50000",
-		"K/contexts/0/monitoring_attrs/intervals/aggr_us=500000",
-		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
-		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
-		"K/state=commit",
-		NULL,
-	};
 	static const char *const faster_writes[] = {
 		"K/contexts/0/monitoring_attrs/intervals/sample_us=25000",
 		"K/contexts/0/monitoring_attrs/intervals/aggr_us=250000",
@@ -713,14 +716,6 @@ static void test_damon_snapshot_ahead(void **state)
  * the kernel refuses leaves the files and the intervals as they were. */
 static void test_damon_intervals_through_thread(void **state)
 {
-	static const char *const slower_writes[] = {
-		"K/contexts/0/monitoring_attrs/intervals/sample_us=50000",
-		"K/contexts/0/monitoring_attrs/intervals/aggr_us=500000",
-		"K/contexts/0/monitoring_attrs/intervals/update_us=1000000",
-		"K/contexts/0/monitoring_attrs/nr_regions/max=2000",
-		"K/state=commit",
-		NULL,
-	};
 	static const char *const collect_writes[] = {
 		"K/state=update_schemes_tried_regions",
 		"K/state=clear_schemes_tried_regions",
