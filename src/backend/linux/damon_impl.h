@@ -167,11 +167,12 @@ int tier__damon_kdamond_stop(struct tier__damon_tracker *t, struct tier_err *err
  * b as observations of the targets; clears the snapshot. A kdamond that
  * stopped by itself (every target exited) clears t->running and gives 0.
  * Returns 0 or -errno. */
+int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
+			      struct tier_err *err);
+
 /* Frees what tier__damon_collect_tried() keeps between collects (the last
  * snapshot read whole). */
 void tier__damon_collect_release(struct tier__damon_tracker *t);
-int tier__damon_collect_tried(struct tier__damon_tracker *t, struct tier__obs_batch *b,
-			      struct tier_err *err);
 
 /* Adds the damon_aggregated events of t's kdamond that the trace pipe
  * holds now to b as observations of the targets. */

@@ -128,11 +128,9 @@ void tier__damon_kdamond_give_back(struct tier__damon_tracker *t)
 /* ---- its context -------------------------------------------------------- */
 
 /* The intervals for a sample interval: the aggregation the collect
- * interval asked for, or longer to keep DAMON_MIN_SAMPLES in it (up to
- * DAMON_AGGR_MAX_US), a whole number of samples. */
-/* The intervals that go with a sample interval: the aggregation the
- * collect picked (t->base_aggr_us), at least DAMON_MIN_SAMPLES samples
- * and at most DAMON_AGGR_MAX_US; t's regions. */
+ * interval asked for (t->base_aggr_us), or longer to keep
+ * DAMON_MIN_SAMPLES in it (up to DAMON_AGGR_MAX_US), a whole number of
+ * samples; with max_regions regions at most. */
 static struct tier__damon_intervals intervals_for(const struct tier__damon_tracker *t,
 						  uint64_t sample_us, unsigned max_regions)
 {
@@ -488,7 +486,6 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 	uint64_t sample = t->sample_us;
 	unsigned regions = t->max_regions;
 	struct tier__damon_intervals iv, was;
-	int queued;
 
 	/* A change the tierd-damon thread commits is taken in first; while
 	 * it is under way, no other. */
@@ -567,8 +564,7 @@ void tier__damon_kdamond_keep_share(struct tier__damon_tracker *t)
 	 * to a second here) and polls for it in 100 ms sleeps: the thread
 	 * that asks for snapshots makes it, where there is one, and the
 	 * collect takes the new intervals in once it is made. */
-	queued = tier__damon_ahead_intervals(t, &iv, &was);
-	if (queued)
+	if (tier__damon_ahead_intervals(t, &iv, &was))
 		return;
 	tier__damon_ahead_hold(t, true);
 	if (!tier__damon_kdamond_commit_intervals(t, &iv, &was)) {
