@@ -354,6 +354,7 @@ static struct tier__sd_fit *fit_of(struct tier__sd_fits *f, pid_t pid)
 	e = e ? &f->v[f->n++] : &f->spare;
 	e->pid = pid;
 	e->valid = false;
+	memset(e->prior, 0, sizeof(e->prior));
 	return e;
 }
 
@@ -383,7 +384,7 @@ static void fit(struct tier__sd_fit *e, const struct tier__sd_pair_tg *tg, bool 
 	if (!tiers || few_somewhere((const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])
 				    e->count, tg))
 		tier__sd_rate_pop(&r, (const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[all],
-				  e->rate[all], NULL);
+				  e->rate[all], NULL, &e->prior[all]);
 	else	/* what a tier without such pages falls back to: none read */
 		memcpy(e->rate[all], r.table, sizeof(r.table));
 	for (c = 0; c < TIER__SD_CLASSES; c++) {
@@ -392,7 +393,7 @@ static void fit(struct tier__sd_fit *e, const struct tier__sd_pair_tg *tg, bool 
 			continue;
 		}
 		tier__sd_rate_pop(&r, (const uint64_t(*)[TIER__SD_MAX_BRK + 1])e->count[c], e->rate[c],
-				  (const double(*)[TIER__SD_MAX_BRK + 1])e->rate[all]);
+				  (const double(*)[TIER__SD_MAX_BRK + 1])e->rate[all], &e->prior[c]);
 	}
 	e->tiers = tiers;
 	e->nbrk = tg->nbrk;

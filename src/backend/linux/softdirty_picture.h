@@ -143,6 +143,8 @@ struct tier__sd_fit {
 	unsigned nbrk, nprev_brk;
 	uint64_t count[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
 	double rate[TIER__SD_CLASSES + 1][TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	/* each population's last fit, the next one's start (softdirty_rate.h) */
+	struct tier__sd_priors prior[TIER__SD_CLASSES + 1];
 };
 
 /* The fits of the last picture, by target, kept for the next: a target

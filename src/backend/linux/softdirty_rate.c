@@ -146,10 +146,10 @@ static void reads_grid(struct tier__sd_reads *r)
  * TIER__SD_POP_MIN pages: each cell takes fb's rate (NULL: keeps its own),
  * and false. */
 static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
-		    const double fb[][TIER__SD_MAX_BRK + 1], bool median)
+		    const double fb[][TIER__SD_MAX_BRK + 1], bool median, struct tier__sd_prior *prior)
 {
 	double w[TIER__SD_POP_GRID], acc[TIER__SD_POP_GRID], total = 0;
-	unsigned c, g, it;
+	unsigned c, g, it, iters = TIER__SD_POP_ITERS;
 
 	for (c = 0; c < p->n; c++)
 		total += p->count[c];
@@ -158,16 +158,28 @@ static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
 			rate[p->kp[c]][p->kc[c]] = fb[p->kp[c]][p->kc[c]];
 		return false;
 	}
+	/* From the last fit's weights where there is one (a floor of the
+	 * uniform start's mixed in, so that rates it had all but ruled out
+	 * can come back when the population changed), else uniform. */
 	for (g = 0; g < TIER__SD_POP_GRID; g++)
 		w[g] = 1.0 / TIER__SD_POP_GRID;
-	for (it = 0; it < 500; it++) {
+	if (prior && prior->valid) {
+		for (g = 0; g < TIER__SD_POP_GRID; g++)
+			w[g] = (1 - TIER__SD_PRIOR_FLOOR) * prior->w[g] +
+			       TIER__SD_PRIOR_FLOOR / TIER__SD_POP_GRID;
+		iters = TIER__SD_POP_ITERS_WARM;
+	}
+	for (it = 0; it < iters; it++) {
 		double change = 0;
 
 		for (g = 0; g < TIER__SD_POP_GRID; g++)
 			acc[g] = 0;
+		/* acc[g] is w[g] sum_c count_c l_cg / z_c, w[g] taken out of
+		 * the sum: one multiply-add a cell and rate, no division
+		 * (emulated floating point charges each operation). */
 		for (c = 0; c < p->n; c++) {
 			const double *l = p->lik[c];
-			double z = 0;
+			double z = 0, f;
 
 			if (!p->count[c])
 				continue;
@@ -175,17 +187,22 @@ static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
 				z += w[g] * l[g];
 			if (z <= 0)
 				continue;
+			f = p->count[c] / z;
 			for (g = 0; g < TIER__SD_POP_GRID; g++)
-				acc[g] += p->count[c] * w[g] * l[g] / z;
+				acc[g] += f * l[g];
 		}
 		for (g = 0; g < TIER__SD_POP_GRID; g++) {
-			double nw = acc[g] / total;
+			double nw = w[g] * acc[g] / total;
 
 			change += fabs(nw - w[g]);
 			w[g] = nw;
 		}
 		if (change < 1e-7)
 			break;
+	}
+	if (prior) {
+		memcpy(prior->w, w, sizeof(w));
+		prior->valid = true;
 	}
 	for (c = 0; c < p->n; c++) {
 		const double *l = p->lik[c];
@@ -240,7 +257,7 @@ static double pop_total(const uint64_t count[][TIER__SD_MAX_BRK + 1], bool both,
 
 bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD_MAX_BRK + 1],
 		       double rate[][TIER__SD_MAX_BRK + 1],
-		       const double fallback[][TIER__SD_MAX_BRK + 1])
+		       const double fallback[][TIER__SD_MAX_BRK + 1], struct tier__sd_priors *priors)
 {
 	struct pop p;
 	unsigned kp, kc, g;
@@ -275,7 +292,7 @@ bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD
 				}
 				p.n++;
 			}
-		both = pop_fit(&p, rate, fallback, false);
+		both = pop_fit(&p, rate, fallback, false, priors ? &priors->both : NULL);
 	}
 	/* The pages written in this round alone (all of a process's in its
 	 * first round): each bracket's likelihood given written by the latest
@@ -304,7 +321,7 @@ bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD
 		}
 		p.n++;
 	}
-	return pop_fit(&p, rate, fallback, true) || both;
+	return pop_fit(&p, rate, fallback, true, priors ? &priors->alone : NULL) || both;
 }
 
 bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
@@ -315,5 +332,5 @@ bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const 
 	struct tier__sd_reads r;
 
 	tier__sd_reads_init(&r, prev_brk_us, nprev, brk_us, nbrk);
-	return tier__sd_rate_pop(&r, count, rate, fallback);
+	return tier__sd_rate_pop(&r, count, rate, fallback, NULL);
 }

@@ -100,9 +100,41 @@ struct tier__sd_reads {
 void tier__sd_reads_init(struct tier__sd_reads *r, const uint64_t *prev_brk_us, unsigned nprev,
 			 const uint64_t *brk_us, unsigned nbrk);
 
-/* tier__sd_rate_table_pop() of the reads r (the same figures). */
+/* The mixture's weights over the grid a population's last fit ended
+ * with, for the next fit of that population to start from. EM creeps
+ * towards the weights' maximum likelihood: from the uniform start, 500
+ * iterations leave a GUPS array's hot pages at 79-81/s where the fit's
+ * end is 73.5/s (they write 73/s), and even 2,000 do not get there; each
+ * iteration is a multiply-add per cell and rate, and under an emulator's
+ * floating point one target's fits cost 10-30 ms of a step. A population
+ * rated again (the next picture of the same process: its rates have
+ * moved little) goes on from where its last fit ended,
+ * TIER__SD_POP_ITERS_WARM iterations at a time: a fifth of the cost,
+ * the iteration carried on from picture to picture (over eight pictures
+ * of the same counts each pair's rate moves less than 10%). A floor of
+ * TIER__SD_PRIOR_FLOOR of the uniform start is mixed in, so that rates
+ * the last fit had all but ruled out can come back (pages that moved
+ * between tiers change a tier's population at once). */
+#define TIER__SD_POP_ITERS 500u
+#define TIER__SD_POP_ITERS_WARM 100u
+#define TIER__SD_PRIOR_FLOOR 0.01
+struct tier__sd_prior {
+	bool valid;
+	double w[TIER__SD_POP_GRID];
+};
+
+/* A population's two fits: the pages written in both rounds, and those
+ * written in this one alone. */
+struct tier__sd_priors {
+	struct tier__sd_prior both, alone;
+};
+
+/* tier__sd_rate_table_pop() of the reads r (the same figures with priors
+ * NULL). priors (NULL: none kept): where valid, each fit starts from its
+ * weights and runs TIER__SD_POP_ITERS_WARM iterations; each fit made
+ * leaves its weights there. */
 bool tier__sd_rate_pop(struct tier__sd_reads *r, const uint64_t count[][TIER__SD_MAX_BRK + 1],
 		       double rate[][TIER__SD_MAX_BRK + 1],
-		       const double fallback[][TIER__SD_MAX_BRK + 1]);
+		       const double fallback[][TIER__SD_MAX_BRK + 1], struct tier__sd_priors *priors);
 
 #endif
