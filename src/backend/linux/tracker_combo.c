@@ -162,11 +162,22 @@ static int combo_hint_create(const struct tier_linux_ctx *ctx, uint64_t interval
 static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
 	struct combo *c = priv;
+	struct tier_err sd_err = { "" };
 	pid_t *v = NULL;
 	int ret = DAMON->set_targets(c->damon, pids, n, err);
 
 	if (ret)
 		return ret;
+	/* At once: the second's first picture is what places a hot set the
+	 * kdamond has not resolved yet. Refused, the next collect hands them
+	 * on again. */
+	if (!c->second->set_targets(c->sd, pids, n, &sd_err)) {
+		free(c->pending);
+		c->pending = NULL;
+		c->nr_pending = 0;
+		c->has_pending = false;
+		return 0;
+	}
 	if (n && !(v = malloc(n * sizeof(*v))))
 		return tier_err_set(err, -ENOMEM, "damon+%s: out of memory", c->second->name);
 	if (n)
