@@ -13,11 +13,15 @@
  *
  * So both run: DAMON (tracker_damon.c) over the targets as always, and the
  * soft-dirty thread (tracker_softdirty.c) over the same targets, each
- * target from the collect after it arrived: a round's first clear makes
- * every page the process writes take a fault, and its page walks take
- * CPU, which in the first step (the catalogue, the first moves, on a busy
- * CPU) delayed a contiguous hot set that DAMON alone places in that step
- * (under TCG, 9 s against 3 s to 90% of it). collect()
+ * target from when it arrived. (Handed on at the collect after, so that a
+ * round's first clear - every page the process writes takes a fault, and
+ * its page walks take CPU - would not slow the first step, the soft-dirty
+ * round began only after the catalogue and the first collect, a second
+ * into the guest bench, while the kdamond, whose regions resolve a hot set
+ * only after some aggregations, had placed nothing yet: 4-8 s to 90% of a
+ * contiguous hot set in three runs, 3 s in each of three at once; a
+ * scattered one's median of six 5.5 s, 4 s at once;
+ * bench/results/guest-ab-sd-at-once.txt.) collect()
  * hands both trackers' observations to the same sink, and the policy adds
  * the rates they stand for. A written page is also an accessed one, and
  * DAMON's region over it counts its writes already: so the written runs go
@@ -86,7 +90,7 @@ struct combo {
 	uint64_t damon_ns, sd_ns;	/* the last collect's parts (stats) */
 	struct combo_seen *seen, *seen_next;	/* the processes in DAMON's reports, by pid */
 	size_t nr_seen, cap_seen;
-	pid_t *pending;		/* the targets soft-dirty gets at the next collect */
+	pid_t *pending;		/* targets the second refused, again at the next collect */
 	size_t nr_pending;
 	bool has_pending;
 };
