@@ -105,7 +105,7 @@ void tier__sd_reads_init(struct tier__sd_reads *r, const uint64_t *prev_brk_us, 
  * towards the weights' maximum likelihood: from the uniform start, 500
  * iterations leave a GUPS array's hot pages at 79-81/s where the fit's
  * end is 73.5/s (they write 73/s), and even 2,000 do not get there; each
- * iteration is a multiply-add per cell and rate, and under an emulator's
+ * iteration is two multiply-adds per cell and rate, and under an emulator's
  * floating point one target's fits cost 10-30 ms of a step. A population
  * rated again (the next picture of the same process: its rates have
  * moved little) goes on from where its last fit ended,
