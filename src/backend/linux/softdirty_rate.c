@@ -149,7 +149,8 @@ static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
 		    const double fb[][TIER__SD_MAX_BRK + 1], bool median, struct tier__sd_prior *prior)
 {
 	double w[TIER__SD_POP_GRID], acc[TIER__SD_POP_GRID], total = 0;
-	unsigned c, g, it, iters = TIER__SD_POP_ITERS;
+	bool warm = prior && prior->valid;
+	unsigned c, g, it, iters = warm ? TIER__SD_POP_ITERS_WARM : TIER__SD_POP_ITERS;
 
 	for (c = 0; c < p->n; c++)
 		total += p->count[c];
@@ -162,13 +163,9 @@ static bool pop_fit(const struct pop *p, double rate[][TIER__SD_MAX_BRK + 1],
 	 * uniform start's mixed in, so that rates it had all but ruled out
 	 * can come back when the population changed), else uniform. */
 	for (g = 0; g < TIER__SD_POP_GRID; g++)
-		w[g] = 1.0 / TIER__SD_POP_GRID;
-	if (prior && prior->valid) {
-		for (g = 0; g < TIER__SD_POP_GRID; g++)
-			w[g] = (1 - TIER__SD_PRIOR_FLOOR) * prior->w[g] +
-			       TIER__SD_PRIOR_FLOOR / TIER__SD_POP_GRID;
-		iters = TIER__SD_POP_ITERS_WARM;
-	}
+		w[g] = warm ? (1 - TIER__SD_PRIOR_FLOOR) * prior->w[g] +
+				      TIER__SD_PRIOR_FLOOR / TIER__SD_POP_GRID
+			    : 1.0 / TIER__SD_POP_GRID;
 	for (it = 0; it < iters; it++) {
 		double change = 0;
 

@@ -163,6 +163,15 @@ static int combo_hint_create(const struct tier_linux_ctx *ctx, uint64_t interval
 	return combo_make(ctx, interval_us, priv, &tier__linux_tracker_hint, err);
 }
 
+/* No targets left for the second to take. */
+static void drop_pending(struct combo *c)
+{
+	free(c->pending);
+	c->pending = NULL;
+	c->nr_pending = 0;
+	c->has_pending = false;
+}
+
 static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tier_err *err)
 {
 	struct combo *c = priv;
@@ -176,10 +185,7 @@ static int combo_set_targets(void *priv, const pid_t *pids, size_t n, struct tie
 	 * kdamond has not resolved yet. Refused, the next collect hands them
 	 * on again. */
 	if (!c->second->set_targets(c->sd, pids, n, &sd_err)) {
-		free(c->pending);
-		c->pending = NULL;
-		c->nr_pending = 0;
-		c->has_pending = false;
+		drop_pending(c);
 		return 0;
 	}
 	if (n && !(v = malloc(n * sizeof(*v))))
@@ -341,12 +347,8 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 
 	if (!sd_ret && c->has_pending) {
 		sd_ret = c->second->set_targets(c->sd, c->pending, c->nr_pending, &sd_err);
-		if (!sd_ret) {
-			free(c->pending);
-			c->pending = NULL;
-			c->nr_pending = 0;
-			c->has_pending = false;
-		}
+		if (!sd_ret)
+			drop_pending(c);
 	}
 
 	if (!ret && sd_ret) {
