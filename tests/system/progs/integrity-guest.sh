@@ -185,6 +185,10 @@ check "the kernel counts at least as many migrations ($mig)" test "$mig" -ge "$M
 check "the filler on node 0 was not killed" kill -0 $filler
 check "no process was killed for memory" sh -c '! dmesg | grep -q "Out of memory\|Killed process"'
 check "tierd exits 0 on SIGTERM at the end ($tierd_rc)" test "$tierd_rc" = 0
+# A tierd that did not step or did not exit cleanly: the end of its log.
+if [ "$tierd_rc" != 0 ] || [ "$steps_ok" -ne $((restarts + 1)) ]; then
+	tail -n 40 $LOG | sed 's/^/# log tail: /'
+fi
 errors=$(grep -c "error" $LOG)
 check "no error storm in tierd's log ($errors error lines over $((restarts + 1)) runs)" test "$errors" -le $((restarts + 1))
 grep "error" $LOG | head -n 5 | sed 's/^/# log: /'
