@@ -626,12 +626,14 @@ static void test_damon_snapshot_ahead(void **state)
 
 	/* Due within an aggregation and the margin: asked at once; the
 	 * collect reads it, and the thread clears it after. */
+	assert_true(tier__damon_collect_waits(priv));	/* none asked: it would ask */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 100000);
 	assert_true(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, update_writes);
 	assert_int_equal(at, j->n);
 	g.n = 0;
 	fake_now += 100000;
+	assert_false(tier__damon_collect_waits(priv));	/* one stands */
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, clear_writes);
@@ -645,6 +647,7 @@ static void test_damon_snapshot_ahead(void **state)
 	assert_true(tier__linux_tracker_damon.news(priv));	/* nothing asked */
 	tier__linux_tracker_damon.ahead(priv, fake_now + 60000000);
 	assert_false(tier__linux_tracker_damon.news(priv));
+	assert_false(tier__damon_collect_waits(priv));	/* it restates */
 	g.n = 0;
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_int_equal(at, j->n);
@@ -657,6 +660,7 @@ static void test_damon_snapshot_ahead(void **state)
 	 * nothing is asked after it. */
 	fake_now += 2 * 100000 + 250000 + 1;
 	assert_true(tier__linux_tracker_damon.news(priv));
+	assert_true(tier__damon_collect_waits(priv));
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, collect_writes);
@@ -763,6 +767,7 @@ static void test_damon_intervals_through_thread(void **state)
 	tier__damon_info(priv, &info);
 	assert_int_equal(info.sample_us, 5000);
 	assert_int_equal(info.interval_changes, 0);
+	assert_true(tier__damon_collect_waits(priv));	/* for a snapshot in the new ones */
 	assert_int_equal(tier__linux_tracker_damon.collect(priv, sink, &g, &err), 0);
 	assert_false(tier__damon_ahead_settle(dt));
 	expect_writes(j, &at, 1, collect_writes);

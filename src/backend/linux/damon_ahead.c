@@ -24,6 +24,7 @@
 
 #include "backend/linux/clock.h"
 #include "backend/linux/damon_impl.h"
+#include "backend/linux/tracker_util.h"
 
 /* How long before the step the snapshot is asked for, beyond one
  * aggregation: the kernel's poll (100 ms on 6.12) and the kdamond's
@@ -284,6 +285,25 @@ bool tier__damon_ahead_news(struct tier__damon_tracker *t)
 	news = a->iv == IV_MADE || !restates(t, now);
 	pthread_mutex_unlock(&a->lock);
 	return news;
+}
+
+bool tier__damon_collect_waits(void *priv)
+{
+	struct tier__damon_tracker *t = priv;
+	struct tier__damon_ahead *a = t->ahead;
+	uint64_t now;
+	bool waits;
+
+	if (!t->running || t->tracepoint || !t->nr_pids)
+		return false;	/* nothing to wait for */
+	if (!a || t->started_us)
+		return true;	/* asks itself, or awaits the first aggregations */
+	now = tier__damon_now_us(t);
+	pthread_mutex_lock(&a->lock);
+	waits = a->iv == IV_MADE ||
+		!((a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) || restates(t, now));
+	pthread_mutex_unlock(&a->lock);
+	return waits;
 }
 
 int tier__damon_ahead_take(struct tier__damon_tracker *t)

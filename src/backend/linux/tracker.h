@@ -108,6 +108,11 @@ struct tier_linux_damon_snap {
 					 * to answer it; 0: none */
 	bool restated;			/* the last snapshot handed on again
 					 * while the next is being made */
+	bool reused;			/* not read: damon+softdirty (or
+					 * damon+hint) handed on DAMON's last
+					 * observations rather than wait for
+					 * the kdamond, the other tracker
+					 * having news */
 };
 
 struct tier_linux_tracker_stats {

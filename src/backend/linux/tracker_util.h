@@ -172,6 +172,10 @@ uint64_t tier__softdirty_behind(void *priv, uint64_t need_us);
  * a round; the damon+softdirty tracker holds DAMON's lukewarm regions of
  * pid until then). */
 bool tier__softdirty_has_round(void *priv, pid_t pid);
+/* Whether the DAMON tracker's collect (priv: its private data) would wait
+ * for the kdamond now: no snapshot made ahead stands, and it would not
+ * hand on the last one again (tier__damon_ahead_take()). */
+bool tier__damon_collect_waits(void *priv);
 /* A round's period: at least 1 s, stretched so that the faults a round
  * makes its writers take (fault_ns of their CPU over the last round, each
  * at what the round saw one cost its writer - under an emulator up to 4

@@ -142,6 +142,9 @@ int tier__lw_collect(void *priv, void (*sink)(void *, const struct tier_obs *, s
 		if (ts.damon_snap.ahead_wait_us)
 			snprintf(ahead, sizeof(ahead), "; the first asked ahead, answered in %.1f ms",
 				 (double)ts.damon_snap.ahead_wait_us / 1e3);
+		else if (ts.damon_snap.reused)
+			snprintf(ahead, sizeof(ahead), "; its last observations reused rather than "
+				 "wait, the next on its way");
 		else if (ts.damon_snap.restated)
 			snprintf(ahead, sizeof(ahead), "; the last one restated, the next on its way");
 		if (ts.damon_sample_us && off < sizeof(line))
