@@ -813,6 +813,20 @@ static void test_guard_after_crash(void **state)
 	assert_int_equal(tier_linux_guard_restore_leftovers(&t.ctx, state_file(&t), NULL, NULL,
 							    &found, &err), 0);
 	assert_false(found);
+
+	/* Killed while its kdamond was being started again (new targets):
+	 * recorded with no thread, the kdamond at its index is stopped
+	 * whatever its thread - with the old thread's pid, the new one was
+	 * left running and the next start could not take DAMON. */
+	put(&t, "sys/kernel/mm/damon/admin/kdamonds/0/pid", "301\n");
+	assert_int_equal(tier_linux_guard_open(&g, &t.ctx, state_file(&t), NULL, NULL, &err), 0);
+	assert_int_equal(tier_linux_guard_kdamond(&g, true, 0, 0, &err), 0);
+	said[0] = '\0';
+	assert_int_equal(tier_linux_guard_restore_leftovers(&t.ctx, state_file(&t), say_collect,
+							    NULL, &found, &err), 0);
+	assert_true(found);
+	assert_non_null(strstr(said, "stopped kdamond 0 (pid 301)"));
+	assert_string_equal(get(&t, "sys/kernel/mm/damon/admin/kdamonds/0/state"), "off");
 	tmp_release(&t);
 }
 

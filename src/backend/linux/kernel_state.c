@@ -75,7 +75,7 @@ static int parse_line(char *line, struct tier_linux_kernel_state *st, const char
 	} else if (!strcmp(words[0], "damon_stat") && n == 2 && !strcmp(words[1], "Y")) {
 		st->damon_stat = true;
 	} else if (!strcmp(words[0], "kdamond") && n == 3 && parse_num(words[1], 4095, &a) &&
-		   parse_num(words[2], INT_MAX, &b) && b) {
+		   parse_num(words[2], INT_MAX, &b)) {
 		st->has_kdamond = true;
 		st->kdamond = (unsigned)a;
 		st->kdamond_pid = (pid_t)b;
@@ -200,7 +200,9 @@ static void done_add(char *done, size_t sz, const char *item)
 		snprintf(done + len, sz - len, "%s%s", len ? ", " : "", item);
 }
 
-/* Stops kdamonds/K when its thread is still the one recorded. Reads and
+/* Stops kdamonds/K when its thread is still the one recorded (any, where
+ * none is: the kdamond was being started, or started again for new
+ * targets, when tierd died - its new thread not saved yet). Reads and
  * the write go through the DAMON sysfs module, which retries the EBUSY a
  * 7.x kernel answers while another task holds DAMON's sysfs lock (an
  * unretried read taken for "gone" would leave the kdamond running). */
@@ -216,7 +218,7 @@ static int stop_kdamond(const struct tier_linux_ctx *ctx,
 	if (tier_sysfs_path(fs.admin, sizeof(fs.admin), ctx->sysfs_root, "kernel/mm/damon/admin"))
 		return tier_err_set(err, -ENAMETOOLONG, "DAMON: sysfs root too long");
 	if (tier__damon_sysfs_read_u64(&fs, &pid, NULL, "kdamonds/%u/pid", st->kdamond) ||
-	    pid != (uint64_t)st->kdamond_pid)
+	    (st->kdamond_pid && pid != (uint64_t)st->kdamond_pid))
 		return 0;	/* gone, or the index serves someone else now */
 	if (!tier__damon_sysfs_read_line(&fs, buf, sizeof(buf), NULL, "kdamonds/%u/state",
 					 st->kdamond) && strcmp(buf, "on"))
@@ -226,7 +228,7 @@ static int stop_kdamond(const struct tier_linux_ctx *ctx,
 		char item[64];
 
 		snprintf(item, sizeof(item), "stopped kdamond %u (pid %d)", st->kdamond,
-			 (int)st->kdamond_pid);
+			 (int)pid);
 		done_add(done, sz, item);
 	}
 	return ret;

@@ -20,6 +20,8 @@
  *                            before (the hint-fault tracker sets it to 0)
  *   damon_stat Y             damon_stat was enabled and tierd switched it off
  *   kdamond 0 567            kdamonds/0 runs for tierd, its thread is pid 567
+ *   kdamond 0 0              kdamonds/0 is being started (or started again)
+ *                            for tierd: its thread, whichever it is
  * A key appears only when tierd changed that setting (or runs a kdamond).
  */
 #ifndef TIER_LINUX_KERNEL_STATE_H

@@ -218,7 +218,9 @@ struct tier_linux_tracker_ops {
 	bool (*news)(void *priv);
 	/* Optional. The kdamond the tracker runs now: true with its index
 	 * under kdamonds/ and its kernel thread's pid (for the state file
-	 * that lets a later start stop it, and for its CPU time). */
+	 * that lets a later start stop it, and for its CPU time); false when
+	 * none runs, with *index set to the kdamond the tracker holds (and
+	 * may start at set_targets), if any. */
 	bool (*kdamond)(void *priv, unsigned *index, pid_t *pid);
 	/* Optional. What tracking cost and did so far. */
 	void (*stats)(void *priv, struct tier_linux_tracker_stats *st);

@@ -154,9 +154,9 @@ static bool damon_kdamond(void *priv, unsigned *index, pid_t *pid)
 {
 	const struct tier__damon_tracker *t = priv;
 
+	*index = t->fs.kdamond;
 	if (!t->running || t->kdamond_pid <= 0)
 		return false;
-	*index = t->fs.kdamond;
 	*pid = t->kdamond_pid;
 	return true;
 }

@@ -5,6 +5,7 @@
  * (kernel_guard.h); driven a step at a time. The pieces it is made of:
  * world_impl.h. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,27 @@ static bool wants_damon(const struct tier_config *cfg)
 		return true;
 	t = tier_linux_tracker_find(cfg->tracker);
 	return t && t->kthreads;
+}
+
+/* Before the tracker's set_targets, which may start its kdamond or start
+ * it again (6.12 restarts it when the count of targets changes): the
+ * kdamond it holds goes into the state file as its index with any
+ * thread, so that a tierd killed before the new thread's pid is saved
+ * (tier__lw_sync_kdamond() after) has it stopped at the next start.
+ * Recorded with the old thread's pid, such a kdamond is left running, and
+ * the next start finds every kdamond running for someone else and cannot
+ * take DAMON (tierd killed while the processes it manages come and go). */
+void tier__lw_kdamond_starting(struct linux_backend *lb)
+{
+	struct tier_err err = { "" };
+	unsigned idx = UINT_MAX;
+	pid_t pid = 0;
+
+	if (!lb->trk->kdamond)
+		return;
+	lb->trk->kdamond(lb->trk_priv, &idx, &pid);
+	if (idx != UINT_MAX && tier_linux_guard_kdamond(&lb->guard, true, idx, 0, &err))
+		tier__lw_say(lb, LOG_WARNING, "%s", err.msg);
 }
 
 /* The kdamond the tracker runs goes into the state file, so that a start

@@ -141,6 +141,7 @@ struct hint {
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The tracker's kdamond into the state file (kernel_guard.h). */
+void tier__lw_kdamond_starting(struct linux_backend *lb);
 void tier__lw_sync_kdamond(struct linux_backend *lb);
 /* The tracker's upkeep (ops->maintain: a kdamond's CPU share): now when
  * force, else when a second has passed since the last; called between
