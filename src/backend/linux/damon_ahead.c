@@ -205,6 +205,15 @@ static void settle(struct tier__damon_tracker *t, bool tell)
 		t->wait(t->wait_arg, false);
 }
 
+/* Whether a snapshot made ahead stands and is recent enough to read at
+ * now (at most an aggregation and the margin old); with the lock held. */
+static bool fresh(const struct tier__damon_tracker *t, uint64_t now)
+{
+	const struct tier__damon_ahead *a = t->ahead;
+
+	return a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US;
+}
+
 /* Whether a collect at now hands on the last snapshot again: no fresh
  * one stands, the next (or a commit of intervals) is on its way, and the
  * last read whole is at most two aggregations and the margin old; with
@@ -213,7 +222,7 @@ static bool restates(const struct tier__damon_tracker *t, uint64_t now)
 {
 	const struct tier__damon_ahead *a = t->ahead;
 
-	return !(a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) &&
+	return !fresh(t, now) &&
 	       (a->updating || a->at_us || a->iv == IV_DUE || a->iv == IV_RUNNING) && t->last_us &&
 	       t->last_schemes == tier__damon_nr_schemes(t) &&
 	       now - t->last_us <= 2 * t->aggr_us + AHEAD_MARGIN_US;
@@ -301,7 +310,7 @@ bool tier__damon_collect_waits(void *priv)
 	now = tier__damon_now_us(t);
 	pthread_mutex_lock(&a->lock);
 	waits = a->iv == IV_MADE ||
-		!((a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) || restates(t, now));
+		!(fresh(t, now) || restates(t, now));
 	pthread_mutex_unlock(&a->lock);
 	return waits;
 }
@@ -331,7 +340,7 @@ int tier__damon_ahead_take(struct tier__damon_tracker *t)
 	settle(t, true);
 	sync_locked(t);
 	now = tier__damon_now_us(t);
-	if (a->ready && now - a->done_us <= t->aggr_us + AHEAD_MARGIN_US) {
+	if (fresh(t, now)) {
 		got = TIER__DAMON_AHEAD_READY;
 		t->snap.wait_us += now - t0;
 		t->snap.ahead_wait_us = a->wait_us;

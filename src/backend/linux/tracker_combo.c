@@ -235,6 +235,29 @@ struct pass {
 	void *ctx;
 };
 
+/* Room in c->acc and c->wsum for need entries, grown by doubling; false
+ * out of memory. */
+static bool acc_room(struct combo *c, size_t need)
+{
+	size_t nc = c->cap_acc ? c->cap_acc : 256;
+	struct tier_linux_addr_obs *nv;
+	double *nw;
+
+	if (need <= c->cap_acc)
+		return true;
+	while (nc < need)
+		nc *= 2;
+	nv = realloc(c->acc, nc * sizeof(*nv));
+	if (nv)
+		c->acc = nv;
+	nw = nv ? realloc(c->wsum, nc * sizeof(*nw)) : NULL;
+	if (!nw)
+		return false;
+	c->wsum = nw;
+	c->cap_acc = nc;
+	return true;
+}
+
 /* DAMON's observations: kept until soft-dirty's are in. Out of memory,
  * those kept and the rest are passed on as they come, and soft-dirty's
  * add to them. */
@@ -243,26 +266,11 @@ static void keep_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_t n
 	struct pass *p = ctx;
 	struct combo *c = p->c;
 
-	if (!c->acc_lost && c->nr_acc + n > c->cap_acc) {
-		size_t nc = c->cap_acc ? c->cap_acc : 256;
-		struct tier_linux_addr_obs *nv;
-		double *nw;
-
-		while (nc < c->nr_acc + n)
-			nc *= 2;
-		nv = realloc(c->acc, nc * sizeof(*nv));
-		if (nv)
-			c->acc = nv;
-		nw = nv ? realloc(c->wsum, nc * sizeof(*nw)) : NULL;
-		if (nw) {
-			c->wsum = nw;
-			c->cap_acc = nc;
-		} else {
-			c->acc_lost = true;
-			if (c->nr_acc)
-				p->sink(p->ctx, c->acc, c->nr_acc);
-			c->nr_acc = 0;
-		}
+	if (!c->acc_lost && !acc_room(c, c->nr_acc + n)) {
+		c->acc_lost = true;
+		if (c->nr_acc)
+			p->sink(p->ctx, c->acc, c->nr_acc);
+		c->nr_acc = 0;
 	}
 	if (c->acc_lost) {
 		p->sink(p->ctx, obs, n);
@@ -361,17 +369,8 @@ static bool reuse_last(struct combo *c)
 	if (!c->last_us || tier_linux_now_us() - c->last_us > COMBO_REUSE_US ||
 	    !c->second->news || !c->second->news(c->sd) || !tier__damon_collect_waits(c->damon))
 		return false;
-	if (c->nr_last > c->cap_acc) {
-		struct tier_linux_addr_obs *v = realloc(c->acc, c->nr_last * sizeof(*v));
-		double *w = v ? realloc(c->wsum, c->nr_last * sizeof(*w)) : NULL;
-
-		if (v)
-			c->acc = v;
-		if (!w)
-			return false;
-		c->wsum = w;
-		c->cap_acc = c->nr_last;
-	}
+	if (!acc_room(c, c->nr_last))
+		return false;
 	if (c->nr_last)
 		memcpy(c->acc, c->last, c->nr_last * sizeof(*c->last));
 	c->nr_acc = c->nr_last;

@@ -94,15 +94,31 @@ static bool wants_damon(const struct tier_config *cfg)
  * Recorded with the old thread's pid, such a kdamond is left running, and
  * the next start finds every kdamond running for someone else and cannot
  * take DAMON (tierd killed while the processes it manages come and go). */
-void tier__lw_kdamond_starting(struct linux_backend *lb)
+void tier__lw_kdamond_starting(struct linux_backend *lb, const pid_t *pids, size_t nr)
 {
 	struct tier_err err = { "" };
 	unsigned idx = UINT_MAX;
-	pid_t pid = 0;
+	pid_t pid = 0, *v;
+	bool running;
 
 	if (!lb->trk->kdamond)
 		return;
-	lb->trk->kdamond(lb->trk_priv, &idx, &pid);
+	running = lb->trk->kdamond(lb->trk_priv, &idx, &pid);
+	/* The same targets, the kdamond running: set_targets writes nothing
+	 * and starts nothing (two writes of the state file each refresh,
+	 * each synced, otherwise). */
+	if (running && nr == lb->nr_marked_pids &&
+	    (!nr || !memcmp(pids, lb->marked_pids, nr * sizeof(*pids))))
+		return;
+	v = nr ? realloc(lb->marked_pids, nr * sizeof(*v)) : lb->marked_pids;
+	if (v) {
+		if (nr)
+			memcpy(v, pids, nr * sizeof(*v));
+		lb->marked_pids = v;
+		lb->nr_marked_pids = nr;
+	} else {
+		lb->nr_marked_pids = SIZE_MAX;	/* compared unequal: marked again */
+	}
 	if (idx != UINT_MAX && tier_linux_guard_kdamond(&lb->guard, true, idx, 0, &err))
 		tier__lw_say(lb, LOG_WARNING, "%s", err.msg);
 }
@@ -530,6 +546,7 @@ static void linux_destroy(struct tier_world *b)
 	tier_topology_release(&lb->topo);
 	tier__lw_free_selection(lb);
 	free(lb->hints);
+	free(lb->marked_pids);
 	free(lb->page_hint);
 	free(lb->sysfs_root);
 	free(lb);

@@ -89,6 +89,8 @@ struct linux_backend {
 	uint64_t upkeep_due_us;		/* the tracker's next upkeep within a step */
 	uint64_t verify_queued;		/* pages numa_maps sent to be queried again */
 	size_t nr_procs;
+	pid_t *marked_pids;		/* the targets at the last tier__lw_kdamond_starting() mark */
+	size_t nr_marked_pids;
 	/* accounting */
 	uint64_t work_units;
 	uint64_t promoted_pages, demoted_pages, failed_moves;
@@ -141,7 +143,7 @@ struct hint {
 void tier__lw_say(const struct linux_backend *lb, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The tracker's kdamond into the state file (kernel_guard.h). */
-void tier__lw_kdamond_starting(struct linux_backend *lb);
+void tier__lw_kdamond_starting(struct linux_backend *lb, const pid_t *pids, size_t nr);
 void tier__lw_sync_kdamond(struct linux_backend *lb);
 /* The tracker's upkeep (ops->maintain: a kdamond's CPU share): now when
  * force, else when a second has passed since the last; called between

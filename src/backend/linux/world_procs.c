@@ -134,7 +134,7 @@ int tier__lw_refresh(struct linux_backend *lb, struct tier_loop *loop, struct ti
 	lb->loop = NULL;
 	lb->b.maps_gen++;
 	if (!ret) {
-		tier__lw_kdamond_starting(lb);
+		tier__lw_kdamond_starting(lb, pids, nr);
 		ret = lb->trk->set_targets(lb->trk_priv, pids, nr, err);
 		tier__lw_sync_kdamond(lb);
 	}
