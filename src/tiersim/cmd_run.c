@@ -523,8 +523,10 @@ static void run_usage(FILE *out)
 		"  --duration  simulated seconds (default 20)\n"
 		"  --unit      bytes per ratio unit, a multiple of 4096 (default 32 MiB; for a\n"
 		"              trace, sized so the tiers hold its footprint and a quarter more)\n"
-		"  --tracker   none|damon|idle|softdirty|samples|hintfault|young[,...]\n"
-		"              (default: the policy's)\n"
+		"  --tracker   none|damon|idle|softdirty|samples|hintfault|young|softdirty-rounds[,...]\n"
+		"              (default: the policy's); softdirty-rounds is tierd's soft-dirty\n"
+		"              tracker (rounds of dated reads; with damon, the daemon's\n"
+		"              damon+softdirty), softdirty a plain scan per interval\n"
 		"  --budget    bytes/s every policy's moves share, peers' included (a token\n"
 		"              bucket of one second); without it tierd keeps to 256 MiB/s\n"
 		"              and each peer to its own limits\n");

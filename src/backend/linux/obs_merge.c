@@ -1,13 +1,38 @@
 /* obs_merge.c - the damon+softdirty tracker's merge (tracker_combo.c):
  * written observations whole, and each DAMON region with the accesses its
  * written pages do not explain (tier__obs_written(), tier__obs_rest(),
- * tracker_util.h); pure and apart from its trackers. */
+ * tracker_util.h); and the batches observations go to a sink in
+ * (tier__batch_*()). Pure and apart from its trackers: tiersim's model of
+ * the daemon's trackers runs it too (src/backend/sim/tracker_sd.c). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "backend/linux/tracker_util.h"
 #include "core/policy.h"
+
+void tier__batch_init(struct tier__obs_batch *b, tier_linux_obs_sink sink, void *ctx)
+{
+	b->n = 0;
+	b->sink = sink;
+	b->ctx = ctx;
+	b->total = 0;
+}
+
+void tier__batch_flush(struct tier__obs_batch *b)
+{
+	if (b->n && b->sink)
+		b->sink(b->ctx, b->obs, b->n);
+	b->total += b->n;
+	b->n = 0;
+}
+
+void tier__batch_add(struct tier__obs_batch *b, const struct tier_linux_addr_obs *o)
+{
+	if (b->n == sizeof(b->obs) / sizeof(b->obs[0]))
+		tier__batch_flush(b);
+	b->obs[b->n++] = *o;
+}
 
 double tier__obs_rate(const struct tier_linux_addr_obs *o)
 {

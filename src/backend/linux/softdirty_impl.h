@@ -18,11 +18,11 @@
 #include "backend/linux/tracker.h"
 #include "backend/linux/tracker_util.h"
 
-#define SD_MIN_US	1000000u	/* a round: at least 1 s */
-#define SD_MAX_US	600000000u	/* ... and at most 10 min */
-#define SD_READ1_US	20000u		/* the reads after a clear */
-#define SD_READ2_US	60000u
-#define SD_READ3_US	200000u
+#define SD_MIN_US	TIER__SD_MIN_US
+#define SD_MAX_US	TIER__SD_MAX_US
+#define SD_READ1_US	TIER__SD_READ1_US	/* the reads after a clear */
+#define SD_READ2_US	TIER__SD_READ2_US
+#define SD_READ3_US	TIER__SD_READ3_US
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
 #define SD_STRETCH	16u		/* ... and for its own time to reach the read's
@@ -34,8 +34,8 @@
 #define SD_FAULT_NS	1000u		/* a write-protect fault, natively: the least */
 #define SD_SEEN_PAGES	256u		/* a read's dirty pages that bound a fault's cost */
 #define SD_SEEN_MAX	4u		/* ... at most this many times the calibration's */
-#define SD_FAULT_SHARE	0.02		/* of a core, the workload's */
-#define SD_CPU_SHARE	0.03		/* of a core, the thread's own (default) */
+#define SD_FAULT_SHARE	TIER__SD_FAULT_SHARE
+#define SD_CPU_SHARE	TIER__SD_CPU_SHARE
 
 struct sd_target {
 	pid_t pid;

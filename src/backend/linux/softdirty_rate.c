@@ -331,3 +331,16 @@ bool tier__sd_rate_table_pop(const uint64_t *prev_brk_us, unsigned nprev, const 
 	tier__sd_reads_init(&r, prev_brk_us, nprev, brk_us, nbrk);
 	return tier__sd_rate_pop(&r, count, rate, fallback, NULL);
 }
+
+uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share)
+{
+	double p = TIER__SD_MIN_US;
+	double faults = (double)fault_ns / 1000.0 / TIER__SD_FAULT_SHARE;
+	double cpu = (double)cpu_us / (share > 0 ? share : TIER__SD_CPU_SHARE);
+
+	if (faults > p)
+		p = faults;
+	if (cpu > p)
+		p = cpu;
+	return p > TIER__SD_MAX_US ? TIER__SD_MAX_US : (uint64_t)p;
+}

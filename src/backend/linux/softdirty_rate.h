@@ -6,6 +6,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A round: its reads after the clear (the writer's time), then its end;
+ * the tracker's thread (tracker_softdirty.c) and tiersim's model of it
+ * (src/backend/sim/tracker_sd.c) keep to these. */
+#define TIER__SD_READ1_US	20000u
+#define TIER__SD_READ2_US	60000u
+#define TIER__SD_READ3_US	200000u
+#define TIER__SD_MIN_US		1000000u	/* a round: at least 1 s */
+#define TIER__SD_MAX_US		600000000u	/* ... and at most 10 min */
+#define TIER__SD_FAULT_SHARE	0.02		/* its writers' faults: of a core */
+#define TIER__SD_CPU_SHARE	0.03		/* the thread's own (default) */
+
+/* A round's period: at least 1 s, stretched so that the faults a round
+ * makes its writers take (fault_ns of their CPU over the last round, each
+ * at what the round saw one cost its writer - under an emulator up to 4
+ * times the calibration's figure) stay under 2% of a core, and the
+ * thread's own CPU over the last round (cpu_us) under share of a core
+ * (3% where share is 0); at most 10 min. */
+uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share);
+
 /* Reads a round at most (the last one's bracket widens beyond). */
 #define TIER__SD_MAX_BRK 8u
 

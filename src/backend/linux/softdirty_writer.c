@@ -93,19 +93,6 @@ bool tier__sd_stalled(const struct sd_tracker *t, const struct sd_target *tg,
 	       tier_linux_waits_stalled(t->roots.ctx.procfs_root, tg->pid, &tg->wait_c1, now);
 }
 
-uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share)
-{
-	double p = SD_MIN_US;
-	double faults = (double)fault_ns / 1000.0 / SD_FAULT_SHARE;
-	double cpu = (double)cpu_us / (share > 0 ? share : SD_CPU_SHARE);
-
-	if (faults > p)
-		p = faults;
-	if (cpu > p)
-		p = cpu;
-	return p > SD_MAX_US ? SD_MAX_US : (uint64_t)p;
-}
-
 /* The next round's period (tier__softdirty_period_us()). */
 void tier__sd_plan_period(struct sd_tracker *t)
 {

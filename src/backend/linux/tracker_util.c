@@ -124,29 +124,6 @@ int tier__pagemap_read(int fd, uint64_t vaddr, uint64_t *entries, size_t n)
 	return 0;
 }
 
-void tier__batch_init(struct tier__obs_batch *b, tier_linux_obs_sink sink, void *ctx)
-{
-	b->n = 0;
-	b->sink = sink;
-	b->ctx = ctx;
-	b->total = 0;
-}
-
-void tier__batch_flush(struct tier__obs_batch *b)
-{
-	if (b->n && b->sink)
-		b->sink(b->ctx, b->obs, b->n);
-	b->total += b->n;
-	b->n = 0;
-}
-
-void tier__batch_add(struct tier__obs_batch *b, const struct tier_linux_addr_obs *o)
-{
-	if (b->n == sizeof(b->obs) / sizeof(b->obs[0]))
-		tier__batch_flush(b);
-	b->obs[b->n++] = *o;
-}
-
 void tier__run_init(struct tier__run *r, struct tier__obs_batch *b, pid_t pid, uint16_t kind,
 		    uint32_t interval_us)
 {

@@ -176,13 +176,6 @@ bool tier__softdirty_has_round(void *priv, pid_t pid);
  * for the kdamond now: no snapshot made ahead stands, and it would not
  * hand on the last one again (tier__damon_ahead_take()). */
 bool tier__damon_collect_waits(void *priv);
-/* A round's period: at least 1 s, stretched so that the faults a round
- * makes its writers take (fault_ns of their CPU over the last round, each
- * at what the round saw one cost its writer - under an emulator up to 4
- * times the calibration's figure) stay under 2% of a core, and the
- * thread's own CPU over the last round (cpu_us) under share of a core
- * (3% where share is 0); at most 10 min. */
-uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double share);
 /* What one write-protect fault costs here (ns of CPU), taken by a child
  * of the caller; 0 when it cannot be measured. */
 uint64_t tier__softdirty_calibrate(const struct tier_linux_ctx *ctx);

@@ -169,6 +169,7 @@ void tier_sim_destroy(struct tier_sim *s)
 	free(s->obs);
 	free(s->damon.regions);
 	free(s->hint.chunk_unmap_ns);
+	tier__sim_sd_release(s);
 	tier__sim_oracle_release(s);
 	free(s->buf);
 	free(s);
@@ -455,14 +456,17 @@ static double thread_cpu_s(void)
 }
 
 /* A paced policy's share of a core for its steps, thousandths (the
- * daemon's: max_cpu_percent, half of it beside a kdamond); 0: not paced. */
+ * daemon's first split, tier_linux_tracker_budget(): max_cpu_percent in
+ * equal parts between the steps, a kdamond, and the soft-dirty rounds'
+ * thread); 0: not paced. */
 static unsigned step_share_milli(const struct tier_sim *s, const struct tier_sim_params *p)
 {
 	unsigned pct = p->max_cpu_percent ? p->max_cpu_percent : TIER_SIM_DEFAULT_MAX_CPU_PERCENT;
+	unsigned parts = 1u + !!(s->trackers & TRK_DAMON) + !!(s->trackers & TRK_SDROUNDS);
 
 	if (!s->pol || !s->pol->paced)
 		return 0;
-	return s->trackers & TRK_DAMON ? pct * 5 : pct * 10;
+	return pct * 10 / parts;
 }
 
 /* The tiering CPU modelled so far, ns: trackers', mover's, the policy's

@@ -9,6 +9,7 @@
  *   migrator.c        moves and THP splits with their costs; the migrator ops
  *   tracker.c         the simulated trackers and their ops
  *   tracker_damon.c   DAMON-like adaptive regions
+ *   tracker_sd.c      the daemon's soft-dirty rounds and damon+softdirty merge
  *   oracle.c          the lower bound: each epoch's hottest pages placed free
  *   timeline.c        the per-epoch CSV and per-tenant page census
  *
@@ -22,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "backend/linux/softdirty_picture.h"
 #include "backend/sim/engine.h"
 #include "backend/sim/rng.h"
 #include "backend/sim/workload.h"
@@ -111,6 +113,7 @@ enum {
 	TRK_SAMPLES = 8,
 	TRK_HINT = 16,
 	TRK_YOUNG = 32,
+	TRK_SDROUNDS = 64,
 };
 
 struct tier__sim_damon_region {
@@ -149,6 +152,7 @@ struct tier_sim {
 	uint64_t nr_pages;
 	uint8_t *page_node;
 	uint32_t *node_gen;		/* tier_env.node_gen */
+	uint64_t placed_gen;		/* pages placed or moved, ever */
 	uint8_t *page_owner;
 	uint8_t *flags;			/* THP: a huge unit's on its first page */
 	bool thp;
@@ -228,6 +232,29 @@ struct tier_sim {
 		uint64_t period[2];	/* simulated accesses per sample */
 		bool store_stream;
 	} sample;
+	/* The daemon's soft-dirty rounds (tracker_sd.c). */
+	struct {
+		bool started;
+		double t0_ns;			/* the round's clear */
+		uint64_t period_us;		/* the round's */
+		uint64_t brk_us[TIER__SD_MAX_BRK], prev_brk_us[TIER__SD_MAX_BRK];
+		unsigned nbrk, nprev;		/* reads this round, in the last whole one */
+		unsigned whole_rounds;
+		uint64_t rounds;
+		uint64_t written_last;		/* pages the last round saw written */
+		double cpu_round_ns;		/* its reads' CPU this round */
+		struct tier__sd_scan scan;
+		struct tier__sd_runs seen, prev, scratch;
+		struct tier__sd_pairs pairs;	/* the picture, made at the last read */
+		uint64_t pic_gen;
+		struct tier__sd_fits fits;
+		struct tier__sd_pic pic;	/* ... rated at a collect */
+		bool obs_valid;
+		uint64_t obs_gen, obs_placed;	/* pic_gen, placed_gen rated at */
+		bool damon_seen;
+		double damon_first_ns;		/* DAMON's first report (the hold) */
+		uint64_t lost;			/* observations with no room */
+	} sd;
 	struct {
 		double next_scan_ns;
 		double period_ns;
@@ -373,6 +400,15 @@ int tier__sim_sample(struct tier_sim *s, uint64_t p, bool write);
  * due at the current application time. Return 0 or -ENOMEM. */
 int tier__sim_damon_init(struct tier_sim *s);
 int tier__sim_damon_tick(struct tier_sim *s);
+
+/* --- tracker_sd.c -------------------------------------------------------- */
+
+/* The soft-dirty rounds' reads and clears that are due. 0 or -ENOMEM. */
+int tier__sim_sd_tick(struct tier_sim *s);
+/* Pushes the picture's observations (merged with DAMON's latest regions
+ * where DAMON runs in snapshot mode). 0 or -ENOMEM. */
+int tier__sim_sd_collect(struct tier_sim *s);
+void tier__sim_sd_release(struct tier_sim *s);
 
 /* --- oracle.c ------------------------------------------------------------ */
 

@@ -136,6 +136,7 @@ void tier__sim_place_page(struct tier_sim *s, uint64_t page, int node)
 		s->used_pages[from]--;
 	s->page_node[page] = (uint8_t)node;
 	s->node_gen[page >> TIER_NODE_GEN_SHIFT]++;
+	s->placed_gen++;
 	s->used_pages[node]++;
 }
 

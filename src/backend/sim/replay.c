@@ -33,7 +33,7 @@ static inline __attribute__((always_inline)) int
 replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, const bool thp)
 {
 	const bool samples = s->trackers & TRK_SAMPLES;
-	const bool softdirty = s->trackers & TRK_SOFTDIRTY;
+	const bool softdirty = s->trackers & (TRK_SOFTDIRTY | TRK_SDROUNDS);
 	const bool store_stream = s->sample.store_stream;
 	const uint64_t mask = thp ? ~(uint64_t)(THP_PAGES - 1) : ~(uint64_t)0;
 	const uint64_t nr_pages = s->nr_pages;

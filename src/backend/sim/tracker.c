@@ -2,7 +2,8 @@
  * observations: accessed-bit (idle) and soft-dirty scans, 1-in-N sampled
  * accesses, NUMA hint faults from a scan that unmaps pages as the kernel's
  * NUMA balancing does, and the young bits as the hardware leaves them
- * (young); DAMON's regions are in tracker_damon.c. Each charges the costs
+ * (young); DAMON's regions are in tracker_damon.c, the daemon's soft-dirty
+ * rounds (softdirty-rounds) in tracker_sd.c. Each charges the costs
  * of engine_internal.h to the policy's CPU or the application.
  */
 #include <errno.h>
@@ -19,7 +20,7 @@
 #define HINT_SCAN_ALIGN 512u				/* HPAGE_SIZE in pages */
 
 const char *const tier_sim_trackers[] = {
-	"damon", "idle", "softdirty", "samples", "hintfault", "young", NULL,
+	"damon", "idle", "softdirty", "samples", "hintfault", "young", "softdirty-rounds", NULL,
 };
 
 int tier__sim_obs_push(struct tier_sim *s, const struct tier_obs *o)
@@ -232,6 +233,11 @@ int tier__sim_trackers_tick(struct tier_sim *s, struct tier_err *err)
 		if (ret)
 			return tier_err_set(err, ret, "out of memory");
 	}
+	if (s->trackers & TRK_SDROUNDS) {
+		ret = tier__sim_sd_tick(s);
+		if (ret)
+			return tier_err_set(err, ret, "out of memory");
+	}
 	if ((s->trackers & TRK_HINT) && s->app_ns >= s->hint.next_scan_ns) {
 		hint_scan(s);
 		s->hint.next_scan_ns += s->hint.period_ns;
@@ -261,6 +267,8 @@ static int sim_collect(void *priv, void (*sink)(void *, const struct tier_obs *,
 			       !(s->trackers & TRK_IDLE));
 	if (!ret && (s->trackers & TRK_SOFTDIRTY))
 		ret = bit_scan(s, F_DIRTY, TIER_OBS_WRITTEN, interval_us, false);
+	if (!ret && (s->trackers & TRK_SDROUNDS))
+		ret = tier__sim_sd_collect(s);
 	if (ret)
 		return tier_err_set(err, ret, "out of memory");
 	if (s->nr_obs)
@@ -293,12 +301,17 @@ int tier__sim_trackers_parse(struct tier_sim *s, const char *list, struct tier_e
 				break;
 		if (!tier_sim_trackers[k])
 			return tier_err_set(err, -EINVAL,
-					    "unknown tracker '%s' (none, damon, idle, softdirty, samples, hintfault, young)",
+					    "unknown tracker '%s' (none, damon, idle, softdirty, samples, hintfault, young, softdirty-rounds)",
 					    tok);
 		s->trackers |= 1u << k;
 	}
 	if (!s->trackers)
 		return tier_err_set(err, -EINVAL, "no tracker named in '%s'", list);
+	/* Both read and clear the one soft-dirty bit. */
+	if ((s->trackers & TRK_SOFTDIRTY) && (s->trackers & TRK_SDROUNDS))
+		return tier_err_set(err, -EINVAL,
+				    "tracker list '%s': softdirty and softdirty-rounds both clear the soft-dirty bits; name one",
+				    list);
 	return 0;
 }
 
