@@ -14,7 +14,7 @@
 #
 #   bench/guest-calib.sh [--results FILE] [--layout contiguous|scattered]
 #                        [--run kernel|tierd] [--seconds N] [--tol PP]
-#                        [--known SECONDS] [--rate M]
+#                        [--known SECONDS] [--rate M] [--tracker T]
 # --results: a bench/guest-tiering.sh output (default
 #   bench/results/guest-tiering.txt); --layout: contiguous (default);
 # --run: kernel (tiersim policy kernel-nb, the default) or tierd (tierd);
@@ -22,7 +22,13 @@
 # --tol: percentage points (default 10); --known: comma-separated seconds
 #   or ranges (3-9) where the model is known not to agree; --rate: the
 #   update rate, M/s (default: the run's "none" mean in FILE, else the
-#   workload's default).
+#   workload's default); --tracker: tiersim's tracker list for the run
+#   (default: kernel-nb's own for the kernel run; for the tierd run the
+#   tracker the guest's tierd ran with, its status's "tracker" in FILE, as
+#   tiersim names its model: damon+softdirty is damon,softdirty-rounds,
+#   softdirty is softdirty-rounds, damon+hint is damon,hintfault, hint is
+#   hintfault - the policy gets the inputs the guest's had; a tracker
+#   tiersim has no model of is an error).
 # A new guest series: bench/guest-tiering.sh --layout contiguous --out FILE 30
 # (about 3 min), then --results FILE here. TIERD_BUILD names the build.
 set -euo pipefail
@@ -35,13 +41,14 @@ SECS=
 TOL=10
 KNOWN=
 RATE=
+TRACKER=
 usage() { echo "guest-calib: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
-	--results | --layout | --run | --seconds | --tol | --known | --rate)
+	--results | --layout | --run | --seconds | --tol | --known | --rate | --tracker)
 		[ $# -ge 2 ] || usage "$1 needs a value"
 		opt=${1#--}; val=$2; shift 2 ;;
-	*) usage "unknown argument $1 (--results FILE, --layout L, --run kernel|tierd, --seconds N, --tol PP, --known SECONDS, --rate M)" ;;
+	*) usage "unknown argument $1 (--results FILE, --layout L, --run kernel|tierd, --seconds N, --tol PP, --known SECONDS, --rate M, --tracker T)" ;;
 	esac
 	case $opt in
 	results) RESULTS=$val ;;
@@ -51,6 +58,7 @@ while [ $# -gt 0 ]; do
 	tol) TOL=$val ;;
 	known) KNOWN=$val ;;
 	rate) RATE=$val ;;
+	tracker) TRACKER=$val ;;
 	esac
 done
 case $LAYOUT in contiguous | scattered) ;; *) usage "--layout $LAYOUT: contiguous or scattered" ;; esac
@@ -75,13 +83,26 @@ if [ -z "$RATE" ]; then
 	RATE=$(sed -n "s|^# $LAYOUT/none update rate: mean \([0-9.]*\) M/s.*|\1|p" "$RESULTS" | head -1)
 fi
 [ -z "$SECS" ] && SECS=$(echo "$GUEST" | tail -1 | cut -d' ' -f1)
+# The tierd run's tracker: what the guest's tierd ran with.
+if [ -z "$TRACKER" ] && [ "$RUN" = tierd ]; then
+	gt=$(sed -n "s|^# guest $LAYOUT/tierd: status: .*\"tracker\":\"\([^\"]*\)\".*|\1|p" "$RESULTS" | head -1)
+	case $gt in
+	damon+softdirty) TRACKER=damon,softdirty-rounds ;;
+	softdirty) TRACKER=softdirty-rounds ;;
+	damon+hint) TRACKER=damon,hintfault ;;
+	hint) TRACKER=hintfault ;;
+	damon | idle) TRACKER=$gt ;;
+	"") usage "--results $RESULTS: no status of the $LAYOUT tierd run names its tracker; name tiersim's with --tracker" ;;
+	*) usage "--results $RESULTS: the guest's tierd ran with tracker '$gt', which tiersim has no model of; name one with --tracker" ;;
+	esac
+fi
 WL="gups-guest:layout=$LAYOUT${RATE:+:rate=$RATE}"
 T=$(mktemp -d /tmp/tierd-guest-calib.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 "$B/tiersim" run --machine "file:$ROOT/bench/machines/guest.yaml" --workload "$WL" \
-	--policy "$POLICY" --duration "$SECS" --timeline "$T/tl.csv" >"$T/run.txt"
+	--policy "$POLICY" ${TRACKER:+--tracker "$TRACKER"} --duration "$SECS" --timeline "$T/tl.csv" >"$T/run.txt"
 echo "# guest: $RESULTS, layout $LAYOUT, run $RUN ($(sed -n 's/^# tree: /tree /p' "$RESULTS" | head -1))"
-echo "# tiersim: run --machine file:bench/machines/guest.yaml --workload $WL --policy $POLICY --duration $SECS"
+echo "# tiersim: run --machine file:bench/machines/guest.yaml --workload $WL --policy $POLICY${TRACKER:+ --tracker $TRACKER} --duration $SECS"
 echo "# tolerance $TOL pp from second 3${KNOWN:+; known not to agree: $KNOWN}"
 echo "  at  guest%  tiersim%   diff  verdict"
 # tiersim's share at each whole second: the last 100 ms row at or before it.
