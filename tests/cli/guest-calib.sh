@@ -75,6 +75,33 @@ run env TIERD_BUILD="$B" bash "$ROOT/bench/guest-calib.sh" --results "$R2" --lay
 is "$rc" 1 "tierd: a known second that agrees fails the check"
 is "$(echo "$out" | grep -c ' fixed$')" 1 "tierd: second 5 reported as fixed"
 
+# tierd with the inputs the guest's had: the recording of ba850a7 (Linux
+# 6.12, host load about 0.5: tests/fixtures/guest-calib/
+# guest-tiering-6.12-ba850a7.txt), whose tierd ran damon+softdirty; the
+# script runs tiersim's model of that tracker (damon,softdirty-rounds).
+# Seconds 3-5 of both layouts are known: the guest's placement step at 1-2
+# s left 86.6% (contiguous) and 73.5% (scattered) of the hot set up and its
+# CPU (686 ms in a like run: 428 ms of moves at 13.5 us a page against the
+# model's 8.4, and the daemon's reads of maps, pagemap and DAMON's files,
+# which the model does not charge) paid for by a pause under the CPU share
+# until 5-6 s; the model's next step comes at once (docs/tiersim.md).
+R3=$ROOT/tests/fixtures/guest-calib/guest-tiering-6.12-ba850a7.txt
+for l in contiguous scattered; do
+	run env TIERD_BUILD="$B" bash "$ROOT/bench/guest-calib.sh" --results "$R3" --layout $l \
+		--run tierd --seconds 20 --known 3-5
+	is "$rc" 0 "tierd ($l) follows the guest's ba850a7 run with its tracker (known 3-5 aside)"
+	echo "$out" | sed 's/^/# /'
+	is "$(echo "$out" | grep -c -- '--tracker damon,softdirty-rounds')" 1 \
+		"$l: tiersim runs the guest tierd's tracker, damon+softdirty, as damon,softdirty-rounds"
+	is "$(echo "$out" | grep -c ' ok$')" 15 "$l: seconds 6-20 agree"
+done
+# A tracker the results file does not name: the script says so.
+grep -v '"tracker"' "$R3" >"$T/notracker.txt"
+run env TIERD_BUILD="$B" bash "$ROOT/bench/guest-calib.sh" --results "$T/notracker.txt" \
+	--layout contiguous --run tierd --seconds 5
+is "$rc" 2 "no recorded tracker: exit 2"
+like "$err" "no status of the contiguous tierd run names its tracker" "no recorded tracker: said"
+
 # The placement after set-up matches the guest's "after set-up" free memory
 # (50, 102 and 711 MiB on nodes 0, 1, 2) before any move.
 run "$B/tiersim" run --machine "$M" --workload gups-guest --policy static --duration 1 \
