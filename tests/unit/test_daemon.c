@@ -454,17 +454,20 @@ static void test_socket_answers_during_step(void **state)
 	assert_non_null(strstr(buf, "\"ok\":true"));
 
 	/* Let go, the step answers explain at its first pause, and a status
-	 * after the step counts it. */
+	 * after the step counts it and says no step runs - between two
+	 * steps: the next may have begun by the time a status is asked
+	 * for (on a loaded machine it had, in two runs of eight), so
+	 * statuses are asked for until one falls between them. */
 	sem_post(&f->step_release);
 	ask(a, NULL, 10000, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"v\":1"));
 	for (i = 0; i < 1000; i++) {
 		ask(b, "{\"v\":1,\"cmd\":\"status\"}\n", 10000, buf, sizeof(buf));
-		if (strstr(buf, "\"steps\":1"))
+		if (!strstr(buf, "\"steps\":0,") && strstr(buf, "\"step_running_ms\":0"))
 			break;
 		usleep(10000);
 	}
-	assert_non_null(strstr(buf, "\"steps\":1"));
+	assert_null(strstr(buf, "\"steps\":0,"));
 	assert_non_null(strstr(buf, "\"step_running_ms\":0"));
 
 	close(a);
