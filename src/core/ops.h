@@ -72,6 +72,13 @@ struct tier_obs {
  * the page's rate is the larger of it and the others'). */
 #define TIER_OBS_STANDING 1u
 
+/* ... whose rate is a lower bound: the tracker cannot tell faster pages
+ * from it (a soft-dirty picture's pages first written before the first
+ * read after each clear). A merge of trackers may give such pages the
+ * accesses another tracker saw over them and nothing else explains
+ * (src/backend/linux/obs_merge.c); policies may take it as any rate. */
+#define TIER_OBS_AT_LEAST 2u
+
 /* The accesses one observation stands for, per page of it - the one
  * estimate the policies and the heatmap (core/heatmap.h) read:
  *  - ACCESSED/WRITTEN, seen in k of m checks (max 0 counts as 1): an access

@@ -1002,11 +1002,13 @@ static void test_obs_merge(void **state)
 {
 	static struct merge_got g;
 	struct tier_linux_addr_obs acc[4], wr[5];
-	double wsum[4] = { 0 }, d, h;
+	struct tier__obs_sums sums = { 0 };
+	double d, h;
 	size_t i;
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
+	assert_true(tier__obs_sums_reset(&sums, 4));
 	/* pid 1: [16, 32) at 10 of 20 checks in 100 ms (138.6/s), [32, 48)
 	 * seen in none, [64, 80) at 138.6/s; pid 2: [0, 64) hot (20 of 20). */
 	acc[0] = by_obs(1, 16, 16, TIER_OBS_ACCESSED, 10, 20, 100000);
@@ -1026,12 +1028,13 @@ static void test_obs_merge(void **state)
 	wr[3] = by_obs(1, 200, 1, TIER_OBS_SAMPLE, 1, 0, 0);
 	wr[4] = by_obs(2, 60, 10, TIER_OBS_WRITTEN, 1, 2, iv_of(500));
 	/* In two batches, as soft-dirty's thread hands them. */
-	tier__obs_written(acc, 4, wsum, wr, 4, merge_sink, &g);
-	tier__obs_written(acc, 4, wsum, wr + 4, 1, merge_sink, &g);
+	tier__obs_written(acc, 4, &sums, wr, 4, merge_sink, &g);
+	tier__obs_written(acc, 4, &sums, wr + 4, 1, merge_sink, &g);
 	wr[0] = by_obs(2, 0, 4, TIER_OBS_WRITTEN, 1, 2, iv_of(500));
 	wr[0].write = TIER_OBS_STANDING;
-	tier__obs_written(acc, 4, wsum, wr, 1, merge_sink, &g);
-	tier__obs_rest(acc, 4, wsum, merge_sink, &g);
+	tier__obs_written(acc, 4, &sums, wr, 1, merge_sink, &g);
+	tier__obs_rest(acc, 4, &sums, merge_sink, &g);
+	tier__obs_sums_free(&sums);
 	/* Written: whole, wherever they lie. */
 	assert_true(fabs(g.rate[0][28] - 50) < 0.1 && fabs(g.rate[0][39] - 50) < 0.1);
 	assert_true(fabs(g.rate[0][64] - 500) < 0.5 && fabs(g.rate[0][71] - 500) < 0.5);
@@ -1089,7 +1092,9 @@ static void test_obs_merge_random(void **state)
 {
 	static struct merge_got g;
 	static struct tier_linux_addr_obs acc[2 * BY_PAGES], wr[2 * BY_PAGES];
-	static double wrate[BY_PIDS][BY_PAGES], wsum[2 * BY_PAGES];
+	static double wrate[BY_PIDS][BY_PAGES];
+	static bool low[BY_PIDS][BY_PAGES];
+	struct tier__obs_sums sums = { 0 };
 	size_t nacc = 0, nwr = 0;
 	unsigned seed, round;
 
@@ -1101,6 +1106,7 @@ static void test_obs_merge_random(void **state)
 		seed = 12345 + round;
 		memset(&g, 0, sizeof(g));
 		memset(wrate, 0, sizeof(wrate));
+		memset(low, 0, sizeof(low));
 		nacc = nwr = 0;
 		for (pid = 1; pid <= BY_PIDS; pid++) {
 			uint64_t p = (uint64_t)(rand_r(&seed) % 4);
@@ -1124,16 +1130,21 @@ static void test_obs_merge_random(void **state)
 				if (p + len > BY_PAGES)
 					len = BY_PAGES - p;
 				wr[nwr] = by_obs(pid, p, len, TIER_OBS_WRITTEN, 1, 2, iv_of(r));
-				for (i = p; i < p + len; i++)
+				/* A quarter rated only at least. */
+				if (rand_r(&seed) % 4 == 0)
+					wr[nwr].write = TIER_OBS_AT_LEAST;
+				for (i = p; i < p + len; i++) {
 					wrate[pid - 1][i] = tier__obs_rate(&wr[nwr]);
+					low[pid - 1][i] = wr[nwr].write != 0;
+				}
 				nwr++;
 				p += len + (uint64_t)(rand_r(&seed) % 4);
 			}
 		}
-		memset(wsum, 0, nacc * sizeof(wsum[0]));
-		tier__obs_written(acc, nacc, wsum, wr, nwr / 2, merge_sink, &g);
-		tier__obs_written(acc, nacc, wsum, wr + nwr / 2, nwr - nwr / 2, merge_sink, &g);
-		tier__obs_rest(acc, nacc, wsum, merge_sink, &g);
+		assert_true(tier__obs_sums_reset(&sums, nacc));
+		tier__obs_written(acc, nacc, &sums, wr, nwr / 2, merge_sink, &g);
+		tier__obs_written(acc, nacc, &sums, wr + nwr / 2, nwr - nwr / 2, merge_sink, &g);
+		tier__obs_rest(acc, nacc, &sums, merge_sink, &g);
 		assert_true(g.calls >= 4);	/* the regions in more than one batch */
 		for (pid = 0; pid < BY_PIDS; pid++) {
 			size_t i;
@@ -1148,17 +1159,31 @@ static void test_obs_merge_random(void **state)
 			int q = acc[k].pid - 1;
 			uint64_t i, first = acc[k].start / 4096, last = acc[k].end / 4096;
 			double region = tier__obs_rate(&acc[k]) * (double)(last - first);
-			double written = 0, handed = 0, want;
+			double written = 0, handed = 0, want, share[2] = { -1, -1 };
+			struct tier_linux_addr_obs full = acc[k];
 
+			full.count = full.max;
 			for (i = first; i < last; i++) {
+				bool l = low[q][i];
+
 				written += wrate[q][i];
 				handed += g.region[q][i] + g.rate[q][i];
-				/* Spread evenly over the region's pages. */
-				if (fabs(g.region[q][i] - g.region[q][first]) > 1e-6 * (1 + region))
-					fail_msg("round %u region %zu: page %llu gets %.3f/s, its "
-						 "first %.3f/s", round, k, (unsigned long long)i,
-						 g.region[q][i], g.region[q][first]);
+				/* Spread evenly over the region's pages rated at
+				 * least, and over the others. */
+				if (share[l] < 0)
+					share[l] = g.region[q][i];
+				if (fabs(g.region[q][i] - share[l]) > 1e-6 * (1 + region))
+					fail_msg("round %u region %zu: page %llu (%s) gets %.3f/s, "
+						 "its like %.3f/s", round, k, (unsigned long long)i,
+						 l ? "at least" : "rated", g.region[q][i], share[l]);
 			}
+			/* Those rated at least take more, by no more than a page
+			 * of the region can have read. */
+			if (share[0] >= 0 && share[1] >= 0 &&
+			    (share[1] < share[0] - 1e-9 ||
+			     share[1] - share[0] > tier__obs_rate(&full) * (1 + 1e-3)))
+				fail_msg("round %u region %zu: at least %.3f/s, rated %.3f/s", round, k,
+					 share[1], share[0]);
 			want = region > written ? region : written;
 			if (fabs(handed - want) > 1e-3 * want + 1e-6)
 				fail_msg("round %u region %zu: region %.3f, written %.3f accesses/s: "
@@ -1166,6 +1191,62 @@ static void test_obs_merge_random(void **state)
 					 handed, want);
 		}
 	}
+	tier__obs_sums_free(&sums);
+}
+
+/* A region whose written pages are partly rated at least (a soft-dirty
+ * picture's first bracket): what they do not explain goes to those pages
+ * first, at most what a page of the region can read, and what is left to
+ * all its pages. */
+static void test_obs_merge_at_least(void **state)
+{
+	static struct merge_got g;
+	struct tier_linux_addr_obs acc[2], wr[2];
+	struct tier__obs_sums sums = { 0 };
+	double r0, r1, top, extra, rest;
+	size_t i;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	/* [0, 100) at 5 of 20 checks (57.5/s a page); [100, 170) at 10 of
+	 * 20 (138.6/s); a page of either reads at most 20 of 20 (738/s). */
+	acc[0] = by_obs(1, 0, 100, TIER_OBS_ACCESSED, 5, 20, 100000);
+	acc[1] = by_obs(1, 100, 70, TIER_OBS_ACCESSED, 10, 20, 100000);
+	r0 = tier__obs_rate(&acc[0]);
+	r1 = tier__obs_rate(&acc[1]);
+	wr[0] = acc[0];
+	wr[0].count = 20;
+	top = tier__obs_rate(&wr[0]);
+	/* 10 pages of each rated at least 35/s (standing, as the picture's
+	 * pages written in the first bracket of both rounds). */
+	wr[0] = by_obs(1, 40, 10, TIER_OBS_WRITTEN, 1, 2, iv_of(35));
+	wr[1] = by_obs(1, 120, 10, TIER_OBS_WRITTEN, 1, 2, iv_of(35));
+	wr[0].write = wr[1].write = TIER_OBS_STANDING | TIER_OBS_AT_LEAST;
+	assert_true(tier__obs_sums_reset(&sums, 2));
+	tier__obs_written(acc, 2, &sums, wr, 2, merge_sink, &g);
+	tier__obs_rest(acc, 2, &sums, merge_sink, &g);
+	/* [0, 100): 100 x 57.5 - 10 x 35 left, all to the ten pages (540/s
+	 * each, under 738): the other 90 get nothing (without the rule, all
+	 * 100 got 54/s). */
+	extra = (r0 * 100 - 35 * 10) / 10;
+	assert_true(extra < top);
+	for (i = 0; i < 100; i++) {
+		double want = i >= 40 && i < 50 ? extra : 0;
+
+		if (fabs(g.region[0][i] - want) > 1e-3 * (1 + want))
+			fail_msg("page %zu: %.3f/s from the region, want %.3f", i, g.region[0][i], want);
+	}
+	/* [100, 170): 70 x 138.6 - 350 left, more than the ten can take at
+	 * 738/s each: they take that, the rest goes to all 70. */
+	rest = (r1 * 70 - 35 * 10 - top * 10) / 70;
+	assert_true(rest > 0);
+	for (i = 100; i < 170; i++) {
+		double want = rest + (i >= 120 && i < 130 ? top : 0);
+
+		if (fabs(g.region[0][i] - want) > 1e-3 * want)
+			fail_msg("page %zu: %.3f/s from the region, want %.3f", i, g.region[0][i], want);
+	}
+	tier__obs_sums_free(&sums);
 }
 
 
@@ -1178,6 +1259,7 @@ int main(void)
 		cmocka_unit_test(test_obs_merge),
 		cmocka_unit_test(test_obs_hold),
 		cmocka_unit_test(test_obs_merge_random),
+		cmocka_unit_test(test_obs_merge_at_least),
 		cmocka_unit_test(test_perf_decode),
 		cmocka_unit_test(test_perf_event_alias),
 		cmocka_unit_test(test_perf_probe),

@@ -6,6 +6,7 @@
  * the daemon's trackers runs it too (src/backend/sim/tracker_sd.c). */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend/linux/tracker_util.h"
@@ -75,15 +76,76 @@ static size_t acc_find_from(const struct tier_linux_addr_obs *acc, size_t nacc, 
 	return acc_find(acc, nacc, pid, addr);
 }
 
-void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, double *wsum,
-		       const struct tier_linux_addr_obs *wr, size_t n, tier_linux_obs_sink sink,
-		       void *ctx)
+bool tier__obs_sums_reset(struct tier__obs_sums *s, size_t nacc)
+{
+	s->nlow = 0;
+	s->lost = false;
+	if (nacc > s->cap) {
+		size_t nc = s->cap ? s->cap : 64;
+		double *w, *l;
+
+		while (nc < nacc)
+			nc *= 2;
+		w = realloc(s->wsum, nc * sizeof(*w));
+		if (w)
+			s->wsum = w;
+		l = w ? realloc(s->lsum, nc * sizeof(*l)) : NULL;
+		if (!l) {
+			s->cap = 0;
+			return false;
+		}
+		s->lsum = l;
+		s->cap = nc;
+	}
+	if (nacc) {
+		memset(s->wsum, 0, nacc * sizeof(*s->wsum));
+		memset(s->lsum, 0, nacc * sizeof(*s->lsum));
+	}
+	return true;
+}
+
+void tier__obs_sums_free(struct tier__obs_sums *s)
+{
+	free(s->wsum);
+	free(s->lsum);
+	free(s->low);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Keeps a lower-bound piece [a, e) of pid under region k. */
+static void low_add(struct tier__obs_sums *s, pid_t pid, uint64_t a, uint64_t e, size_t k)
+{
+	if (s->nlow && s->low[s->nlow - 1].pid == pid && s->low[s->nlow - 1].k == k &&
+	    s->low[s->nlow - 1].end == a) {
+		s->low[s->nlow - 1].end = e;
+		return;
+	}
+	if (s->nlow == s->cap_low) {
+		size_t nc = s->cap_low ? s->cap_low * 2 : 256;
+		struct tier__obs_low *v = realloc(s->low, nc * sizeof(*v));
+
+		if (!v) {
+			s->lost = true;
+			return;
+		}
+		s->low = v;
+		s->cap_low = nc;
+	}
+	s->low[s->nlow++] = (struct tier__obs_low){ pid, a, e, k };
+}
+
+void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc,
+		       struct tier__obs_sums *s, const struct tier_linux_addr_obs *wr, size_t n,
+		       tier_linux_obs_sink sink, void *ctx)
 {
 	size_t i, from = 0;
 
+	if (nacc > s->cap)
+		nacc = 0;	/* no room to add up: the regions pass unchanged */
 	for (i = 0; i < n; i++) {
 		const struct tier_linux_addr_obs *w = &wr[i];
 		double own = w->kind == TIER_OBS_WRITTEN ? tier__obs_rate(w) : 0;
+		bool low = own > 0 && (w->write & TIER_OBS_AT_LEAST);
 		size_t k;
 
 		if (own <= 0)
@@ -96,8 +158,13 @@ void tier__obs_written(const struct tier_linux_addr_obs *acc, size_t nacc, doubl
 			uint64_t a = acc[k].start > w->start ? acc[k].start : w->start;
 			uint64_t e = acc[k].end < w->end ? acc[k].end : w->end;
 
-			if (a < e)
-				wsum[k] += own * (double)(e - a);
+			if (a >= e)
+				continue;
+			s->wsum[k] += own * (double)(e - a);
+			if (low) {
+				s->lsum[k] += (double)(e - a);
+				low_add(s, w->pid, a, e, k);
+			}
 		}
 	}
 	if (n)
@@ -128,31 +195,82 @@ void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, dou
 	}
 }
 
-void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc, const double *wsum,
-		    tier_linux_obs_sink sink, void *ctx)
+/* The most accesses per second a page of region r can have read as: every
+ * check saw one. */
+static double region_max_rate(const struct tier_linux_addr_obs *r)
+{
+	struct tier_linux_addr_obs full = *r;
+
+	full.count = full.max ? full.max : 1;
+	return tier__obs_rate(&full);
+}
+
+static int low_cmp(const void *a, const void *b)
+{
+	const struct tier__obs_low *x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc,
+		    struct tier__obs_sums *s, tier_linux_obs_sink sink, void *ctx)
 {
 	struct tier_linux_addr_obs v[256];
-	size_t i, nv = 0;
+	size_t i, nv = 0, j = 0;
+	bool sums = nacc <= s->cap;
+
+	/* The pieces in region order (targets may come in another order
+	 * than the regions' pids). */
+	for (i = 1; i < s->nlow; i++)
+		if (low_cmp(&s->low[i - 1], &s->low[i]) > 0) {
+			qsort(s->low, s->nlow, sizeof(*s->low), low_cmp);
+			break;
+		}
 
 	for (i = 0; i < nacc; i++) {
 		const struct tier_linux_addr_obs *r = &acc[i];
 		double rate = tier__obs_rate(r), len = (double)(r->end - r->start), rest;
+		double wsum = sums ? s->wsum[i] : 0, lsum = sums ? s->lsum[i] : 0, extra = 0;
 
-		if (nv == sizeof(v) / sizeof(v[0])) {
+		if (nv + 1 >= sizeof(v) / sizeof(v[0])) {
 			sink(ctx, v, nv);
 			nv = 0;
 		}
 		v[nv] = *r;
-		if (rate > 0 && wsum[i] > 0) {
-			rest = rate - wsum[i] / len;
-			if (rest <= rate * 1e-6) {
+		if (rate > 0 && wsum > 0) {
+			rest = rate * len - wsum;
+			/* First to the pages rated only at least (their pieces
+			 * are kept in region order: j walks them along). */
+			if (rest > 0 && lsum > 0) {
+				extra = rest / lsum;
+				if (extra > region_max_rate(r))
+					extra = region_max_rate(r);
+				rest -= extra * lsum;
+			}
+			if (rest <= rate * len * 1e-6) {
 				/* Its written pages explain all its accesses. */
 				v[nv].count = 0;
 			} else {
-				set_rate(&v[nv], rest);
+				set_rate(&v[nv], rest / len);
 			}
 		}
 		nv++;
+		for (; sums && j < s->nlow && s->low[j].k <= i; j++) {
+			if (s->low[j].k < i || extra <= 0)
+				continue;
+			if (nv == sizeof(v) / sizeof(v[0])) {
+				sink(ctx, v, nv);
+				nv = 0;
+			}
+			v[nv] = *r;
+			v[nv].start = s->low[j].start;
+			v[nv].end = s->low[j].end;
+			v[nv].write = 0;
+			set_rate(&v[nv], extra);
+			nv++;
+		}
 	}
 	if (nv)
 		sink(ctx, v, nv);

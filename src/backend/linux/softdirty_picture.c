@@ -79,10 +79,11 @@ int tier__sd_seen_update(struct tier__sd_runs *seen, struct tier__sd_runs *scrat
 	return 0;
 }
 
-/* A run of the picture at rate; standing: the rate stands on both rounds
- * (TIER_OBS_STANDING, core/ops.h). */
+/* A run of the picture at rate; flags: TIER_OBS_STANDING (the rate
+ * stands on both rounds), TIER_OBS_AT_LEAST (it is the table's highest:
+ * a lower bound), core/ops.h. */
 static void pic_add(struct tier__sd_pic *pic, pid_t pid, uint64_t start, uint64_t end, double rate,
-		    bool standing)
+		    uint16_t flags)
 {
 	struct tier_linux_addr_obs *o, *nv;
 	double win = -log(1.0 - 1.0 / TIER__SD_CHECKS) * TIER__SD_CHECKS / rate * 1e6;
@@ -90,8 +91,7 @@ static void pic_add(struct tier__sd_pic *pic, pid_t pid, uint64_t start, uint64_
 
 	if (pic->n) {
 		o = &pic->v[pic->n - 1];
-		if (o->pid == pid && o->end == start && o->interval_us == iv &&
-		    o->write == (standing ? TIER_OBS_STANDING : 0)) {
+		if (o->pid == pid && o->end == start && o->interval_us == iv && o->write == flags) {
 			o->end = end;
 			return;
 		}
@@ -108,7 +108,7 @@ static void pic_add(struct tier__sd_pic *pic, pid_t pid, uint64_t start, uint64_
 	o->start = start;
 	o->end = end;
 	o->kind = TIER_OBS_WRITTEN;
-	o->write = standing ? TIER_OBS_STANDING : 0;
+	o->write = flags;
 	o->count = 1;
 	o->max = TIER__SD_CHECKS;
 	o->interval_us = iv;
@@ -221,17 +221,20 @@ struct pic_ctx {
 	bool lost;			/* a piece found no room in pic->pieces */
 	/* counting: pages per class and pair */
 	uint64_t (*count)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
-	/* emitting: each class's rates */
+	/* emitting: each class's rates, and the table's highest */
 	const double (*rate)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1];
+	double rmax;
 };
 
 static void emit(struct pic_ctx *pc, const struct tier__sd_pair_run *run, uint64_t start,
 		 uint64_t end, unsigned c)
 {
 	double r = pc->rate[c][run->kp][run->kc];
+	uint16_t flags = (run->kp && run->kc ? TIER_OBS_STANDING : 0) |
+			 (r >= pc->rmax * (1 - 1e-9) ? TIER_OBS_AT_LEAST : 0);
 
 	if ((run->kc || !pc->tg->last) && r >= TIER__SD_PIC_MIN_RATE)
-		pic_add(pc->pic, pc->tg->pid, start, end, r, run->kp && run->kc);
+		pic_add(pc->pic, pc->tg->pid, start, end, r, flags);
 }
 
 static void piece(void *ctx, uint64_t start, uint64_t end, unsigned tier)
@@ -495,6 +498,7 @@ void tier__sd_picture(struct tier__sd_pic *pic, const struct tier__sd_pairs *p,
 			say_pairs(fits, tg, (const uint64_t(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])said, e);
 		pc.count = NULL;
 		pc.rate = (const double(*)[TIER__SD_MAX_BRK + 1][TIER__SD_MAX_BRK + 1])e->rate;
+		pc.rmax = tier__sd_rate_max(tg->prev_brk_us, tg->nprev_brk, tg->brk_us);
 		target_pieces(&pc, p, i, j, tiers, tiers_arg);
 		i = j;
 	}

@@ -69,15 +69,19 @@ static bool short_prev(const uint64_t *prev_brk_us, unsigned nprev)
 	return nprev && prev_brk_us[nprev - 1] <= TIER__SD_SHORT_ROUND_US;
 }
 
+double tier__sd_rate_max(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us)
+{
+	if (nprev && prev_brk_us[0] < brk_us[0])
+		return M_LN2 * 1e6 / (double)prev_brk_us[0];
+	return M_LN2 * 1e6 / (double)brk_us[0];
+}
+
 void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
 			 unsigned nbrk, double rate[][TIER__SD_MAX_BRK + 1])
 {
-	double rmax = M_LN2 * 1e6 / (double)brk_us[0];
+	double rmax = tier__sd_rate_max(prev_brk_us, nprev, brk_us);
 	struct sd_first o[2];
 	unsigned kp, kc;
-
-	if (nprev && prev_brk_us[0] < brk_us[0])
-		rmax = M_LN2 * 1e6 / (double)prev_brk_us[0];
 	for (kp = 0; kp <= nprev; kp++)
 		for (kc = 0; kc <= nbrk; kc++) {
 			size_t n = 0;

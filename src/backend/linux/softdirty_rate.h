@@ -40,6 +40,11 @@ uint64_t tier__softdirty_period_us(uint64_t fault_ns, uint64_t cpu_us, double sh
 void tier__sd_rate_table(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us,
 			 unsigned nbrk, double rate[][TIER__SD_MAX_BRK + 1]);
 
+/* The highest rate the table gives those reads: ln 2 over the shorter
+ * of the two rounds' first reads (a page first written before both reads
+ * is rated so, however fast it is written). */
+double tier__sd_rate_max(const uint64_t *prev_brk_us, unsigned nprev, const uint64_t *brk_us);
+
 /* ... unless the last round was short: its last read at most this long
  * after its clear (the writer's time). A process's first round lasts
  * SD_MIN_US of the wall clock (in the guest bench, 234-309 ms of its

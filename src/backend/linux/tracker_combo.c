@@ -98,7 +98,7 @@ struct combo {
 	struct tier_linux_ctx ctx;	/* tiers() and its arg (by_tier) */
 	void *damon, *sd;
 	struct tier_linux_addr_obs *acc;	/* DAMON's observations in this collect */
-	double *wsum;			/* per region: the accesses its written pages stand for */
+	struct tier__obs_sums sums;	/* the written runs per region (obs_merge.c) */
 	size_t nr_acc, cap_acc;
 	bool acc_lost;			/* out of memory keeping them: passed on, and added */
 	uint64_t damon_ns, sd_ns;	/* the last collect's parts (stats) */
@@ -141,7 +141,7 @@ static void combo_destroy(void *priv)
 	free(c->pending);
 	free(c->last);
 	free(c->acc);
-	free(c->wsum);
+	tier__obs_sums_free(&c->sums);
 	free(c->seen);
 	free(c->seen_next);
 	free(c);
@@ -235,25 +235,21 @@ struct pass {
 	void *ctx;
 };
 
-/* Room in c->acc and c->wsum for need entries, grown by doubling; false
- * out of memory. */
+/* Room in c->acc for need entries, grown by doubling; false out of
+ * memory. */
 static bool acc_room(struct combo *c, size_t need)
 {
 	size_t nc = c->cap_acc ? c->cap_acc : 256;
 	struct tier_linux_addr_obs *nv;
-	double *nw;
 
 	if (need <= c->cap_acc)
 		return true;
 	while (nc < need)
 		nc *= 2;
 	nv = realloc(c->acc, nc * sizeof(*nv));
-	if (nv)
-		c->acc = nv;
-	nw = nv ? realloc(c->wsum, nc * sizeof(*nw)) : NULL;
-	if (!nw)
+	if (!nv)
 		return false;
-	c->wsum = nw;
+	c->acc = nv;
 	c->cap_acc = nc;
 	return true;
 }
@@ -338,7 +334,7 @@ static void written_sink(void *ctx, const struct tier_linux_addr_obs *obs, size_
 {
 	struct pass *p = ctx;
 
-	tier__obs_written(p->c->acc, p->c->nr_acc, p->c->wsum, obs, n, p->sink, p->ctx);
+	tier__obs_written(p->c->acc, p->c->nr_acc, &p->c->sums, obs, n, p->sink, p->ctx);
 }
 
 /* DAMON's observations just read (c->acc, sorted) kept for reuse_last();
@@ -399,10 +395,10 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 			qsort(c->acc, c->nr_acc, sizeof(*c->acc), acc_cmp);
 		keep_last(c, ret);
 	}
-	if (c->nr_acc) {
-		memset(c->wsum, 0, c->nr_acc * sizeof(*c->wsum));
+	/* Out of memory for the sums, the regions pass as DAMON read them. */
+	tier__obs_sums_reset(&c->sums, c->nr_acc);
+	if (c->nr_acc)
 		hold_unread(c);
-	}
 	t1 = tier_linux_thread_cpu_ns();
 	if (c->by_tier) {
 		/* The hint faults' rates, then DAMON's where they do not rate. */
@@ -412,7 +408,7 @@ static int combo_collect(void *priv, tier_linux_obs_sink sink, void *ctx, struct
 		sd_ret = SD->collect(c->sd, written_sink, &p, &sd_err);
 		/* The regions, each with what its written pages leave
 		 * unexplained (nothing written: as DAMON read it). */
-		tier__obs_rest(c->acc, c->nr_acc, c->wsum, sink, ctx);
+		tier__obs_rest(c->acc, c->nr_acc, &c->sums, sink, ctx);
 	}
 	c->damon_ns = t1 - t0;
 	c->sd_ns = tier_linux_thread_cpu_ns() - t1;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "backend/linux/softdirty_picture.h"
+#include "backend/linux/tracker_util.h"
 #include "backend/sim/engine.h"
 #include "backend/sim/rng.h"
 #include "backend/sim/workload.h"
@@ -242,6 +243,7 @@ struct tier_sim {
 		unsigned whole_rounds;
 		uint64_t rounds;
 		uint64_t written_last;		/* pages the last round saw written */
+		uint64_t faults, faults_t0;	/* write-protect faults taken, ever; at the clear */
 		double cpu_round_ns;		/* its reads' CPU this round */
 		struct tier__sd_scan scan;
 		struct tier__sd_runs seen, prev, scratch;
@@ -249,6 +251,7 @@ struct tier_sim {
 		uint64_t pic_gen;
 		struct tier__sd_fits fits;
 		struct tier__sd_pic pic;	/* ... rated at a collect */
+		struct tier__obs_sums sums;	/* its runs per DAMON region (the merge) */
 		bool obs_valid;
 		uint64_t obs_gen, obs_placed;	/* pic_gen, placed_gen rated at */
 		bool damon_seen;

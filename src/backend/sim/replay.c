@@ -46,7 +46,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 	/* Countdown of the load (or every access) and store streams. */
 	uint64_t cd0 = samples ? s->sample.countdown[0] : UINT64_MAX;
 	uint64_t cd1 = samples ? s->sample.countdown[1] : UINT64_MAX;
-	uint64_t tlb_misses = 0, tacc = 0;
+	uint64_t tlb_misses = 0, tacc = 0, sd_faults = 0;
 	unsigned cur = n ? a[0].tenant & (TIER_SIM_MAX_TENANTS - 1) : 0;
 	size_t i;
 	int ret = 0;
@@ -107,8 +107,10 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 				}
 			}
 			f = flags[fp];
-			if (softdirty && write && !(f & F_DIRTY))
+			if (softdirty && write && !(f & F_DIRTY)) {
 				stall += s->cpu_ns.softdirty_fault;
+				sd_faults++;
+			}
 			f |= (uint8_t)(write * F_DIRTY);
 			/* The access's sample stream counts down (without
 			 * samples neither reaches 0). */
@@ -150,6 +152,7 @@ replay_pages(struct tier_sim *s, const struct tier_sim_access *a, size_t n, cons
 		s->sample.countdown[1] = cd1;
 	}
 	s->tlb_misses += tlb_misses;
+	s->sd.faults += sd_faults;
 	if (ret)
 		return ret;
 	/* Traffic per node is added per batch by the caller, from the

@@ -22,11 +22,16 @@
  * regions are held at 1 access/s a page, for at most 3 s after DAMON first
  * reported (tier__obs_hold()).
  *
- * Not modelled: the writer's own time (the sim's application always runs:
- * the reads' times are its time), a starved writer's held reads, a read
- * that sees more than the writer could have written, and the daemon's
- * processes: the footprint is one target (a multi-tenant workload's
- * tenants are one population).
+ * A read is dated, and an early one held, by the writer's own time as the
+ * daemon's are: the application's time since the clear less the
+ * write-protect faults it took (one per page first written, each
+ * cpu_ns.softdirty_fault), held until that reaches the read's time, at
+ * most 16 times as long (SD_STRETCH).
+ *
+ * Not modelled: a writer starved of a CPU (the simulated application
+ * always runs), a read that sees more than the writer could have written,
+ * and the daemon's processes: the footprint is one target (a multi-tenant
+ * workload's tenants are one population).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +43,9 @@
 
 /* The one target's pid in the daemon's structures. */
 #define SD_PID 1
+/* An early read waits for the writer at most this many times its time
+ * (the daemon's SD_STRETCH, softdirty_impl.h). */
+#define SD_STRETCH 16
 /* As the daemon's combination (tracker_combo.c). */
 #define HOLD_RATE 1.0
 #define HOLD_NS 3e9
@@ -94,8 +102,22 @@ static void clear_round(struct tier_sim *s)
 		(uint64_t)(s->sd.cpu_round_ns / 1000), 0);
 	s->sd.cpu_round_ns = 0;
 	s->sd.t0_ns = s->app_ns;
+	s->sd.faults_t0 = s->sd.faults;
 	s->sd.nbrk = 0;
 	s->sd.seen.n = 0;
+}
+
+/* The writer's own time since the clear, us, as the daemon dates a read
+ * (tier__sd_writer_us()): the application's time less the write-protect
+ * faults the clear made it take, but at least a sixteenth of it. */
+static uint64_t writer_us(const struct tier_sim *s)
+{
+	double all = s->app_ns - s->sd.t0_ns;
+	double own = all - (double)(s->sd.faults - s->sd.faults_t0) * s->cpu_ns.softdirty_fault;
+
+	if (own < all / SD_STRETCH)
+		own = all / SD_STRETCH;
+	return own > 1000 ? (uint64_t)(own / 1000) : 1;
 }
 
 /* One read: the pages first seen dirty now join the round's runs in the
@@ -104,7 +126,7 @@ static void clear_round(struct tier_sim *s)
 static int sd_read(struct tier_sim *s, bool last)
 {
 	struct tier__sd_rounds r;
-	uint64_t at = (uint64_t)((s->app_ns - s->sd.t0_ns) / 1000);
+	uint64_t at = writer_us(s);
 	int ret;
 
 	ret = read_dirty(s, &s->sd.scan);
@@ -165,8 +187,12 @@ int tier__sim_sd_tick(struct tier_sim *s)
 		double since_us = (s->app_ns - s->sd.t0_ns) / 1000;
 		unsigned k = s->sd.nbrk;
 
+		/* An early read waits for the writer's own time to reach its
+		 * own, as the daemon's thread does, at most SD_STRETCH times
+		 * as long on the application's clock. */
 		if (k < sizeof(sd_reads_us) / sizeof(sd_reads_us[0])) {
-			if (since_us < (double)sd_reads_us[k])
+			if ((double)writer_us(s) < (double)sd_reads_us[k] &&
+			    since_us < (double)SD_STRETCH * (double)sd_reads_us[k])
 				return 0;
 			ret = sd_read(s, false);
 		} else {
@@ -236,7 +262,6 @@ int tier__sim_sd_collect(struct tier_sim *s)
 {
 	struct tier_linux_addr_obs *acc = NULL;
 	size_t nacc = 0, i;
-	double *wsum = NULL;
 	int ret = 0;
 
 	/* Rated where the picture or the pages' tiers changed since the
@@ -253,8 +278,7 @@ int tier__sim_sd_collect(struct tier_sim *s)
 		size_t first = s->damon.snap_first, n = s->damon.snap_n;
 
 		acc = calloc(n, sizeof(*acc));
-		wsum = calloc(n, sizeof(*wsum));
-		if (!acc || !wsum) {
+		if (!acc) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -283,14 +307,17 @@ int tier__sim_sd_collect(struct tier_sim *s)
 		if (!s->sd.whole_rounds && s->app_ns - s->sd.damon_first_ns <= HOLD_NS)
 			tier__obs_hold(acc, nacc, SD_PID, HOLD_RATE);
 	}
-	tier__obs_written(acc, nacc, wsum, s->sd.pic.v, s->sd.pic.n, push_sink, s);
+	if (!tier__obs_sums_reset(&s->sd.sums, nacc)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	tier__obs_written(acc, nacc, &s->sd.sums, s->sd.pic.v, s->sd.pic.n, push_sink, s);
 	if (nacc)
-		tier__obs_rest(acc, nacc, wsum, push_sink, s);
+		tier__obs_rest(acc, nacc, &s->sd.sums, push_sink, s);
 	if (s->sd.lost)
 		ret = -ENOMEM;
 out:
 	free(acc);
-	free(wsum);
 	return ret;
 }
 
@@ -303,5 +330,6 @@ void tier__sim_sd_release(struct tier_sim *s)
 	tier__sd_pairs_free(&s->sd.pairs);
 	tier__sd_fits_free(&s->sd.fits);
 	tier__sd_pic_free(&s->sd.pic);
+	tier__obs_sums_free(&s->sd.sums);
 	memset(&s->sd, 0, sizeof(s->sd));
 }
