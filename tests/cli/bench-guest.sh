@@ -127,7 +127,7 @@ fi
 
 # make bench PARTS=...: a part bench/run does not know stops it (alone, so that without the check nothing runs)
 run env BENCH_PARTS="tput" sh "$ROOT/bench/run"
-is "$rc:$err" "2:bench/run: BENCH_PARTS: no part 'tput' (the parts: throughput compare density steps topology traces)" \
+is "$rc:$err" "2:bench/run: BENCH_PARTS: no part 'tput' (the parts: throughput compare nopmu density steps topology traces)" \
 	"make bench PARTS= with an unknown part: status 2, one line naming the parts"
 # bench/guest-ab.sh: the medians of two builds' runs from a raw output
 # (figures worked out by hand), and its bad input, one line each
