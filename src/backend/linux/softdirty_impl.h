@@ -25,7 +25,7 @@
 #define SD_READ3_US	TIER__SD_READ3_US
 #define SD_HOLD		4u		/* an early read waits for a starved writer until
 					 * this many times its time after the clear */
-#define SD_STRETCH	16u		/* ... and for its own time to reach the read's
+#define SD_STRETCH	TIER__SD_STRETCH	/* ... and for its own time to reach the read's
 					 * until this many */
 #define SD_HOLD_STEP_US	10000u		/* ... looking again this often */
 #define SD_MAX_BRK	TIER__SD_MAX_BRK

@@ -12,6 +12,10 @@
 #define TIER__SD_READ1_US	20000u
 #define TIER__SD_READ2_US	60000u
 #define TIER__SD_READ3_US	200000u
+#define TIER__SD_STRETCH	16u		/* an early read waits for its writer's own
+						 * time at most this many times the read's */
+#define TIER__SD_OWN_FLOOR	16u		/* a writer's own time is at least 1/N of
+						 * the time since the clear */
 #define TIER__SD_MIN_US		1000000u	/* a round: at least 1 s */
 #define TIER__SD_MAX_US		600000000u	/* ... and at most 10 min */
 #define TIER__SD_FAULT_SHARE	0.02		/* its writers' faults: of a core */

@@ -70,13 +70,15 @@ uint64_t tier__sd_writer_us(const struct sd_tracker *t, const struct sd_target *
 	uint64_t faults = dirty * tier__sd_writer_fault_ns(t, tg) / 1000;
 	uint64_t lost = faults + (tier_linux_waits_delta_mean(d0) +
 				  tier_linux_waits_delta_mean(d1)) / 2000;
-	uint64_t at = lost < wall_us - wall_us / 16 ? wall_us - lost : wall_us / 16 + 1;
+	uint64_t at = lost < wall_us - wall_us / TIER__SD_OWN_FLOOR ? wall_us - lost :
+			wall_us / TIER__SD_OWN_FLOOR + 1;
 	uint64_t busy = (d0->max_ran_ns + d1->max_ran_ns) / 2000;
 
 	if (!busy && stalled)
 		return 1;
 	if (busy && tg->duty > 0) {
-		uint64_t own = faults < busy - busy / 16 ? busy - faults : busy / 16 + 1;
+		uint64_t own = faults < busy - busy / TIER__SD_OWN_FLOOR ? busy - faults :
+			       busy / TIER__SD_OWN_FLOOR + 1;
 
 		own = (uint64_t)((double)own / tg->duty);
 		if (own < at)

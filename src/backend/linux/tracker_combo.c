@@ -66,11 +66,6 @@
 #define DAMON	(&tier__linux_tracker_damon)
 #define SD	(&tier__linux_tracker_softdirty)
 
-/* Until soft-dirty's first whole round of a process is over, DAMON's
- * lukewarm regions of it go on at no more than COMBO_HOLD_RATE accesses/s
- * a page, for at most COMBO_HOLD_US after DAMON first reported it. */
-#define COMBO_HOLD_RATE	1.0
-#define COMBO_HOLD_US	3000000u
 
 /* DAMON's observations of a collect are kept, and a collect that comes
  * while the second tracker has news and DAMON's own collect would wait for
@@ -317,8 +312,8 @@ static void hold_unread(struct combo *c)
 		while (end < c->nr_acc && c->acc[end].pid == pid)
 			end++;
 		c->seen_next[n++] = (struct combo_seen){ pid, since };
-		if (now - since < COMBO_HOLD_US && !c->rated_whole(c->sd, pid))
-			tier__obs_hold(c->acc + i, end - i, pid, COMBO_HOLD_RATE);
+		if (now - since < TIER__OBS_HOLD_US && !c->rated_whole(c->sd, pid))
+			tier__obs_hold(c->acc + i, end - i, pid, TIER__OBS_HOLD_RATE);
 		i = end;
 	}
 	{

@@ -309,6 +309,12 @@ void tier__obs_rest(const struct tier_linux_addr_obs *acc, size_t nacc,
  * per second a page (count 1 of 2 over the interval that makes it); the
  * others, and idle ones, as they are. */
 void tier__obs_hold(struct tier_linux_addr_obs *acc, size_t nacc, pid_t pid, double max_rate);
+/* Until soft-dirty's first whole round of a process is over, the merge
+ * holds DAMON's lukewarm regions of it at no more than TIER__OBS_HOLD_RATE
+ * accesses/s a page, for at most TIER__OBS_HOLD_US after DAMON first
+ * reported it (tracker_combo.c; tiersim's model, src/backend/sim/tracker_sd.c). */
+#define TIER__OBS_HOLD_RATE	1.0
+#define TIER__OBS_HOLD_US	3000000u
 
 /* ---- hint faults (tracker_hint.c) ---------------------------------------- */
 

@@ -241,7 +241,6 @@ struct tier_sim {
 		uint64_t brk_us[TIER__SD_MAX_BRK], prev_brk_us[TIER__SD_MAX_BRK];
 		unsigned nbrk, nprev;		/* reads this round, in the last whole one */
 		unsigned whole_rounds;
-		uint64_t rounds;
 		uint64_t written_last;		/* pages the last round saw written */
 		uint64_t faults, faults_t0;	/* write-protect faults taken, ever; at the clear */
 		double cpu_round_ns;		/* its reads' CPU this round */
@@ -252,6 +251,8 @@ struct tier_sim {
 		struct tier__sd_fits fits;
 		struct tier__sd_pic pic;	/* ... rated at a collect */
 		struct tier__obs_sums sums;	/* its runs per DAMON region (the merge) */
+		struct tier_linux_addr_obs *acc;	/* DAMON's regions for the merge */
+		size_t cap_acc;
 		bool obs_valid;
 		uint64_t obs_gen, obs_placed;	/* pic_gen, placed_gen rated at */
 		bool damon_seen;

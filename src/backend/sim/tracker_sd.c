@@ -26,7 +26,7 @@
  * daemon's are: the application's time since the clear less the
  * write-protect faults it took (one per page first written, each
  * cpu_ns.softdirty_fault), held until that reaches the read's time, at
- * most 16 times as long (SD_STRETCH).
+ * most 16 times as long (TIER__SD_STRETCH).
  *
  * Not modelled: a writer starved of a CPU (the simulated application
  * always runs), a read that sees more than the writer could have written,
@@ -43,12 +43,6 @@
 
 /* The one target's pid in the daemon's structures. */
 #define SD_PID 1
-/* An early read waits for the writer at most this many times its time
- * (the daemon's SD_STRETCH, softdirty_impl.h). */
-#define SD_STRETCH 16
-/* As the daemon's combination (tracker_combo.c). */
-#define HOLD_RATE 1.0
-#define HOLD_NS 3e9
 
 static const uint64_t sd_reads_us[] = { TIER__SD_READ1_US, TIER__SD_READ2_US, TIER__SD_READ3_US };
 
@@ -115,8 +109,8 @@ static uint64_t writer_us(const struct tier_sim *s)
 	double all = s->app_ns - s->sd.t0_ns;
 	double own = all - (double)(s->sd.faults - s->sd.faults_t0) * s->cpu_ns.softdirty_fault;
 
-	if (own < all / SD_STRETCH)
-		own = all / SD_STRETCH;
+	if (own < all / TIER__SD_OWN_FLOOR)
+		own = all / TIER__SD_OWN_FLOOR;
 	return own > 1000 ? (uint64_t)(own / 1000) : 1;
 }
 
@@ -170,7 +164,6 @@ static int sd_read(struct tier_sim *s, bool last)
 		memcpy(s->sd.prev_brk_us, s->sd.brk_us, sizeof(s->sd.brk_us));
 		s->sd.nprev = s->sd.nbrk;
 		s->sd.whole_rounds++;
-		s->sd.rounds++;
 	}
 	return 0;
 }
@@ -188,11 +181,11 @@ int tier__sim_sd_tick(struct tier_sim *s)
 		unsigned k = s->sd.nbrk;
 
 		/* An early read waits for the writer's own time to reach its
-		 * own, as the daemon's thread does, at most SD_STRETCH times
+		 * own, as the daemon's thread does, at most TIER__SD_STRETCH times
 		 * as long on the application's clock. */
 		if (k < sizeof(sd_reads_us) / sizeof(sd_reads_us[0])) {
 			if ((double)writer_us(s) < (double)sd_reads_us[k] &&
-			    since_us < (double)SD_STRETCH * (double)sd_reads_us[k])
+			    since_us < (double)TIER__SD_STRETCH * (double)sd_reads_us[k])
 				return 0;
 			ret = sd_read(s, false);
 		} else {
@@ -262,7 +255,6 @@ int tier__sim_sd_collect(struct tier_sim *s)
 {
 	struct tier_linux_addr_obs *acc = NULL;
 	size_t nacc = 0, i;
-	int ret = 0;
 
 	/* Rated where the picture or the pages' tiers changed since the
 	 * last collect; else its rates again. */
@@ -277,11 +269,14 @@ int tier__sim_sd_collect(struct tier_sim *s)
 	if ((s->trackers & TRK_DAMON) && s->damon.snapshot && s->damon.snap_n) {
 		size_t first = s->damon.snap_first, n = s->damon.snap_n;
 
-		acc = calloc(n, sizeof(*acc));
-		if (!acc) {
-			ret = -ENOMEM;
-			goto out;
+		if (n > s->sd.cap_acc) {
+			acc = realloc(s->sd.acc, n * sizeof(*acc));
+			if (!acc)
+				return -ENOMEM;
+			s->sd.acc = acc;
+			s->sd.cap_acc = n;
 		}
+		acc = s->sd.acc;
 		for (i = 0; i < n; i++) {
 			const struct tier_obs *o = &s->obs[first + i];
 
@@ -304,21 +299,15 @@ int tier__sim_sd_collect(struct tier_sim *s)
 			s->sd.damon_seen = true;
 			s->sd.damon_first_ns = s->app_ns;
 		}
-		if (!s->sd.whole_rounds && s->app_ns - s->sd.damon_first_ns <= HOLD_NS)
-			tier__obs_hold(acc, nacc, SD_PID, HOLD_RATE);
+		if (!s->sd.whole_rounds && s->app_ns - s->sd.damon_first_ns <= TIER__OBS_HOLD_US * 1e3)
+			tier__obs_hold(acc, nacc, SD_PID, TIER__OBS_HOLD_RATE);
 	}
-	if (!tier__obs_sums_reset(&s->sd.sums, nacc)) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!tier__obs_sums_reset(&s->sd.sums, nacc))
+		return -ENOMEM;
 	tier__obs_written(acc, nacc, &s->sd.sums, s->sd.pic.v, s->sd.pic.n, push_sink, s);
 	if (nacc)
 		tier__obs_rest(acc, nacc, &s->sd.sums, push_sink, s);
-	if (s->sd.lost)
-		ret = -ENOMEM;
-out:
-	free(acc);
-	return ret;
+	return s->sd.lost ? -ENOMEM : 0;
 }
 
 void tier__sim_sd_release(struct tier_sim *s)
@@ -331,5 +320,6 @@ void tier__sim_sd_release(struct tier_sim *s)
 	tier__sd_fits_free(&s->sd.fits);
 	tier__sd_pic_free(&s->sd.pic);
 	tier__obs_sums_free(&s->sd.sums);
+	free(s->sd.acc);
 	memset(&s->sd, 0, sizeof(s->sd));
 }
